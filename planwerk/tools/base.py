@@ -1,0 +1,120 @@
+"""The tool seam: what the executor needs from any source of tools.
+
+The graph never talks to MCP directly. It sees a :class:`ToolSource`: a catalog of :class:`ToolSpec`
+(names plus JSON schemas, used by the planner prompt and the plan check) and one coroutine to call a tool.
+MCP (``planwerk.tools.mcp``) is one implementation; :class:`FunctionToolSource` wraps plain async Python
+functions (handy for embedding planwerk in an app, and for tests about the engine's own logic).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import TypeAdapter, create_model
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the planner and the plan check see it."""
+
+    name: str
+    """Unique name the plan uses in ``"name"``."""
+    description: str = ""
+    """What the tool does, shown to the model."""
+    input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON schema of the arguments object."""
+    output_schema: Mapping[str, Any] | None = None
+    """JSON schema of the result, when the tool declares one (used to check ``$ref`` paths)."""
+    server: str | None = None
+    """Name of the MCP server (or other origin) that provides the tool, for error messages."""
+
+
+class ToolError(Exception):
+    """A tool call failed: the tool raised, the server is down, or the call timed out.
+
+    The message is meant for people and for the planner: it names the server and tool and says what happened.
+    """
+
+    def __init__(self, message: str, *, tool: str = "", server: str | None = None, kind: str = "error"):
+        super().__init__(message)
+        self.tool = tool
+        self.server = server
+        self.kind = kind
+        """One of ``"error"`` (the tool reported an error), ``"timeout"``, ``"unavailable"``, ``"invalid_arguments"``."""
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Where the executor gets its tools from."""
+
+    @property
+    def specs(self) -> Mapping[str, ToolSpec]:
+        """The tools by name."""
+        ...
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        """Call ``name`` with already resolved ``arguments``.
+
+        Returns the normalised result: structured content when the tool gives it, else text parsed as JSON
+        when it is JSON, else text. Raises :class:`ToolError` for every failure (never a transport exception).
+        """
+        ...
+
+
+ToolFunction = Callable[..., Awaitable[Any]]
+
+
+class FunctionToolSource:
+    """A :class:`ToolSource` over plain ``async def`` functions; schemas come from their type hints."""
+
+    def __init__(self, functions: Mapping[str, ToolFunction] | list[ToolFunction], server: str = "local"):
+        items = functions.items() if isinstance(functions, Mapping) else ((f.__name__, f) for f in functions)
+        self._functions: dict[str, ToolFunction] = dict(items)
+        self._specs = {name: _spec_from_function(name, fn, server) for name, fn in self._functions.items()}
+
+    @property
+    def specs(self) -> Mapping[str, ToolSpec]:
+        return self._specs
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        try:
+            fn = self._functions[name]
+        except KeyError:
+            raise ToolError(f"unknown tool {name!r}", tool=name, server="local", kind="invalid_arguments") from None
+        try:
+            result = await fn(**arguments)
+        except ToolError:
+            raise
+        except Exception as exc:  # a tool's own failure is data for the verifier, not a crash
+            raise ToolError(f"{name} failed: {type(exc).__name__}: {exc}", tool=name, server="local") from exc
+        if hasattr(result, "model_dump"):
+            return result.model_dump(mode="json")
+        return result
+
+
+def _spec_from_function(name: str, fn: ToolFunction, server: str) -> ToolSpec:
+    signature = inspect.signature(fn)
+    hints = inspect.get_annotations(fn, eval_str=True)
+    fields: dict[str, Any] = {}
+    for param in signature.parameters.values():
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, default)
+    input_schema = create_model(f"{name}_input", **fields).model_json_schema()
+    output_schema = None
+    returns = hints.get("return")
+    if returns is not None and returns is not Any:
+        try:
+            output_schema = TypeAdapter(returns).json_schema()
+        except Exception:  # an unschematisable return type just means "no declared output"
+            output_schema = None
+    return ToolSpec(
+        name=name,
+        description=inspect.getdoc(fn) or "",
+        input_schema=input_schema,
+        output_schema=output_schema,
+        server=server,
+    )
