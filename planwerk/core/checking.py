@@ -1,0 +1,191 @@
+"""The plan check: everything that can be known wrong before a single tool runs.
+
+Unknown or disallowed tools, arguments that do not fit the tool's input schema, duplicate ids, references to
+unknown ids or to calls of the same or a later step, and paths the referenced tool's declared output schema does
+not have. All problems are collected into one message for the planner. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from planwerk.core.plan import Plan
+from planwerk.core.refs import USER_ROOT, Ref, RefError, iter_refs, ref_text
+from planwerk.tools.base import ToolSpec
+
+MAX_CALLS = 64
+"""A plan with more calls than this is rejected (runaway generation)."""
+
+
+class PlanCheckError(ValueError):
+    """A plan failed the check; ``problems`` lists each finding, the message joins them for the planner."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("The plan was rejected:\n" + "\n".join(f"- {p}" for p in problems))
+        self.problems = problems
+
+
+def check_plan(
+    plan: Plan,
+    specs: Mapping[str, ToolSpec],
+    *,
+    user_fields: Collection[str] = ("raw",),
+    allowed_tools: Collection[str] | None = None,
+) -> list[str]:
+    """Every problem of ``plan`` against the tool catalog; an empty list means the plan may run."""
+    problems: list[str] = []
+    if plan.ask_user is not None:
+        return problems
+    if not plan.steps and plan.final is None:
+        problems.append('the plan has no steps and no "final" answer; give tool steps or a final answer')
+    if plan.call_count > MAX_CALLS:
+        problems.append(f"the plan makes {plan.call_count} calls; at most {MAX_CALLS} are allowed")
+        return problems
+
+    step_of: dict[str, int] = {}
+    for index, call in plan.calls():
+        if call.id == USER_ROOT:
+            problems.append(f'id "{USER_ROOT}" is reserved for user fields; choose another id')
+        elif call.id in step_of:
+            problems.append(f"id {call.id!r} is used twice (steps {step_of[call.id]} and {index}); ids must be unique")
+        else:
+            step_of[call.id] = index
+
+    call_by_id = {call.id: call for _, call in plan.calls()}
+    available = ", ".join(sorted(specs)) or "none"
+    for index, call in plan.calls():
+        where = f"call {call.id!r} ({call.name})"
+        spec = specs.get(call.name)
+        if spec is None:
+            problems.append(f"{where}: unknown tool {call.name!r}; available tools: {available}")
+        elif allowed_tools is not None and call.name not in allowed_tools:
+            problems.append(f"{where}: tool {call.name!r} is not allowed here; allowed: {', '.join(sorted(allowed_tools))}")
+        else:
+            problems.extend(f"{where}: {p}" for p in _check_arguments(call.arguments, spec))
+        for ref in iter_refs(call.arguments):
+            if isinstance(ref, RefError):
+                problems.append(f"{where}: {ref}")
+                continue
+            problems.extend(f"{where}: {p}" for p in _check_ref(ref, index, call.id, step_of, call_by_id, specs, user_fields))
+    return problems
+
+
+def ensure_valid(plan: Plan, specs: Mapping[str, ToolSpec], **kwargs: Any) -> Plan:
+    """Return ``plan`` if it passes :func:`check_plan`, else raise :class:`PlanCheckError`."""
+    problems = check_plan(plan, specs, **kwargs)
+    if problems:
+        raise PlanCheckError(problems)
+    return plan
+
+
+def _check_ref(
+    ref: Ref,
+    step: int,
+    own_id: str,
+    step_of: Mapping[str, int],
+    call_by_id: Mapping[str, Any],
+    specs: Mapping[str, ToolSpec],
+    user_fields: Collection[str],
+) -> list[str]:
+    if ref.is_user:
+        if ref.path and str(ref.path[0]) not in user_fields:
+            return [f"$ref {ref.text!r}: no user field {ref.path[0]!r}; available: {', '.join(sorted(user_fields))}"]
+        return []
+    if ref.root == own_id:
+        return [f"$ref {ref.text!r} points at the call itself"]
+    if ref.root not in step_of:
+        known = ", ".join(sorted(step_of)) or "none"
+        return [f"$ref {ref.text!r}: unknown id {ref.root!r}; ids in this plan: {known}"]
+    if step_of[ref.root] >= step:
+        return [
+            f"$ref {ref.text!r}: {ref.root!r} runs in step {step_of[ref.root]}, not before step {step}; "
+            "move the referencing call to a later step"
+        ]
+    target = specs.get(call_by_id[ref.root].name)
+    if target is not None and target.output_schema:
+        problem = _check_path(ref, target.output_schema)
+        if problem:
+            return [problem]
+    return []
+
+
+def _check_arguments(arguments: Mapping[str, Any], spec: ToolSpec) -> list[str]:
+    schema = dict(spec.input_schema or {})
+    properties = schema.get("properties") or {}
+    problems = []
+    if properties and schema.get("additionalProperties") is not True:
+        unknown = [k for k in arguments if k not in properties]
+        if unknown:
+            problems.append(
+                f"unknown argument(s) {', '.join(map(repr, unknown))}; expected: {', '.join(properties)}"
+            )
+    # Referenced values are unknown until run time: validate the literal arguments only.
+    referenced = {k for k, v in arguments.items() if ref_text(v) is not None or any(True for _ in iter_refs(v))}
+    probe = {k: v for k, v in arguments.items() if k not in referenced}
+    relaxed = copy.deepcopy(schema)
+    if "required" in relaxed:
+        relaxed["required"] = [k for k in relaxed["required"] if k not in referenced]
+    relaxed.pop("additionalProperties", None)
+    try:
+        validator = Draft202012Validator(relaxed)
+        for error in sorted(validator.iter_errors(probe), key=lambda e: list(e.path))[:5]:
+            field = ".".join(str(p) for p in error.path) or "arguments"
+            problems.append(f"argument {field}: {error.message}")
+    except SchemaError:
+        pass  # a server's broken schema is not the planner's fault; the server validates at call time
+    return problems
+
+
+def _check_path(ref: Ref, schema: Mapping[str, Any]) -> str | None:
+    """Whether ``ref.path`` exists in a declared output schema (only where the schema is specific)."""
+    root = schema
+    node: Mapping[str, Any] | None = _deref(schema, root)
+    for position, segment in enumerate(ref.path):
+        if node is None:
+            return None
+        if node.get("type") == "object" or "properties" in node:
+            properties = node.get("properties") or {}
+            if str(segment) in properties:
+                node = _deref(properties[str(segment)], root)
+                continue
+            if position == 0 and segment == "result":
+                continue  # same leniency as resolution: "<id>.result.x" means "<id>.x"
+            if node.get("additionalProperties") not in (None, False) or not properties:
+                return None
+            return (
+                f"$ref {ref.text!r}: the output of {ref.root!r} has no field {str(segment)!r}; "
+                f"fields: {', '.join(properties)}"
+            )
+        if node.get("type") == "array":
+            if position == 0 and segment == "result":
+                continue
+            if not isinstance(segment, int) and not str(segment).lstrip("-").isdigit():
+                return f"$ref {ref.text!r}: the output at {segment!r} is a list; use an index such as 0"
+            node = _deref(node.get("items") or {}, root)
+            continue
+        return None  # anyOf, scalars, untyped: no precise claim
+    return None
+
+
+def _deref(node: Any, root: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Follow local ``#/$defs/...`` references of a JSON schema (pydantic output schemas use them)."""
+    seen = 0
+    while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and seen < 16:
+        pointer = node["$ref"]
+        if not pointer.startswith("#/"):
+            return None
+        target: Any = root
+        for part in pointer[2:].split("/"):
+            target = target.get(part) if isinstance(target, Mapping) else None
+        node = target
+        seen += 1
+    if isinstance(node, Mapping) and "anyOf" in node:
+        options = [o for o in node["anyOf"] if isinstance(o, Mapping) and o.get("type") != "null"]
+        if len(options) == 1:
+            return _deref(options[0], root)
+    return node if isinstance(node, Mapping) else None

@@ -1,0 +1,259 @@
+"""Tolerant parsing of a planner's text into a :class:`~planwerk.core.plan.Plan`.
+
+Models wrap their JSON in chatter, an ``assistant`` prefix or code fences, write Python dicts, single quotes,
+unquoted keys, True/False/None, trailing commas, or give arguments as a JSON string. What can be repaired is
+repaired (json-repair); what cannot becomes a :class:`PlanParseError` whose message goes back to the model.
+Pure: no I/O, never raises anything but :class:`PlanParseError`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import json_repair
+from pydantic import ValidationError
+
+from planwerk.core.plan import Plan
+
+MAX_PLAN_TEXT = 200_000
+"""Longer model output is not parsed (it is a runaway generation, not a plan)."""
+MAX_NESTING = 64
+
+_FENCE = re.compile(r"```(?:json|JSON|javascript|js|python)?\s*\n?(.*?)```", re.DOTALL)
+_ROLE_PREFIX = re.compile(r"^\s*(?:<\|?assistant\|?>|assistant)\s*[:\n]", re.IGNORECASE)
+# "$ref:geo.lat" written without quotes, as in the notebook's recorded Llama output.
+_BARE_REF = re.compile(r'(?<=[:\[,])(\s*)\$ref:([A-Za-z_][\w\-]*(?:(?:\.[\w\-]+)|(?:\[\d+\]))*)')
+_PLAN_KEYS = ("steps", "final", "ask_user")
+_CALL_ALIASES = {"tool": "name", "tool_name": "name", "function": "name"}
+_ARGS_ALIASES = ("args", "parameters", "params", "input", "arguments_json")
+_TOOLS_ALIASES = ("calls", "tool_calls", "actions")
+
+
+class PlanParseError(ValueError):
+    """The model's text holds no usable plan; the message says why and what was expected."""
+
+
+def parse_plan(text: str) -> Plan:
+    """Find, repair and validate the plan in a model's reply."""
+    if not isinstance(text, str) or not text.strip():
+        raise PlanParseError("the reply is empty; expected one JSON object with \"steps\" and \"final\"")
+    if len(text) > MAX_PLAN_TEXT:
+        raise PlanParseError(f"the reply is {len(text)} characters long; a plan is far shorter")
+    body = _ROLE_PREFIX.sub("", text.strip(), count=1)
+    errors: list[str] = []
+    for candidate in _candidates(body):
+        try:
+            data = _load(candidate)
+        except PlanParseError as error:
+            errors.append(str(error))
+            continue
+        if isinstance(data, list) and all(isinstance(item, dict) for item in data):
+            data = {"steps": data, "final": None}
+        if not isinstance(data, dict) or not any(key in data for key in _PLAN_KEYS):
+            continue
+        return _validate(_normalise(data))
+    if errors:
+        raise PlanParseError(errors[0])
+    raise PlanParseError(
+        "no JSON object with \"steps\", \"final\" or \"ask_user\" found in the reply; "
+        "answer with exactly one JSON object"
+    )
+
+
+def _candidates(body: str) -> Iterator[str]:
+    """JSON-looking spans, best first: fenced blocks, then balanced top-level objects, then the whole text."""
+    seen: set[str] = set()
+    spans = [m.group(1).strip() for m in _FENCE.finditer(body)]
+    spans += list(_balanced_objects(body))
+    # Prefer spans that mention a plan key: prose may hold pseudo-JSON fragments before the real plan.
+    spans.sort(key=lambda s: not any(f'"{k}"' in s or f"'{k}'" in s or f"{k}:" in s for k in _PLAN_KEYS))
+    spans.append(body)
+    for span in spans:
+        if span and span not in seen:
+            seen.add(span)
+            yield span
+
+
+def _balanced_objects(text: str) -> Iterator[str]:
+    """Top-level ``{...}`` spans, string-aware; an unclosed one is yielded to the end (it may be repaired)."""
+    depth, start, quote, escape = 0, -1, "", False
+    for index, char in enumerate(text):
+        if quote:
+            if escape:
+                escape = False
+            elif char == "\\":
+                escape = True
+            elif char == quote:
+                quote = ""
+            continue
+        if char == '"' and depth > 0:
+            quote = char
+        elif char == "{":
+            if depth == 0:
+                start = index
+            depth += 1
+        elif char == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                yield text[start : index + 1]
+    if depth > 0 and start >= 0:
+        yield text[start:]
+
+
+def _load(candidate: str) -> Any:
+    candidate = _BARE_REF.sub(lambda m: f'{m.group(1)}{{"$ref": "{m.group(2)}"}}', candidate)
+    if _nesting(candidate) > MAX_NESTING:
+        raise PlanParseError(f"the JSON is nested deeper than {MAX_NESTING} levels")
+    try:
+        return json.loads(candidate, object_pairs_hook=_reject_duplicates)
+    except _DuplicateKey as duplicate:
+        raise PlanParseError(
+            f"the key {duplicate.key!r} appears twice in one object; every key may appear once "
+            '(give each argument its own key, e.g. "lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"})'
+        ) from None
+    except (ValueError, RecursionError):
+        pass
+    if _is_truncated(candidate):
+        raise PlanParseError(
+            f"the JSON is cut off after {len(candidate)} characters (unclosed brackets); write a shorter plan"
+        )
+    try:
+        repaired = json_repair.loads(candidate)
+    except Exception as exc:  # json-repair is best effort; its failure is just "not JSON"
+        raise PlanParseError(f"the reply is not valid JSON and could not be repaired ({exc})") from None
+    if repaired in ("", None):
+        raise PlanParseError("the reply is not valid JSON and could not be repaired")
+    return repaired
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+def _nesting(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        if char in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "}]":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def _is_truncated(text: str) -> bool:
+    depth, quote, escape = 0, "", False
+    for char in text:
+        if quote:
+            if escape:
+                escape = False
+            elif char == "\\":
+                escape = True
+            elif char == quote:
+                quote = ""
+        elif char == '"':
+            quote = char
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+    return depth > 0
+
+
+def _normalise(data: dict[str, Any]) -> dict[str, Any]:
+    """Fix the shape slips small models make, without guessing content."""
+    steps = data.get("steps") or []
+    if isinstance(steps, dict):
+        steps = [steps]
+    normalised_steps: list[Any] = []
+    counter = 0
+    for step in steps if isinstance(steps, list) else [steps]:
+        if isinstance(step, dict) and "tools" not in step:
+            alias = next((a for a in _TOOLS_ALIASES if a in step), None)
+            if alias is not None:
+                step = {**step, "tools": step[alias]}
+            elif "name" in step or "tool" in step:  # a bare call where a step was expected
+                step = {"description": "", "tools": [step]}
+        if isinstance(step, dict):
+            tools = step.get("tools") or []
+            if isinstance(tools, dict):
+                tools = [tools]
+            calls = []
+            for call in tools if isinstance(tools, list) else [tools]:
+                counter += 1
+                calls.append(_normalise_call(call, counter))
+            step = {**step, "tools": calls}
+            if not isinstance(step.get("description", ""), str):
+                step["description"] = str(step["description"])
+        normalised_steps.append(step)
+    result = {**data, "steps": normalised_steps}
+    final = result.get("final")
+    if final is not None and not isinstance(final, str):
+        result["final"] = json.dumps(final, ensure_ascii=False)
+    if isinstance(result.get("final"), str) and result["final"].strip().lower() in ("", "null", "none"):
+        result["final"] = None
+    ask = result.get("ask_user")
+    if ask is not None and not isinstance(ask, str):
+        result["ask_user"] = str(ask)
+    if isinstance(result.get("ask_user"), str) and not result["ask_user"].strip():
+        result["ask_user"] = None
+    return result
+
+
+def _normalise_call(call: Any, counter: int) -> Any:
+    if not isinstance(call, dict):
+        return call
+    call = dict(call)
+    for alias, key in _CALL_ALIASES.items():
+        if key not in call and isinstance(call.get(alias), str):
+            call[key] = call.pop(alias)
+    if "arguments" not in call:
+        alias = next((a for a in _ARGS_ALIASES if a in call), None)
+        if alias is not None:
+            call["arguments"] = call.pop(alias)
+    arguments = call.get("arguments")
+    if isinstance(arguments, str):  # arguments given as a JSON string
+        try:
+            arguments = json_repair.loads(arguments)
+        except Exception:
+            arguments = None
+        call["arguments"] = arguments if isinstance(arguments, dict) else call["arguments"]
+    if arguments is None:
+        call["arguments"] = {}
+    if not call.get("id") and isinstance(call.get("name"), str):
+        call["id"] = f"{call['name']}_{counter}"
+    elif "id" in call and not isinstance(call["id"], str):
+        call["id"] = str(call["id"])
+    return call
+
+
+def _validate(data: dict[str, Any]) -> Plan:
+    try:
+        return Plan.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors()[:8]:
+            where = _location(item["loc"], data)
+            problems.append(f"{where}: {item['msg']}")
+        raise PlanParseError("the plan does not have the expected shape: " + "; ".join(problems)) from None
+
+
+def _location(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for piece in loc:
+        parts.append(f"[{piece}]" if isinstance(piece, int) else (f".{piece}" if parts else str(piece)))
+    return "".join(parts) or "plan"

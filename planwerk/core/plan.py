@@ -1,0 +1,56 @@
+"""The plan model: what the planner writes and the executor runs.
+
+A plan is ``{"steps": [{"description", "tools": [{"id", "name", "arguments"}]}], "final": null|str}`` as in the
+workshop notebook, or ``{"ask_user": "<question>"}`` when required information is missing. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class PlannedCall(BaseModel):
+    """One tool call of a plan."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str = Field(min_length=1, max_length=100)
+    """Unique within the plan; later calls reference the result as ``{"$ref": "<id>.<path>"}``."""
+    name: str = Field(min_length=1, max_length=200)
+    """The tool's name."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """Literal values, ``{"$ref": ...}`` objects or ``"$ref:..."`` strings."""
+
+
+class Step(BaseModel):
+    """Calls that may run in parallel; they may reference only calls of earlier steps."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    description: str = ""
+    tools: list[PlannedCall] = Field(default_factory=list)
+
+
+class Plan(BaseModel):
+    """A whole plan. ``final`` is a ready answer (then ``steps`` is usually empty)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    steps: list[Step] = Field(default_factory=list)
+    final: str | None = None
+    ask_user: str | None = None
+    """A question for the user when required information is missing; nothing runs then."""
+
+    def calls(self) -> Iterator[tuple[int, PlannedCall]]:
+        """Every call with the index of its step, in plan order."""
+        for index, step in enumerate(self.steps):
+            for call in step.tools:
+                yield index, call
+
+    @property
+    def call_count(self) -> int:
+        """How many tool calls the plan makes."""
+        return sum(len(step.tools) for step in self.steps)
