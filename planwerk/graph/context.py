@@ -1,0 +1,34 @@
+"""The runtime context: per-assistant and per-run configuration (not state). Studio renders it as a form."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(kw_only=True)
+class Context:
+    """How a run behaves. Every field can be set per assistant and per run."""
+
+    model: str = "default"
+    """Chat model spec: ``default``, ``hf:<id or folder>``, ``gguf:<file>[#<tokenizer>]``, ``endpoint:<url>``,
+    ``replay:<file>``."""
+    profile: str = "travel"
+    """Which profile (persona, allowed tools, corpus) to use."""
+    mcp_config: str | None = None
+    """Path of an ``{"mcpServers": ...}`` JSON file; the bundled servers when empty."""
+    retrieval_k: int = 4
+    """How many chunks to retrieve."""
+    retrieval_threshold: float | None = None
+    """Minimum relevance of a chunk; the retriever's calibrated default when empty."""
+    max_plan_attempts: int = 3
+    """Planner calls per question before planwerk gives an honest failure answer."""
+    tool_timeout_s: float = 30.0
+    """Timeout of one tool call."""
+    max_concurrency: int = 8
+    """Tool calls in flight at once."""
+    history_max_tokens: int = 2000
+    """The conversation is trimmed to this many tokens (approximate) before it reaches the model."""
+    constrained_decoding: bool = True
+    """Generate plans under a JSON schema when the model supports it."""
+    today: str | None = None
+    """ISO date the prompt calls "today"; the real date when empty (set it for reproducible runs)."""

@@ -1,0 +1,86 @@
+"""The graph's typed state. ``typing_extensions.TypedDict`` so the LangGraph server can build schemas (Py 3.11)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import NotRequired, TypedDict
+
+from planwerk.execution import CallRecord
+from planwerk.rag.base import Hit
+
+Verdict = Literal["done", "self_correct", "replan", "ask_user", "give_up"]
+
+
+def merge_results(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
+    """Results by call id merge as they arrive; ``None`` resets them for a new question."""
+    if update is None:
+        return {}
+    return {**(current or {}), **update}
+
+
+def append_calls(current: list[CallRecord] | None, update: list[CallRecord] | None) -> list[CallRecord]:
+    """The call log grows; ``None`` resets it for a new question."""
+    if update is None:
+        return []
+    return [*(current or []), *update]
+
+
+def add_usage(current: dict[str, float] | None, update: dict[str, float] | None) -> dict[str, float]:
+    """Model usage counters add up; ``None`` resets them for a new question."""
+    if update is None:
+        return {}
+    merged = dict(current or {})
+    for key, value in update.items():
+        merged[key] = merged.get(key, 0) + value
+    return merged
+
+
+class InputState(TypedDict):
+    """What a caller sends: LangGraph's chat convention (Studio's chat view uses it)."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class AgentState(InputState):
+    """Everything a thread keeps between steps and across restarts."""
+
+    question: NotRequired[str]
+    """The current question (the last human message)."""
+    user: NotRequired[dict[str, Any]]
+    """Fields for ``user.*`` references: ``raw`` is the question; answers to ``ask_user`` add fields."""
+    context: NotRequired[list[Hit]]
+    """Retrieved chunks with score and source."""
+    plan: NotRequired[dict[str, Any] | None]
+    """The plan that runs (or ran) for the current question."""
+    plan_errors: NotRequired[list[str]]
+    """Feedback for the planner: why the last reply or plan was rejected, or which calls failed."""
+    results: NotRequired[Annotated[dict[str, Any], merge_results]]
+    """Results by call id, kept the moment they arrive."""
+    calls: NotRequired[Annotated[list[CallRecord], append_calls]]
+    """The call log: tool, resolved arguments, result or error, duration."""
+    attempts: NotRequired[int]
+    """Planner attempts for the current question."""
+    verdict: NotRequired[Verdict]
+    """The verifier's decision."""
+    pending_question: NotRequired[str | None]
+    """What to ask the user (set by the planner or the verifier)."""
+    answer: NotRequired[str | None]
+    """The final answer for the current question."""
+    usage: NotRequired[Annotated[dict[str, float], add_usage]]
+    """Model calls and tokens for the current question."""
+    started_at: NotRequired[float]
+    """Wall-clock start of the current question (``time.time()``)."""
+
+
+class OutputState(TypedDict):
+    """What a run returns: the conversation, the answer, and what produced it."""
+
+    messages: list[AnyMessage]
+    answer: NotRequired[str | None]
+    plan: NotRequired[dict[str, Any] | None]
+    results: NotRequired[dict[str, Any]]
+    calls: NotRequired[list[CallRecord]]
+    context: NotRequired[list[Hit]]
