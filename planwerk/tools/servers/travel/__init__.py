@@ -1,0 +1,1 @@
+"""The travel MCP server (geocoding, weather, spots, ranking); see :mod:`.server`."""
