@@ -36,8 +36,12 @@ def check_plan(
     *,
     user_fields: Collection[str] = ("raw",),
     allowed_tools: Collection[str] | None = None,
+    available: Collection[str] = (),
 ) -> list[str]:
-    """Every problem of ``plan`` against the tool catalog; an empty list means the plan may run."""
+    """Every problem of ``plan`` against the tool catalog; an empty list means the plan may run.
+
+    ``available`` are ids of results from an earlier plan for the same question: references to them are fine.
+    """
     problems: list[str] = []
     if plan.ask_user is not None:
         return problems
@@ -49,6 +53,9 @@ def check_plan(
 
     step_of: dict[str, int] = {}
     for index, call in plan.calls():
+        if call.id in available:
+            problems.append(f"id {call.id!r} already holds an earlier result; choose a new id")
+            continue
         if call.id == USER_ROOT:
             problems.append(f'id "{USER_ROOT}" is reserved for user fields; choose another id')
         elif call.id in step_of:
@@ -64,14 +71,18 @@ def check_plan(
         if spec is None:
             problems.append(f"{where}: unknown tool {call.name!r}; available tools: {available}")
         elif allowed_tools is not None and call.name not in allowed_tools:
-            problems.append(f"{where}: tool {call.name!r} is not allowed here; allowed: {', '.join(sorted(allowed_tools))}")
+            allowed = ", ".join(sorted(allowed_tools))
+            problems.append(f"{where}: tool {call.name!r} is not allowed in this profile; allowed: {allowed}")
         else:
             problems.extend(f"{where}: {p}" for p in _check_arguments(call.arguments, spec))
         for ref in iter_refs(call.arguments):
             if isinstance(ref, RefError):
                 problems.append(f"{where}: {ref}")
                 continue
-            problems.extend(f"{where}: {p}" for p in _check_ref(ref, index, call.id, step_of, call_by_id, specs, user_fields))
+            if not ref.is_user and ref.root in available:
+                continue
+            found = _check_ref(ref, index, call.id, step_of, call_by_id, specs, user_fields)
+            problems.extend(f"{where}: {p}" for p in found)
     return problems
 
 

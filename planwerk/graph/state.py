@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from planwerk.execution import CallRecord
 from planwerk.rag.base import Hit
 
 Verdict = Literal["done", "self_correct", "replan", "ask_user", "give_up"]
+PlanRoute = Literal["execute", "ask_user", "finalize", "plan"]
 
 
 def merge_results(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
@@ -56,7 +57,13 @@ class AgentState(InputState):
     plan: NotRequired[dict[str, Any] | None]
     """The plan that runs (or ran) for the current question."""
     plan_errors: NotRequired[list[str]]
-    """Feedback for the planner: why the last reply or plan was rejected, or which calls failed."""
+    """Why the last reply or plan was rejected, or which calls failed (for people and Studio)."""
+    feedback: NotRequired[list[dict[str, str]]]
+    """``{"reply", "problems"}`` pairs the planner sees on its next attempt (self-correction)."""
+    route: NotRequired[PlanRoute]
+    """Where the planner sends the run next."""
+    clarifications: NotRequired[list[dict[str, str]]]
+    """``{"question", "answer"}`` pairs from ``ask_user`` interrupts for the current question."""
     results: NotRequired[Annotated[dict[str, Any], merge_results]]
     """Results by call id, kept the moment they arrive."""
     calls: NotRequired[Annotated[list[CallRecord], append_calls]]

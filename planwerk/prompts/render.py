@@ -133,7 +133,8 @@ def render_calls(calls: Sequence[Mapping[str, Any]]) -> str:
     lines = []
     for call in calls:
         if call.get("status") == "ok":
-            lines.append(f"- {call['id']} = {call['tool']}({render_result(call.get('args'))}) → {render_result(call['result'])}")
+            arguments, result = render_result(call.get("args")), render_result(call["result"])
+            lines.append(f"- {call['id']} = {call['tool']}({arguments}) → {result}")
         else:
             lines.append(f"- {call['id']} = {call['tool']}: FEHLER: {call.get('error')}")
     return "\n".join(lines)

@@ -1,0 +1,46 @@
+"""What the graph's nodes are given: the seams that tests and applications swap."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from planwerk.rag.base import Retriever
+from planwerk.tools.base import ToolSource, ToolSpec
+
+
+class NoTools:
+    """A tool source with no tools: the planner can only answer with ``final``."""
+
+    @property
+    def specs(self) -> Mapping[str, ToolSpec]:
+        return {}
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        from planwerk.tools.base import ToolError
+
+        raise ToolError(f"no tools are loaded, so {name!r} cannot run", tool=name, kind="invalid_arguments")
+
+
+@dataclass
+class Deps:
+    """The graph's collaborators. ``None`` means: resolve from the run's :class:`~planwerk.graph.context.Context`."""
+
+    chat_model: BaseChatModel | None = None
+    """The model; when ``None`` it is loaded (once per process) from ``Context.model``."""
+    tools: ToolSource = field(default_factory=NoTools)
+    """Where tools come from (MCP sessions opened by the caller for the life of the run)."""
+    retriever: Retriever | None = None
+    """The retriever; ``None`` skips retrieval."""
+
+    async def model_for(self, spec: str) -> BaseChatModel:
+        """The bound model, or the one ``spec`` names, loaded off the event loop."""
+        if self.chat_model is not None:
+            return self.chat_model
+        from planwerk.models.specs import load_chat_model
+
+        return await asyncio.to_thread(load_chat_model, spec)

@@ -1,0 +1,66 @@
+"""Helpers the nodes share: the profile of a run, events, usage accounting."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from planwerk.graph.context import Context
+from planwerk.graph.state import AgentState
+from planwerk.models.replay import estimate_tokens
+from planwerk.profiles import Profile, get_profile
+from planwerk.tools.base import ToolSource, ToolSpec
+
+
+def profile_of(context: Context) -> Profile:
+    """The run's profile."""
+    return get_profile(context.profile)
+
+
+def today_of(context: Context) -> date:
+    """The date the prompt calls today."""
+    return date.fromisoformat(context.today) if context.today else date.today()
+
+
+def visible_specs(tools: ToolSource, profile: Profile) -> dict[str, ToolSpec]:
+    """The tools the planner is shown: the loaded ones the profile allows."""
+    allowed = profile.allowed_tools
+    return {name: spec for name, spec in tools.specs.items() if allowed is None or name in allowed}
+
+
+def usage_of(reply: AIMessage, prompt: list[BaseMessage]) -> dict[str, float]:
+    """Model call counters from a reply (estimated when the model reports none)."""
+    usage = reply.usage_metadata
+    if usage:
+        prompt_tokens, completion_tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+    else:
+        prompt_tokens = sum(estimate_tokens(str(m.content)) for m in prompt)
+        completion_tokens = estimate_tokens(str(reply.content))
+    return {"llm_calls": 1, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+
+
+def history_before_question(state: AgentState) -> list[BaseMessage]:
+    """The conversation before the current question (earlier turns of the thread)."""
+    messages = list(state.get("messages", []))
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage) and messages[index].text == state.get("question"):
+            return messages[:index]
+    return messages[:-1]
+
+
+def reply_text(reply: Any) -> str:
+    """A model reply's text content."""
+    return reply.text if hasattr(reply, "text") else str(reply)
+
+
+def event(name: str, **fields: Any) -> dict[str, Any]:
+    """A JSON-able event for LangGraph's custom stream."""
+    return {"event": name, **fields}
+
+
+def counters(usage: Mapping[str, float]) -> dict[str, int]:
+    """Usage counters as integers."""
+    return {key: int(usage.get(key, 0)) for key in ("llm_calls", "prompt_tokens", "completion_tokens")}

@@ -1,0 +1,59 @@
+"""The finalizer: the answer from the results and the retrieved context, appended as an AI message."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
+
+from planwerk.graph.context import Context
+from planwerk.graph.deps import Deps
+from planwerk.graph.state import AgentState, add_usage
+from planwerk.nodes.common import (
+    counters,
+    event,
+    history_before_question,
+    profile_of,
+    reply_text,
+    today_of,
+    usage_of,
+)
+from planwerk.prompts.render import build_answer_messages, trim_history
+
+NO_PLAN_ANSWER = "Ich konnte für diese Frage keinen ausführbaren Plan erstellen. Gründe:\n{problems}"
+
+
+async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
+    """Answer: the planner's ``final`` when no tool ran, an honest failure when no plan passed, else the model."""
+    plan = state.get("plan")
+    calls = state.get("calls", [])
+    usage_update: dict[str, float] = {}
+    if plan is None:
+        answer = NO_PLAN_ANSWER.format(problems="\n".join(f"- {p}" for p in state.get("plan_errors", [])))
+    elif not calls and plan.get("final"):
+        answer = plan["final"]
+    else:
+        model = await deps.model_for(runtime.context.model)
+        messages = build_answer_messages(
+            persona=profile_of(runtime.context).persona,
+            question=state["question"],
+            today=today_of(runtime.context),
+            calls=calls,
+            hits=state.get("context", []),
+            history=trim_history(history_before_question(state), runtime.context.history_max_tokens),
+        )
+        reply = await model.ainvoke(messages, config={"tags": ["planwerk:answer"]})
+        answer = reply_text(reply).strip()
+        usage_update = usage_of(reply, messages)
+    usage = add_usage(state.get("usage", {}), usage_update)
+    metadata = {
+        **counters(usage),
+        "tool_calls": len(calls),
+        "failed_tool_calls": sum(1 for c in calls if c["status"] != "ok"),
+        "plan_attempts": state.get("attempts", 0),
+        "duration_s": round(time.time() - state.get("started_at", time.time()), 3),
+    }
+    runtime.stream_writer(event("final_answer", answer=answer, metadata=metadata))
+    return {"answer": answer, "messages": [AIMessage(answer)], "usage": usage_update}

@@ -1,0 +1,38 @@
+"""Verification: decide from the call log what comes next (a pure decision; see core.verification)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from planwerk.core.plan import Plan
+from planwerk.core.verification import verify_calls
+from planwerk.graph.context import Context
+from planwerk.graph.state import AgentState
+from planwerk.nodes.common import event
+from planwerk.prompts.protocol import FAILED_CALLS_INSTRUCTIONS
+from planwerk.prompts.render import render_result
+
+
+async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Done, self-correct or replan (errors back to the planner), ask the user, or give up honestly."""
+    plan = Plan.model_validate(state["plan"])
+    plan_ids = {call.id for _, call in plan.calls()}
+    last_calls = [c for c in state.get("calls", []) if c["id"] in plan_ids]
+    outcome = verify_calls(last_calls, state.get("attempts", 0), runtime.context.max_plan_attempts)
+    update: dict[str, Any] = {"verdict": outcome.decision}
+    if outcome.decision in ("self_correct", "replan"):
+        runtime.stream_writer(event("replan", reason=outcome.reason, decision=outcome.decision))
+        available = {k: render_result(v)[:300] for k, v in state.get("results", {}).items()}
+        problems = FAILED_CALLS_INSTRUCTIONS.format(
+            problems=outcome.reason, available=json.dumps(available, ensure_ascii=False) if available else "keine"
+        )
+        reply = json.dumps(state["plan"], ensure_ascii=False)
+        update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
+    elif outcome.decision == "ask_user":
+        update["pending_question"] = outcome.question
+    elif outcome.decision == "give_up":
+        update["plan_errors"] = outcome.reason.splitlines()
+    return update
