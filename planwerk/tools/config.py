@@ -1,0 +1,255 @@
+"""MCP server configuration: the common ``{"mcpServers": {name: {...}}}`` JSON form, validated.
+
+A server is either stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP (``url``, ``headers``).
+Every string may use ``${VAR}`` or ``${VAR:-default}``; ``${PYTHON}`` is the running interpreter unless the
+environment sets ``PYTHON``. Per server: ``timeout`` (seconds for start-up and for every call, default 30),
+``allowed_tools`` (a list of tool names; others are hidden), ``disabled`` (skip it). Header and env values are
+secrets: they never appear in ``repr``, logs or error messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+DEFAULT_CONFIG_PATH = Path(__file__).with_name("mcp_servers.json")
+DEFAULT_TIMEOUT_S = 30.0
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_STDIO_KEYS = {"command", "args", "env", "cwd"}
+_HTTP_KEYS = {"url", "headers"}
+_COMMON_KEYS = {"transport", "type", "timeout", "allowed_tools", "disabled", "description"}
+
+
+class ConfigError(ValueError):
+    """The MCP configuration is malformed; the message names the key and what was expected."""
+
+
+@dataclass(frozen=True)
+class StdioServer:
+    """A server started as a subprocess that speaks MCP over stdin/stdout."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Extra environment for the subprocess, on top of the parent's (values are secret)."""
+    cwd: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    allowed_tools: frozenset[str] | None = None
+    transport: Literal["stdio"] = "stdio"
+
+    def __repr__(self) -> str:
+        env = {k: "***" for k in self.env}
+        return f"StdioServer(name={self.name!r}, command={self.command!r}, args={self.args!r}, env={env})"
+
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never be shown."""
+        return tuple(v for v in self.env.values() if v)
+
+    def connection(self, parent_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The langchain-mcp-adapters connection dict.
+
+        The parent's environment is passed explicitly: without ``env`` the MCP SDK gives a subprocess only a
+        handful of variables, and the bundled servers need e.g. ``OVERPASS_URL`` and ``PLANWERK_CACHE_DIR``.
+        """
+        env = {**(os.environ if parent_env is None else parent_env), **self.env}
+        return {
+            "transport": "stdio",
+            "command": self.command,
+            "args": list(self.args),
+            "env": env,
+            "cwd": self.cwd,
+            "session_kwargs": {"read_timeout_seconds": timedelta(seconds=self.timeout_s)},
+        }
+
+
+@dataclass(frozen=True)
+class HttpServer:
+    """A server reached over streamable HTTP."""
+
+    name: str
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Request headers, e.g. ``Authorization: Bearer …`` (values are secret)."""
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    allowed_tools: frozenset[str] | None = None
+    transport: Literal["streamable_http"] = "streamable_http"
+
+    def __repr__(self) -> str:
+        headers = {k: "***" for k in self.headers}
+        return f"HttpServer(name={self.name!r}, url={self.url!r}, headers={headers})"
+
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never be shown (whole header values and, for ``Bearer x``, the token ``x``)."""
+        out: list[str] = []
+        for value in self.headers.values():
+            out.append(value)
+            out.extend(part for part in value.split() if len(part) >= 6)
+        return tuple(v for v in out if v)
+
+    def connection(self, parent_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The langchain-mcp-adapters connection dict; ``read_timeout_seconds`` also bounds a server that
+        accepts the connection and never answers (the HTTP ``timeout`` alone does not)."""
+        return {
+            "transport": "streamable_http",
+            "url": self.url,
+            "headers": dict(self.headers),
+            "timeout": timedelta(seconds=self.timeout_s),
+            "session_kwargs": {"read_timeout_seconds": timedelta(seconds=self.timeout_s)},
+        }
+
+
+ServerConfig = StdioServer | HttpServer
+
+
+@dataclass(frozen=True)
+class MCPConfig:
+    """The configured servers by name."""
+
+    servers: Mapping[str, ServerConfig]
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret value of every server, longest first (so redaction replaces whole values first)."""
+        return tuple(sorted({s for server in self.servers.values() for s in server.secrets()}, key=len, reverse=True))
+
+
+def redact(text: str, secrets: tuple[str, ...] | list[str]) -> str:
+    """``text`` with every secret value replaced by ``***``."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def expand(value: str, env: Mapping[str, str], where: str) -> str:
+    """Expand ``${VAR}`` and ``${VAR:-default}``; ``${PYTHON}`` defaults to ``sys.executable``."""
+
+    def sub(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env and (env[name] or default is None):
+            return env[name]
+        if default is not None:
+            return default
+        if name == "PYTHON":
+            return sys.executable
+        raise ConfigError(f"{where}: environment variable {name} is not set (use ${{{name}:-default}} for a default)")
+
+    return _VAR.sub(sub, value)
+
+
+def load_config(
+    source: str | Path | Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None
+) -> MCPConfig:
+    """Read and validate a configuration: a path to a JSON file, a JSON string, an already parsed mapping, or
+    None for the default (the bundled travel and math servers over stdio)."""
+    env = os.environ if env is None else env
+    if source is None:
+        source = DEFAULT_CONFIG_PATH
+    if isinstance(source, Mapping):
+        data: Any = source
+    else:
+        text, origin = _read(source)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{origin}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers"), Mapping):
+        raise ConfigError('top level: expected an object with "mcpServers": {name: {...}}')
+    servers: dict[str, ServerConfig] = {}
+    for name, raw in data["mcpServers"].items():
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"mcpServers.{name}: expected an object, got {type(raw).__name__}")
+        if raw.get("disabled") is True:
+            continue
+        servers[name] = _server(str(name), raw, env)
+    return MCPConfig(servers=servers)
+
+
+def _read(source: str | Path) -> tuple[str, str]:
+    if isinstance(source, Path) or not source.lstrip().startswith("{"):
+        path = Path(source)
+        try:
+            return path.read_text(encoding="utf-8"), str(path)
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the MCP config ({exc.strerror})") from None
+    return source, "config"
+
+
+def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> ServerConfig:
+    where = f"mcpServers.{name}"
+    unknown = set(raw) - _STDIO_KEYS - _HTTP_KEYS - _COMMON_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    transport = raw.get("transport", raw.get("type"))
+    if transport is None:
+        transport = "stdio" if "command" in raw else "streamable_http" if "url" in raw else None
+    if transport in ("http", "streamable-http", "streamableHttp"):
+        transport = "streamable_http"
+    if transport not in ("stdio", "streamable_http"):
+        raise ConfigError(f'{where}: expected "command" (stdio) or "url" (streamable HTTP), or a transport of '
+                          f'"stdio" or "streamable_http"; got transport={transport!r}')
+    timeout = raw.get("timeout", DEFAULT_TIMEOUT_S)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise ConfigError(f"{where}.timeout: expected a positive number of seconds, got {timeout!r}")
+    allowed = raw.get("allowed_tools")
+    if allowed is not None and (not isinstance(allowed, list) or not all(isinstance(t, str) for t in allowed)):
+        raise ConfigError(f"{where}.allowed_tools: expected a list of tool names")
+    allowed_set = frozenset(allowed) if allowed is not None else None
+
+    if transport == "stdio":
+        if set(raw) & _HTTP_KEYS:
+            raise ConfigError(f"{where}: a stdio server takes command/args/env/cwd, not url/headers")
+        command = raw.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise ConfigError(f"{where}.command: expected a non-empty string")
+        args = raw.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ConfigError(f"{where}.args: expected a list of strings")
+        server_env = _string_map(raw.get("env", {}), f"{where}.env", env)
+        cwd = raw.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise ConfigError(f"{where}.cwd: expected a string path")
+        return StdioServer(
+            name=name,
+            command=expand(command, env, f"{where}.command"),
+            args=tuple(expand(a, env, f"{where}.args[{i}]") for i, a in enumerate(args)),
+            env=server_env,
+            cwd=expand(cwd, env, f"{where}.cwd") if cwd else None,
+            timeout_s=float(timeout),
+            allowed_tools=allowed_set,
+        )
+    if set(raw) & _STDIO_KEYS:
+        raise ConfigError(f"{where}: an HTTP server takes url/headers, not command/args/env/cwd")
+    url = raw.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigError(f"{where}.url: expected a non-empty string such as http://127.0.0.1:8000/mcp")
+    url = expand(url, env, f"{where}.url")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{where}.url: expected an http:// or https:// URL, got {url!r}")
+    return HttpServer(
+        name=name,
+        url=url,
+        headers=_string_map(raw.get("headers", {}), f"{where}.headers", env),
+        timeout_s=float(timeout),
+        allowed_tools=allowed_set,
+    )
+
+
+def _string_map(raw: Any, where: str, env: Mapping[str, str]) -> dict[str, str]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: expected an object of strings")
+    out = {}
+    for key, value in raw.items():
+        if not isinstance(value, str):
+            # Say what type it was, never the value: these are secrets.
+            raise ConfigError(f"{where}.{key}: expected a string, got {type(value).__name__}")
+        out[str(key)] = expand(value, env, f"{where}.{key}")
+    return out
