@@ -51,9 +51,10 @@ def check_plan(
         problems.append(f"the plan makes {plan.call_count} calls; at most {MAX_CALLS} are allowed")
         return problems
 
+    earlier = set(available)
     step_of: dict[str, int] = {}
     for index, call in plan.calls():
-        if call.id in available:
+        if call.id in earlier:
             problems.append(f"id {call.id!r} already holds an earlier result; choose a new id")
             continue
         if call.id == USER_ROOT:
@@ -64,12 +65,12 @@ def check_plan(
             step_of[call.id] = index
 
     call_by_id = {call.id: call for _, call in plan.calls()}
-    available = ", ".join(sorted(specs)) or "none"
+    catalog = ", ".join(sorted(specs)) or "none"
     for index, call in plan.calls():
         where = f"call {call.id!r} ({call.name})"
         spec = specs.get(call.name)
         if spec is None:
-            problems.append(f"{where}: unknown tool {call.name!r}; available tools: {available}")
+            problems.append(f"{where}: unknown tool {call.name!r}; available tools: {catalog}")
         elif allowed_tools is not None and call.name not in allowed_tools:
             allowed = ", ".join(sorted(allowed_tools))
             problems.append(f"{where}: tool {call.name!r} is not allowed in this profile; allowed: {allowed}")
@@ -79,7 +80,7 @@ def check_plan(
             if isinstance(ref, RefError):
                 problems.append(f"{where}: {ref}")
                 continue
-            if not ref.is_user and ref.root in available:
+            if not ref.is_user and ref.root in earlier:
                 continue
             found = _check_ref(ref, index, call.id, step_of, call_by_id, specs, user_fields)
             problems.extend(f"{where}: {p}" for p in found)

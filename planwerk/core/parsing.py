@@ -70,7 +70,8 @@ def _candidates(body: str) -> Iterator[str]:
     spans += list(_balanced_objects(body))
     # Prefer spans that mention a plan key: prose may hold pseudo-JSON fragments before the real plan.
     spans.sort(key=lambda s: not any(f'"{k}"' in s or f"'{k}'" in s or f"{k}:" in s for k in _PLAN_KEYS))
-    spans.append(body)
+    if "{" in body or "[" in body:
+        spans.append(body)
     for span in spans:
         if span and span not in seen:
             seen.add(span)

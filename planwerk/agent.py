@@ -1,0 +1,229 @@
+"""The Python API: an agent with thread-based, resumable sessions.
+
+```python
+async with Agent(model="replay:demo.json", db="threads.sqlite") as agent:
+    reply = await agent.ask("Wie ist heute das Wetter in Barcelona?", thread_id="trip-1")
+    async for event in agent.events("Und morgen?", thread_id="trip-1"):
+        ...
+```
+For callers without asyncio: :func:`ask` and :func:`iter_events`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import threading
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from planwerk.graph.builder import build_graph
+from planwerk.graph.context import Context
+from planwerk.graph.deps import Deps
+from planwerk.profiles import get_profile
+from planwerk.rag.base import Retriever
+from planwerk.tools.base import ToolSource
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What one turn produced."""
+
+    thread_id: str
+    answer: str | None
+    """The answer; ``None`` while the thread waits for the user (see ``question``)."""
+    question: str | None = None
+    """What the agent asks the user (the thread is interrupted; continue with :meth:`Agent.resume`)."""
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """Every event of the turn, in order."""
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The ``final_answer`` event's metadata (model calls, tokens, tool calls, duration)."""
+        final = next((e for e in reversed(self.events) if e["event"] == "final_answer"), None)
+        return dict(final["metadata"]) if final else {}
+
+
+class Agent:
+    """planwerk as an object: owns the MCP sessions, the retriever and the checkpointer for its lifetime."""
+
+    def __init__(
+        self,
+        *,
+        model: str | BaseChatModel = "default",
+        profile: str = "travel",
+        mcp_config: str | Path | None = None,
+        tools: ToolSource | None = None,
+        retriever: Retriever | bool | None = True,
+        db: str | Path | None = None,
+        checkpointer: BaseCheckpointSaver | None = None,
+        context: Context | None = None,
+    ):
+        """Configure an agent.
+
+        ``model`` is a spec string (see ``planwerk.models.specs``) or a chat model; ``tools`` overrides the MCP
+        servers of ``mcp_config`` (the bundled ones when ``None``); ``retriever=True`` opens the profile's index,
+        ``False`` disables retrieval; ``db`` keeps threads in a SQLite file, else ``checkpointer`` or memory.
+        """
+        get_profile(profile)  # fail early on an unknown profile
+        base = context or Context()
+        spec = model if isinstance(model, str) else base.model
+        self.context = replace(
+            base, model=spec, profile=profile, mcp_config=str(mcp_config) if mcp_config else base.mcp_config
+        )
+        self._chat_model = None if isinstance(model, str) else model
+        self._tools = tools
+        self._retriever = retriever
+        self._db = Path(db) if db else None
+        self._checkpointer = checkpointer
+        self._stack: contextlib.AsyncExitStack | None = None
+        self.graph: CompiledStateGraph | None = None
+
+    async def __aenter__(self) -> Agent:
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            tools = self._tools
+            if tools is None:
+                from planwerk.tools.mcp import open_tools
+
+                tools = await stack.enter_async_context(open_tools(self.context.mcp_config))
+            retriever = await self._open_retriever()
+            checkpointer = self._checkpointer
+            if checkpointer is None and self._db is not None:
+                from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+                self._db.parent.mkdir(parents=True, exist_ok=True)
+                checkpointer = await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(self._db)))
+            deps = Deps(chat_model=self._chat_model, tools=tools, retriever=retriever)
+            self.graph = build_graph(deps, checkpointer=checkpointer or InMemorySaver())
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._stack is not None:
+            await self._stack.aclose()
+        self._stack = None
+
+    async def _open_retriever(self) -> Retriever | None:
+        if isinstance(self._retriever, bool):
+            if not self._retriever or get_profile(self.context.profile).corpus is None:
+                return None
+            from planwerk.rag.retriever import load_retriever
+
+            return await asyncio.to_thread(load_retriever)
+        return self._retriever
+
+    def _config(self, thread_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
+
+    async def events(
+        self, question: str | None = None, *, thread_id: str | None = None, resume: str | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Run one turn and yield its events (JSON-able dicts with an ``event`` key).
+
+        Give ``question`` for a new turn, ``resume`` to answer an ``ask_user`` question, or neither to continue
+        an interrupted (crashed) run of ``thread_id``. When the run pauses for the user, the last event is
+        ``{"event": "interrupt", "question": ...}``.
+        """
+        if self.graph is None:
+            raise RuntimeError("use the agent inside 'async with Agent(...) as agent'")
+        thread_id = thread_id or uuid.uuid4().hex
+        run_input: Any
+        if resume is not None:
+            run_input = Command(resume=resume)
+        elif question is not None:
+            run_input = {"messages": [{"role": "user", "content": question}]}
+        else:
+            run_input = None
+        config = self._config(thread_id)
+        async for mode, chunk in self.graph.astream(
+            run_input, config, context=self.context, stream_mode=["custom", "updates"]
+        ):
+            if mode == "custom":
+                yield {**chunk, "thread_id": thread_id}
+            elif mode == "updates" and "__interrupt__" in chunk:
+                for item in chunk["__interrupt__"]:
+                    value = item.value if isinstance(item.value, dict) else {"question": str(item.value)}
+                    yield {"event": "interrupt", **value, "thread_id": thread_id}
+
+    async def ask(self, question: str, *, thread_id: str | None = None) -> Reply:
+        """Run one turn and collect it."""
+        thread_id = thread_id or uuid.uuid4().hex
+        return await self._collect(self.events(question, thread_id=thread_id), thread_id)
+
+    async def resume(self, answer: str | None = None, *, thread_id: str) -> Reply:
+        """Answer the agent's question (or, with ``None``, continue an interrupted run) on ``thread_id``."""
+        return await self._collect(self.events(thread_id=thread_id, resume=answer), thread_id)
+
+    async def _collect(self, stream: AsyncIterator[dict[str, Any]], thread_id: str) -> Reply:
+        events = [event async for event in stream]
+        final = next((e for e in reversed(events) if e["event"] == "final_answer"), None)
+        pending = next((e for e in reversed(events) if e["event"] == "interrupt"), None)
+        return Reply(
+            thread_id=thread_id,
+            answer=final["answer"] if final else None,
+            question=pending["question"] if pending and not final else None,
+            events=events,
+        )
+
+    async def state(self, thread_id: str) -> dict[str, Any]:
+        """The thread's current state values (conversation, plan, results, call log, answer)."""
+        if self.graph is None:
+            raise RuntimeError("use the agent inside 'async with Agent(...) as agent'")
+        snapshot = await self.graph.aget_state(self._config(thread_id))
+        if not snapshot.values:
+            raise KeyError(f"unknown thread id {thread_id!r}: no checkpoint exists for it")
+        return dict(snapshot.values)
+
+
+def iter_events(question: str, **agent_options: Any) -> Iterator[dict[str, Any]]:
+    """Synchronous event iterator for callers that do not use asyncio (runs the agent in a worker thread)."""
+    thread_id = agent_options.pop("thread_id", None)
+    items: queue.Queue[Any] = queue.Queue()
+    done = object()
+
+    async def produce() -> None:
+        async with Agent(**agent_options) as agent:
+            async for event in agent.events(question, thread_id=thread_id):
+                items.put(event)
+
+    def run() -> None:
+        try:
+            asyncio.run(produce())
+        except BaseException as error:  # re-raised in the caller's thread
+            items.put(error)
+        finally:
+            items.put(done)
+
+    worker = threading.Thread(target=run, name="planwerk-events", daemon=True)
+    worker.start()
+    while (item := items.get()) is not done:
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+    worker.join()
+
+
+def ask(question: str, **agent_options: Any) -> Reply:
+    """Plain synchronous call: one question, one :class:`Reply`."""
+    thread_id = agent_options.pop("thread_id", None)
+
+    async def run() -> Reply:
+        async with Agent(**agent_options) as agent:
+            return await agent.ask(question, thread_id=thread_id)
+
+    return asyncio.run(run())

@@ -1,0 +1,259 @@
+"""The command line: ``planwerk ask``, ``chat``, ``resume``, ``state``, ``index`` and ``bench``.
+
+Threads live in a SQLite file (``$PLANWERK_HOME/threads.sqlite``), so a thread survives the process.
+``--json`` prints one event per line as JSON, for programs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+
+from planwerk.agent import Agent
+from planwerk.graph.context import Context
+
+app = typer.Typer(
+    name="planwerk",
+    help="Plan tool chains with a local model, run them through MCP tools, answer from the results.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+console = Console(stderr=False, highlight=False)
+errors = Console(stderr=True, highlight=False)
+
+
+def planwerk_home() -> Path:
+    """Where planwerk keeps threads, indexes and models (``PLANWERK_HOME``, default ``~/.cache/planwerk``)."""
+    return Path(os.environ.get("PLANWERK_HOME") or Path.home() / ".cache" / "planwerk")
+
+
+ThreadOption = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id (a new one when omitted).")]
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model", "-m", help="default | hf:<id or folder> | gguf:<file>[#<tokenizer>] | endpoint:<url> | replay:<file>"
+    ),
+]
+McpOption = Annotated[Path | None, typer.Option("--mcp-config", help="An {\"mcpServers\": ...} JSON file.")]
+ProfileOption = Annotated[str, typer.Option("--profile", help="travel | math")]
+JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per line.")]
+DbOption = Annotated[Path | None, typer.Option("--db", help="SQLite file for threads.")]
+TodayOption = Annotated[str | None, typer.Option("--today", help="ISO date the prompt calls today.")]
+RetrievalOption = Annotated[bool, typer.Option("--retrieval/--no-retrieval", help="Search the profile's corpus.")]
+
+
+def _agent(model: str, profile: str, mcp_config: Path | None, db: Path | None, today: str | None,
+           retrieval: bool) -> Agent:
+    if mcp_config is not None and not mcp_config.is_file():
+        raise ValueError(f"MCP config file not found: {mcp_config}; expected a JSON file with \"mcpServers\"")
+    return Agent(
+        model=model,
+        profile=profile,
+        mcp_config=mcp_config,
+        retriever=retrieval,
+        db=db or planwerk_home() / "threads.sqlite",
+        context=Context(today=today),
+    )
+
+
+class EventPrinter:
+    """Readable output for people: what was found, planned, called, and the answer."""
+
+    def __init__(self, console: Console):
+        self.console = console
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event["event"]
+        show = self.console.print
+        if kind == "retrieval":
+            for hit in event["hits"]:
+                show(f"[dim]  📄 {escape(hit['source'])} ({hit['score']:.2f}): {escape(hit['text'][:90])}…[/dim]")
+        elif kind == "plan":
+            plan = event["plan"]
+            for index, step in enumerate(plan["steps"]):
+                calls = ", ".join(f"{c['id']}={c['name']}" for c in step["tools"])
+                show(f"[cyan]  plan step {index}:[/cyan] {escape(step.get('description') or '')} [dim]({calls})[/dim]")
+        elif kind == "tool_call":
+            show(f"[blue]  → {event['id']}[/blue] {event['tool']}({escape(_short(event['args']))})")
+        elif kind == "tool_result":
+            show(f"[green]  ✓ {event['id']}[/green] {escape(_short(event['result']))}")
+        elif kind == "tool_error":
+            show(f"[red]  ✗ {event['id']}[/red] {escape(event['error'])}")
+        elif kind == "replan":
+            show(f"[yellow]  ↺ {escape(event['reason'][:300])}[/yellow]")
+        elif kind == "final_answer":
+            meta = event["metadata"]
+            show(Panel(escape(event["answer"]), title="Antwort", border_style="green"))
+            show(
+                f"[dim]{meta['llm_calls']} model calls, {meta['prompt_tokens']}+{meta['completion_tokens']} tokens, "
+                f"{meta['tool_calls']} tool calls, {meta['duration_s']:.1f} s · thread {event['thread_id']}[/dim]"
+            )
+        elif kind == "interrupt":
+            show(Panel(escape(event["question"]), title="Rückfrage", border_style="yellow"))
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _json_line(event: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+async def _drive(stream: AsyncIterator[dict[str, Any]], sink: Callable[[dict[str, Any]], None],
+                 progress: bool) -> dict[str, Any] | None:
+    """Feed events to ``sink`` (with a live progress line for people); return the last interrupt, if any."""
+    interrupt = None
+    status = console.status("[bold]planwerk arbeitet …", spinner="dots") if progress else None
+    if status:
+        status.start()
+    try:
+        async for event in stream:
+            if status:
+                status.update(f"[bold]planwerk arbeitet …[/bold] [dim]{event['event']}[/dim]")
+            sink(event)
+            if event["event"] == "interrupt":
+                interrupt = event
+    finally:
+        if status:
+            status.stop()
+    return interrupt
+
+
+def _run(coro_factory: Callable[[], Any]) -> Any:
+    try:
+        return asyncio.run(coro_factory())
+    except (ValueError, KeyError, RuntimeError, FileNotFoundError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
+        errors.print(f"[red]planwerk: error:[/red] {escape(str(message))}")
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    thread: ThreadOption = None,
+    model: ModelOption = "default",
+    mcp_config: McpOption = None,
+    profile: ProfileOption = "travel",
+    json_output: JsonOption = False,
+    db: DbOption = None,
+    today: TodayOption = None,
+    retrieval: RetrievalOption = True,
+) -> None:
+    """Answer one question (on a new or an existing thread)."""
+    thread_id = thread or uuid.uuid4().hex[:12]
+
+    async def main() -> None:
+        async with _agent(model, profile, mcp_config, db, today, retrieval) as agent:
+            sink = _json_line if json_output else EventPrinter(console)
+            pending = await _drive(agent.events(question, thread_id=thread_id), sink, not json_output)
+            if pending and not json_output:
+                console.print(f"[dim]Antworte mit: planwerk resume --thread {thread_id} \"<Antwort>\"[/dim]")
+
+    _run(main)
+
+
+@app.command()
+def resume(
+    thread: Annotated[str, typer.Option("--thread", "-t", help="The thread to resume.")],
+    answer: Annotated[str | None, typer.Argument(help="Answer to the agent's question; omit to continue a run.")] = None,
+    model: ModelOption = "default",
+    mcp_config: McpOption = None,
+    profile: ProfileOption = "travel",
+    json_output: JsonOption = False,
+    db: DbOption = None,
+    today: TodayOption = None,
+    retrieval: RetrievalOption = True,
+) -> None:
+    """Answer an ``ask_user`` question, or finish a run that was killed, without repeating finished tool calls."""
+
+    async def main() -> None:
+        async with _agent(model, profile, mcp_config, db, today, retrieval) as agent:
+            await agent.state(thread)  # a clear error for unknown thread ids
+            sink = _json_line if json_output else EventPrinter(console)
+            await _drive(agent.events(thread_id=thread, resume=answer), sink, not json_output)
+
+    _run(main)
+
+
+@app.command()
+def state(
+    thread: Annotated[str, typer.Option("--thread", "-t", help="The thread.")],
+    db: DbOption = None,
+) -> None:
+    """Print a thread's state (conversation, plan, results, call log, answer) as JSON."""
+
+    async def main() -> None:
+        async with _agent("default", "travel", None, db, None, False) as agent:
+            values = await agent.state(thread)
+        values["messages"] = [{"role": m.type, "content": m.content} for m in values.get("messages", [])]
+        _json_line(values)
+
+    _run(main)
+
+
+@app.command()
+def chat(
+    thread: ThreadOption = None,
+    model: ModelOption = "default",
+    mcp_config: McpOption = None,
+    profile: ProfileOption = "travel",
+    db: DbOption = None,
+    today: TodayOption = None,
+    retrieval: RetrievalOption = True,
+) -> None:
+    """A conversation on one thread; an empty line or Ctrl-D ends it."""
+    thread_id = thread or uuid.uuid4().hex[:12]
+
+    async def main() -> None:
+        async with _agent(model, profile, mcp_config, db, today, retrieval) as agent:
+            console.print(f"[dim]planwerk chat · thread {thread_id} · leere Zeile beendet[/dim]")
+            printer = EventPrinter(console)
+            while True:
+                try:
+                    question = (await asyncio.to_thread(console.input, "[bold]Du:[/bold] ")).strip()
+                except EOFError:
+                    break
+                if not question:
+                    break
+                pending = await _drive(agent.events(question, thread_id=thread_id), printer, True)
+                while pending:
+                    reply = (await asyncio.to_thread(console.input, "[bold]Du:[/bold] ")).strip()
+                    pending = await _drive(agent.events(thread_id=thread_id, resume=reply), printer, True)
+
+    _run(main)
+
+
+def _mount_optional() -> None:
+    """Sub-commands whose modules pull heavy dependencies are imported only when present."""
+    try:
+        from planwerk.rag.cli import index_app
+    except ImportError:
+        return
+    app.add_typer(index_app, name="index", help="Build and search the retrieval index.")
+
+
+_mount_optional()
+
+
+def main() -> None:
+    """Console entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""The plan check collects every problem before anything runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from planwerk.core.checking import PlanCheckError, check_plan, ensure_valid
+from planwerk.core.plan import Plan
+from planwerk.tools.base import FunctionToolSource
+
+
+class Coordinates(BaseModel):
+    lat: float
+    lon: float
+
+
+class Spot(BaseModel):
+    name: str
+
+
+class Spots(BaseModel):
+    items: list[Spot]
+
+
+async def geocode(destination: str) -> Coordinates:
+    """Coordinates of a place."""
+    return Coordinates(lat=0, lon=0)
+
+
+async def get_weather(lat: float, lon: float, start_date: str, end_date: str, include_raw: bool = False) -> dict:
+    """Daily weather."""
+    return {}
+
+
+async def get_spots(lat: float, lon: float, radius_km: float, activity: str) -> Spots:
+    """Spots for an activity."""
+    return Spots(items=[])
+
+
+SPECS = FunctionToolSource([geocode, get_weather, get_spots]).specs
+
+
+def plan_of(*steps: list[dict[str, Any]], final: str | None = None) -> Plan:
+    return Plan.model_validate({"steps": [{"description": "", "tools": list(s)} for s in steps], "final": final})
+
+
+GEO = {"id": "geo", "name": "geocode", "arguments": {"destination": "Rom"}}
+WEATHER = {"id": "wx", "name": "get_weather", "arguments": {
+    "lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "start_date": "2026-01-23", "end_date": "2026-01-23"}}
+
+
+def test_a_good_plan_passes() -> None:
+    assert check_plan(plan_of([GEO], [WEATHER]), SPECS) == []
+
+
+def test_every_problem_is_collected_in_one_message() -> None:
+    bad = plan_of(
+        [GEO, {"id": "geo", "name": "geocode", "arguments": {"destination": 5}}],
+        [{"id": "wx", "name": "get_wetter", "arguments": {}},
+         {"id": "sp", "name": "get_spots", "arguments": {"lat": {"$ref": "geo.latitude"}, "lon": {"$ref": "wx.lon"},
+                                                         "radius_km": "five", "activity": "jog", "colour": "red"}}],
+    )
+    problems = check_plan(bad, SPECS)
+    text = "\n".join(problems)
+    assert "id 'geo' is used twice" in text
+    assert "unknown tool 'get_wetter'; available tools: geocode, get_spots, get_weather" in text
+    assert "argument destination: 5 is not of type 'string'" in text
+    assert "argument radius_km: 'five' is not of type 'number'" in text
+    assert "unknown argument(s) 'colour'; expected: lat, lon, radius_km, activity" in text
+    assert "the output of 'geo' has no field 'latitude'; fields: lat, lon" in text
+    assert "'wx' runs in step 1, not before step 1" in text
+    try:
+        ensure_valid(bad, SPECS)
+    except PlanCheckError as error:
+        assert error.problems == problems
+        assert str(error).startswith("The plan was rejected:\n- ")
+    else:  # pragma: no cover - the assertion above must run
+        raise AssertionError("ensure_valid accepted a bad plan")
+
+
+def test_missing_required_argument_unless_referenced() -> None:
+    no_dates = {"id": "wx", "name": "get_weather", "arguments": {"lat": {"$ref": "geo.lat"}, "lon": 1}}
+    assert any("'start_date' is a required property" in p for p in check_plan(plan_of([GEO], [no_dates]), SPECS))
+
+
+def test_references_to_unknown_ids_same_step_and_self() -> None:
+    same_step = plan_of([GEO, WEATHER])
+    assert any("'geo' runs in step 0, not before step 0" in p for p in check_plan(same_step, SPECS))
+    unknown = plan_of([{**WEATHER, "arguments": {**WEATHER["arguments"], "lat": {"$ref": "rome.lat"}}}])
+    assert any("unknown id 'rome'; ids in this plan: wx" in p for p in check_plan(unknown, SPECS))
+    itself = plan_of([GEO], [{**WEATHER, "arguments": {**WEATHER["arguments"], "lat": {"$ref": "wx.lat"}}}])
+    assert any("points at the call itself" in p for p in check_plan(itself, SPECS))
+
+
+def test_list_paths_follow_the_output_schema() -> None:
+    spots = {"id": "sp", "name": "get_spots", "arguments": {
+        "lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "radius_km": 5, "activity": "joggen"}}
+    good = {"id": "g2", "name": "geocode", "arguments": {"destination": {"$ref": "sp.items.0.name"}}}
+    assert check_plan(plan_of([GEO], [spots], [good]), SPECS) == []
+    bad = {"id": "g2", "name": "geocode", "arguments": {"destination": {"$ref": "sp.items.name"}}}
+    assert any("is a list; use an index" in p for p in check_plan(plan_of([GEO], [spots], [bad]), SPECS))
+
+
+def test_allow_list_is_enforced_by_the_check() -> None:
+    problems = check_plan(plan_of([GEO], [WEATHER]), SPECS, allowed_tools={"geocode"})
+    assert problems == ["call 'wx' (get_weather): tool 'get_weather' is not allowed in this profile; allowed: geocode"]
+
+
+def test_user_fields_and_earlier_results() -> None:
+    by_user = {"id": "geo", "name": "geocode", "arguments": {"destination": {"$ref": "user.city"}}}
+    assert any("no user field 'city'" in p for p in check_plan(plan_of([by_user]), SPECS))
+    assert check_plan(plan_of([by_user]), SPECS, user_fields={"raw", "city"}) == []
+    later = plan_of([WEATHER])  # refers to "geo" from an earlier plan of this question
+    assert check_plan(later, SPECS, available={"geo"}) == []
+
+
+def test_empty_plan_and_ask_user() -> None:
+    assert check_plan(Plan(), SPECS) == ['the plan has no steps and no "final" answer; give tool steps or a final answer']
+    assert check_plan(Plan(ask_user="Wohin?"), SPECS) == []
+    assert check_plan(Plan(final="Hallo"), SPECS) == []

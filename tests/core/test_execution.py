@@ -1,0 +1,87 @@
+"""The executor: eager scheduling, concurrency, timeouts, failures recorded and never raised."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from planwerk.core.plan import Plan
+from planwerk.core.scheduling import call_dependencies, dependency_depth
+from planwerk.execution import ExecutionPolicy, clip_result, execute_plan
+from planwerk.tools.base import FunctionToolSource
+
+STARTED: dict[str, float] = {}
+
+
+def make_tools() -> FunctionToolSource:
+    async def wait(name: str, seconds: float, value: float = 0) -> dict:
+        STARTED[name] = time.perf_counter()
+        await asyncio.sleep(seconds)
+        return {"value": value, "name": name}
+
+    async def boom(reason: str) -> dict:
+        raise RuntimeError(reason)
+
+    return FunctionToolSource([wait, boom])
+
+
+def call(call_id: str, seconds: float, **extra: object) -> dict:
+    return {"id": call_id, "name": "wait", "arguments": {"name": call_id, "seconds": seconds, **extra}}
+
+
+async def test_each_call_starts_as_soon_as_its_references_are_done() -> None:
+    # c needs only a (fast); it must not wait for b (slow) even though both are in step 0.
+    plan = Plan.model_validate({"steps": [
+        {"tools": [call("a", 0.05), call("b", 0.6)]},
+        {"tools": [call("c", 0.05, value={"$ref": "a.value"})]},
+    ]})
+    start = time.perf_counter()
+    records = await execute_plan(plan, make_tools())
+    assert [r["status"] for r in records.values()] == ["ok", "ok", "ok"]
+    assert STARTED["c"] - start < 0.4
+    assert time.perf_counter() - start < 0.9
+
+
+async def test_independent_calls_run_concurrently() -> None:
+    plan = Plan.model_validate({"steps": [{"tools": [call(f"c{i}", 0.3) for i in range(5)]}]})
+    start = time.perf_counter()
+    await execute_plan(plan, make_tools())
+    assert time.perf_counter() - start < 1.0  # serial would be 1.5 s
+
+
+async def test_timeouts_and_failures_are_recorded_and_dependants_skipped() -> None:
+    plan = Plan.model_validate({"steps": [
+        {"tools": [call("slow", 5), {"id": "bad", "name": "boom", "arguments": {"reason": "kaputt"}}, call("ok", 0)]},
+        {"tools": [call("after", 0, value={"$ref": "slow.value"}), call("fine", 0, value={"$ref": "ok.value"})]},
+    ]})
+    events: list[dict] = []
+    start = time.perf_counter()
+    records = await execute_plan(plan, make_tools(), policy=ExecutionPolicy(timeout_s=0.2), emit=events.append)
+    assert time.perf_counter() - start < 2
+    assert records["slow"]["error"] == "wait timed out after 0.2 s"
+    assert records["bad"]["error"] == "boom failed: RuntimeError: kaputt"
+    assert records["after"]["status"] == "skipped" and "slow" in records["after"]["error"]
+    assert records["fine"]["status"] == "ok"
+    kinds = [(e["event"], e["id"]) for e in events]
+    assert ("tool_error", "slow") in kinds and ("tool_result", "fine") in kinds
+
+
+async def test_bad_reference_at_run_time_is_an_error_record() -> None:
+    plan = Plan.model_validate({"steps": [{"tools": [call("a", 0)]},
+                                          {"tools": [call("b", 0, value={"$ref": "a.missing"})]}]})
+    records = await execute_plan(plan, make_tools())
+    assert "no key 'missing' in a" in records["b"]["error"]
+
+
+def test_dependencies_and_depth() -> None:
+    plan = Plan.model_validate({"steps": [
+        {"tools": [call("a", 0)]}, {"tools": [call("b", 0, value={"$ref": "a.value"})]},
+        {"tools": [call("c", 0, value={"$ref": "b.value"}, name={"$ref": "a.name"})]}]})
+    assert call_dependencies(plan) == {"a": frozenset(), "b": frozenset({"a"}), "c": frozenset({"a", "b"})}
+    assert dependency_depth(plan) == {"a": 0, "b": 1, "c": 2}
+
+
+def test_large_results_are_truncated_with_a_note() -> None:
+    clipped = clip_result({"data": "x" * 1000}, 100)
+    assert clipped["truncated"] is True and "truncated to 100" in clipped["note"]
+    assert clip_result({"a": 1}, 100) == {"a": 1}

@@ -1,0 +1,87 @@
+"""Tolerant parsing: real recorded model output and the slips small models make."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from planwerk.core.parsing import PlanParseError, parse_plan
+from tests.conftest import FIXTURES
+
+
+def recorded(name: str) -> str:
+    return json.loads((FIXTURES / "llama31-outputs" / name).read_text(encoding="utf-8"))["raw"]
+
+
+def test_recorded_llama_plan_behind_assistant_prefix() -> None:
+    plan = parse_plan(recorded("jogging_barcelona_iteration0.json"))
+    assert [call.id for _, call in plan.calls()] == ["geo_barcelona", "parks_barcelona", "filter_parks", "jogging_parks"]
+    assert plan.steps[1].tools[0].arguments["lat"] == {"$ref": "geo_barcelona.lat"}
+
+
+def test_recorded_prose_with_pseudo_json_picks_the_fenced_plan() -> None:
+    # The prose holds {"destination": "Barcelona"} and an invalid {"lat": $ref:...} before the real plan.
+    plan = parse_plan(recorded("jogging_barcelona_iteration1.json"))
+    assert [call.name for _, call in plan.calls()] == ["geocode", "get_parks"]
+    assert plan.final is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```json\n{\"steps\": [{\"description\": \"d\", \"tools\": [{\"id\": \"g\", \"name\": \"geocode\", "
+        "\"arguments\": {\"destination\": \"Rom\"}}]}], \"final\": null}\n```",
+        "{'steps': [{'description': 'd', 'tools': [{'id': 'g', 'name': 'geocode', "
+        "'arguments': {'destination': 'Rom'}}]}], 'final': None}",
+        "{steps: [{description: \"d\", tools: [{id: \"g\", name: \"geocode\", arguments: {destination: \"Rom\"},},],},],"
+        " final: null,}",
+        "Here is the plan: {\"steps\": [{\"description\": \"d\", \"tools\": [{\"id\": \"g\", \"name\": \"geocode\", "
+        "\"arguments\": \"{\\\"destination\\\": \\\"Rom\\\"}\"}]}], \"final\": null} Hope it helps!",
+        "{\"steps\": [{\"description\": \"d\", \"tools\": [{\"id\": \"g\", \"tool\": \"geocode\", "
+        "\"args\": {\"destination\": \"Rom\"}}]}], \"final\": \"null\"}",
+    ],
+    ids=["fence", "python-dict", "unquoted-keys-trailing-commas", "chatter-args-as-string", "aliases"],
+)
+def test_repairable_slips(text: str) -> None:
+    plan = parse_plan(text)
+    call = plan.steps[0].tools[0]
+    assert (call.id, call.name, call.arguments) == ("g", "geocode", {"destination": "Rom"})
+    assert plan.final is None
+
+
+def test_true_false_none_become_json_values() -> None:
+    plan = parse_plan("{'steps': [{'tools': [{'id': 'w', 'name': 'get_weather', 'arguments': "
+                      "{'include_raw': False, 'x': True, 'y': None}}]}], 'final': None}")
+    assert plan.steps[0].tools[0].arguments == {"include_raw": False, "x": True, "y": None}
+
+
+def test_bare_string_ref_is_read_as_ref_object() -> None:
+    plan = parse_plan('{"steps": [{"tools": [{"id": "p", "name": "get_parks", "arguments": '
+                      '{"lat": $ref:geo.lat, "lon": "$ref:geo.lon"}}]}], "final": null}')
+    arguments = plan.steps[0].tools[0].arguments
+    assert arguments["lat"] == {"$ref": "geo.lat"}
+    assert arguments["lon"] == "$ref:geo.lon"  # the string form stays; resolution understands it
+
+
+def test_final_only_and_ask_user() -> None:
+    assert parse_plan('{"steps": [], "final": "Hallo!"}').final == "Hallo!"
+    assert parse_plan('{"ask_user": "Wohin soll die Reise gehen?"}').ask_user == "Wohin soll die Reise gehen?"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "empty"),
+        ("Ich weiß es leider nicht.", "no JSON object"),
+        ('{"steps": [{"tools": [{"id": "g", "name": "geocode", "arguments": {"destination": "Ro', "cut off"),
+        ('{"steps": [{"tools": [{"id": "g", "name": "geocode", "arguments": {"$ref": "a.b", "$ref": "a.c"}}]}], '
+         '"final": null}', "appears twice"),
+        ('{"steps": [{"tools": [{"id": "g", "arguments": {}}]}], "final": null}', "name"),
+        ("[" * 200 + "]" * 200, "nested deeper"),
+    ],
+    ids=["empty", "prose", "truncated", "duplicate-key", "missing-name", "deep"],
+)
+def test_unrepairable_output_gives_a_precise_error(text: str, expected: str) -> None:
+    with pytest.raises(PlanParseError, match=expected):
+        parse_plan(text)

@@ -1,0 +1,74 @@
+"""Reference resolution: dict keys and list indices only, with errors that say what is there."""
+
+from __future__ import annotations
+
+import pytest
+
+from planwerk.core.refs import RefError, dependencies, parse_ref, resolve_arguments
+
+RESULTS = {
+    "geo": {"lat": 41.38, "lon": 2.17, "source": "nominatim"},
+    "spots": {"items": [{"name": "Parc de la Ciutadella", "tags": {"leisure": "park"}}, {"name": "Montjuïc"}]},
+    "text_json": '{"result": 12}',
+    "plain_list": [3, 5, 8],
+}
+USER = {"raw": "Wie ist das Wetter?", "answer": "Barcelona"}
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"$ref": "geo.lat"}, 41.38),
+        ("$ref:geo.lon", 2.17),
+        ({"$ref": "spots.items.0.name"}, "Parc de la Ciutadella"),
+        ({"$ref": "spots.items[1].name"}, "Montjuïc"),
+        ({"$ref": "spots.items.0.tags.leisure"}, "park"),
+        ({"$ref": "text_json.result"}, 12),
+        ({"$ref": "plain_list.-1"}, 8),
+        ({"$ref": "geo.result.lat"}, 41.38),
+        ({"$ref": "geo"}, RESULTS["geo"]),
+        ({"$ref": "user.raw"}, "Wie ist das Wetter?"),
+        ({"$ref": "user.answer"}, "Barcelona"),
+    ],
+)
+def test_resolves(value: object, expected: object) -> None:
+    assert resolve_arguments({"x": value}, RESULTS, USER) == {"x": expected}
+
+
+def test_nested_values_resolve_inside_lists_and_objects() -> None:
+    args = {"points": [{"lat": {"$ref": "geo.lat"}}, "$ref:plain_list.0"], "n": 3}
+    assert resolve_arguments(args, RESULTS, USER) == {"points": [{"lat": 41.38}, 3], "n": 3}
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ("geo.latitude", "no key 'latitude' in geo, which is an object with keys 'lat', 'lon', 'source'"),
+        ("spots.items.5", "index 5 out of range: spots.items is a list of 2 items"),
+        ("spots.items.first", "expected an index, got 'first'"),
+        ("nowhere.lat", "no result for call id 'nowhere' (results available: geo, plain_list, spots, text_json)"),
+        ("geo.lat.x", "cannot take 'x' of geo.lat, which is a float value"),
+        ("user.city", "no key 'city' in user"),
+        ("geo.__class__", "no key '__class__' in geo"),
+        ("", "empty reference"),
+    ],
+)
+def test_errors_name_the_reference_and_what_is_there(ref: str, message: str) -> None:
+    with pytest.raises(RefError) as error:
+        resolve_arguments({"x": {"$ref": ref}}, RESULTS, USER)
+    assert message in str(error.value)
+    assert ref in str(error.value)
+
+
+def test_paths_never_reach_attributes() -> None:
+    class Sneaky(dict):
+        secret = "attribute"
+
+    with pytest.raises(RefError):
+        resolve_arguments({"x": {"$ref": "obj.secret"}}, {"obj": Sneaky(a=1)}, USER)
+
+
+def test_parse_and_dependencies() -> None:
+    assert parse_ref("spots.items[0].name").path == ("items", 0, "name")
+    assert dependencies({"a": {"$ref": "geo.lat"}, "b": ["$ref:spots.items.0"], "c": {"$ref": "user.raw"}}) == {
+        "geo", "spots"}
