@@ -1,0 +1,61 @@
+"""A small MCP server for tests: echoes request headers, fails on purpose, sleeps.
+
+Run as ``python tests/tools/echo_server.py [stdio|http] --port N``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from mcp.server.fastmcp import Context, FastMCP
+from pydantic import BaseModel
+
+from planwerk.tools.servers._run import serve
+
+
+class Headers(BaseModel):
+    """Request headers as the server saw them."""
+
+    authorization: str | None
+    x_team: str | None
+
+
+def build(host: str, port: int) -> FastMCP:
+    """The echo server."""
+    server = FastMCP("echo", host=host, port=port)
+
+    @server.tool()
+    async def whoami(ctx: Context) -> Headers:  # type: ignore[type-arg]
+        """The Authorization and X-Team headers of this request."""
+        request: Any = ctx.request_context.request
+        headers = request.headers if request is not None else {}
+        return Headers(authorization=headers.get("authorization"), x_team=headers.get("x-team"))
+
+    @server.tool()
+    async def leak(ctx: Context) -> str:  # type: ignore[type-arg]
+        """Fails with a message that contains the Authorization header (a careless server)."""
+        request: Any = ctx.request_context.request
+        raise ValueError(f"rejected credentials {request.headers.get('authorization')}")
+
+    @server.tool()
+    async def boom(message: str) -> str:
+        """Always fails with ``message``."""
+        raise ValueError(message)
+
+    @server.tool()
+    async def slow(seconds: float) -> float:
+        """Sleeps, then returns the seconds."""
+        await asyncio.sleep(seconds)
+        return seconds
+
+    @server.tool()
+    async def echo_text(text: str) -> str:
+        """Returns ``text`` unchanged."""
+        return text
+
+    return server
+
+
+if __name__ == "__main__":
+    serve(build)
