@@ -188,6 +188,8 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
     unknown = set(raw) - _STDIO_KEYS - _HTTP_KEYS - _COMMON_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    if "command" in raw and "url" in raw:
+        raise ConfigError(f'{where}: has both "command" and "url"; a server is either stdio (command) or HTTP (url)')
     transport = raw.get("transport", raw.get("type"))
     if transport is None:
         transport = "stdio" if "command" in raw else "streamable_http" if "url" in raw else None
