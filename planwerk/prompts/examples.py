@@ -1,20 +1,34 @@
 """Few-shot examples: solved plans, chosen per question.
 
 Small models copy the shape of the example they are shown, so the example should resemble the question and use
-only tools that are loaded.
+only tools that are loaded. The library is the packaged ``examples/<profile>.json`` files plus plans that ran
+cleanly and were saved with :func:`add_example` (``$PLANWERK_HOME/examples.jsonl``). Examples are ranked by
+embedding similarity of the questions (``planwerk.rag.embeddings``); word overlap is the fallback when no
+embedding model can be loaded.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
-from collections.abc import Collection, Iterable
+import threading
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
+
+from planwerk.models.home import planwerk_home
+
+log = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+USER_EXAMPLES_FILE = "examples.jsonl"
+
+Ranking = Literal["embedding", "words"]
 
 
 @dataclass(frozen=True)
@@ -37,8 +51,87 @@ def library(name: str = "travel") -> tuple[Example, ...]:
     return tuple(Example(item["question"], item["plan"]) for item in json.loads(text))
 
 
+def user_examples_path() -> Path:
+    """Where :func:`add_example` keeps saved plans."""
+    return planwerk_home() / USER_EXAMPLES_FILE
+
+
+_file_lock = threading.Lock()
+
+
+def _check_plan(plan: Mapping[str, Any]) -> None:
+    steps = plan.get("steps")
+    if not isinstance(steps, list) or not all(isinstance(step, Mapping) for step in steps):
+        raise ValueError("an example plan needs 'steps': a list of {'description', 'tools'} objects")
+    for step in steps:
+        for call in step.get("tools", []):
+            if not isinstance(call, Mapping) or not isinstance(call.get("name"), str) or "id" not in call:
+                raise ValueError(f"an example call needs 'id', 'name' and 'arguments'; got {call!r}")
+
+
+def add_example(question: str, plan: Mapping[str, Any], path: Path | None = None) -> Example:
+    """Save a plan that ran cleanly as an example for similar questions (skipped if already saved)."""
+    question = " ".join(question.split())
+    if not question:
+        raise ValueError("an example needs a non-empty question")
+    _check_plan(plan)
+    example = Example(question, json.loads(json.dumps(plan)))
+    target = path or user_examples_path()
+    with _file_lock:
+        if any(e.question == example.question and e.plan == example.plan for e in load_user_examples(target)):
+            return example
+        target.parent.mkdir(parents=True, exist_ok=True)
+        record = {"question": example.question, "plan": example.plan, "added": datetime.now(UTC).isoformat()}
+        with target.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return example
+
+
+def load_user_examples(path: Path | None = None) -> tuple[Example, ...]:
+    """The saved examples (broken lines are skipped with a warning)."""
+    source = path or user_examples_path()
+    if not source.is_file():
+        return ()
+    examples: list[Example] = []
+    for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            _check_plan(record["plan"])
+            examples.append(Example(str(record["question"]), record["plan"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("%s line %d is not an example, skipped: %s", source, number, exc)
+    return tuple(examples)
+
+
 def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text) if len(w) > 2}
+
+
+def _rank_by_words(question: str, pool: list[Example]) -> list[Example]:
+    words = _words(question)
+    return sorted(pool, key=lambda e: -len(words & _words(e.question)) / (1 + len(_words(e.question))))
+
+
+_vectors: dict[str, Any] = {}
+_vectors_lock = threading.Lock()
+
+
+def _rank_by_embedding(question: str, pool: list[Example]) -> list[Example]:
+    from planwerk.rag.embeddings import embed, load_embedder
+
+    model = load_embedder()
+    with _vectors_lock:
+        missing = sorted({e.question for e in pool} - _vectors.keys())
+        if missing:
+            for text, vector in zip(missing, embed(missing, model=model, progress=False), strict=True):
+                _vectors[text] = vector
+        vectors = [_vectors[e.question] for e in pool]
+    query = embed([question], model=model, progress=False)[0]
+    scores = [float(query @ vector) for vector in vectors]
+    order = sorted(range(len(pool)), key=lambda i: -scores[i])  # stable: library order breaks ties
+    return [pool[i] for i in order]
 
 
 def select_examples(
@@ -46,9 +139,24 @@ def select_examples(
     tool_names: Collection[str],
     k: int = 1,
     examples: Iterable[Example] | None = None,
+    *,
+    include_saved: bool = True,
+    ranking: Ranking = "embedding",
 ) -> list[Example]:
-    """The ``k`` examples most similar to ``question`` among those whose tools are all loaded."""
-    pool = [e for e in (examples if examples is not None else library()) if e.tools <= set(tool_names)]
-    words = _words(question)
-    ranked = sorted(pool, key=lambda e: -len(words & _words(e.question)) / (1 + len(_words(e.question))))
-    return ranked[:k]
+    """The ``k`` examples most similar to ``question`` among those whose tools are all loaded.
+
+    The pool is ``examples`` (default: the travel library) plus, with ``include_saved``, the examples saved by
+    :func:`add_example`. An example without tool calls (a ``final`` answer) qualifies for any tool set.
+    """
+    base = tuple(examples) if examples is not None else library()
+    saved = load_user_examples() if include_saved else ()
+    loaded = set(tool_names)
+    pool = [e for e in (*base, *saved) if e.tools <= loaded]
+    if not pool or k <= 0:
+        return []
+    if ranking == "embedding":
+        try:
+            return _rank_by_embedding(question, pool)[:k]
+        except Exception as exc:  # no embedding stack installed or model missing: still give an example
+            log.warning("ranking examples by word overlap, the embedding model is unavailable: %s", exc)
+    return _rank_by_words(question, pool)[:k]

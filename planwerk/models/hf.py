@@ -1,0 +1,418 @@
+"""A local transformers model as a LangChain chat model: ChatHuggingFace over HuggingFacePipeline, extended.
+
+ChatHuggingFace's local-pipeline path (langchain-huggingface 1.2) reports no token usage, raises
+``NotImplementedError`` for async generation and cannot take a KV cache or a fresh logits processor per call.
+:class:`HFChatModel` keeps ChatHuggingFace's interface (``llm``, ``tokenizer``, ``model_id``) but generates
+through :class:`HFRuntime`, which adds:
+
+- greedy decoding with a bounded ``max_new_tokens`` and a stop on repetition loops,
+- ``usage_metadata`` (input/output/total tokens) and timing in ``response_metadata``,
+- token streaming (``_stream``/``_astream`` with ``TextIteratorStreamer``), so LangGraph's
+  ``stream_mode="messages"`` receives token chunks,
+- constrained decoding to a JSON schema with xgrammar (:meth:`HFChatModel.with_plan_schema`),
+- reuse of the KV cache of the static system prefix (:mod:`planwerk.models.prefix_cache`).
+
+Generation on one model is serialised by a lock: on a 2-core CPU, parallel generate calls only fight for cores.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_huggingface import ChatHuggingFace
+from pydantic import ConfigDict, Field
+
+from planwerk.models.constrained import GrammarCache
+from planwerk.models.prefix_cache import PrefixCache
+from planwerk.models.stopping import RepetitionPolicy, RepetitionStop
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_NEW_TOKENS = 512
+STREAM_TOKEN_TIMEOUT_S = 300.0
+"""Longest wait for the next streamed piece (covers the prefill of a long prompt on a slow CPU)."""
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """How one call generates."""
+
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    schema: Mapping[str, Any] | None = None
+    """Constrain the output to this JSON schema (xgrammar); ``None`` decodes freely."""
+    use_prefix_cache: bool = True
+    stop: tuple[str, ...] = ()
+    repetition: RepetitionPolicy = field(default_factory=RepetitionPolicy)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What one call produced, with counts and timings."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    finish_reason: str
+    """``stop`` (end token or stop string), ``length``, ``repetition`` or ``cancelled``."""
+    cached_prefix_tokens: int
+    prefill_s: float
+    """Time until the first new token was chosen (includes building a prefix cache entry)."""
+    decode_s: float
+    """Time for the remaining tokens."""
+
+    @property
+    def usage(self) -> UsageMetadata:
+        """LangChain's usage record."""
+        return UsageMetadata(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            total_tokens=self.input_tokens + self.output_tokens,
+        )
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Finish reason and timings for ``response_metadata``."""
+        return {
+            "finish_reason": self.finish_reason,
+            "cached_prefix_tokens": self.cached_prefix_tokens,
+            "prefill_s": round(self.prefill_s, 4),
+            "decode_s": round(self.decode_s, 4),
+        }
+
+
+def message_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """LangChain messages as chat-template dicts (system/user/assistant/tool)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            role = "system"
+        elif isinstance(message, HumanMessage):
+            role = "user"
+        elif isinstance(message, AIMessage):
+            role = "assistant"
+        elif isinstance(message, ToolMessage):
+            role = "tool"
+        elif isinstance(message, ChatMessage):
+            role = message.role
+        else:
+            raise ValueError(
+                f"cannot send a {type(message).__name__} to a local chat model; "
+                "expected SystemMessage, HumanMessage, AIMessage, ToolMessage or ChatMessage"
+            )
+        out.append({"role": role, "content": message.text})
+    if not out:
+        raise ValueError("no messages to generate from; expected at least one HumanMessage")
+    return out
+
+
+class _Timing:
+    """A no-op logits processor that records when the first and last tokens were chosen."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last: float | None = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        now = time.perf_counter()
+        if self.first is None:
+            self.first = now
+        self.last = now
+        return scores
+
+
+class _Cancelled:
+    """A stopping criterion that ends generation once ``event`` is set (the stream's consumer went away)."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
+
+
+class HFRuntime:
+    """The loaded model and tokenizer plus the state shared by every bound variant of a chat model."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, prefix_cache_entries: int = 4) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = next(model.parameters()).device
+        config_eos = model.generation_config.eos_token_id
+        eos = set(config_eos if isinstance(config_eos, list) else [config_eos] if config_eos is not None else [])
+        if tokenizer.eos_token_id is not None:
+            eos.add(tokenizer.eos_token_id)
+        self.stop_token_ids: tuple[int, ...] = tuple(sorted(eos))
+        pad = model.generation_config.pad_token_id
+        self.pad_token_id: int = pad if pad is not None else self.stop_token_ids[0]
+        self.prefix_cache = PrefixCache(model, max_entries=prefix_cache_entries)
+        self.grammars = GrammarCache(tokenizer, model.config.vocab_size, self.stop_token_ids)
+        self._lock = threading.Lock()
+
+    def prompt_ids(self, messages: list[dict[str, Any]]) -> tuple[list[int], list[int]]:
+        """The token ids of the whole prompt and of its static prefix (the leading system messages, rendered
+        alone); the prefix is empty when it is not a token-exact prefix of the prompt."""
+        tokenizer = self.tokenizer
+        prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        ids = list(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+        n_system = 0
+        while n_system < len(messages) and messages[n_system]["role"] == "system":
+            n_system += 1
+        if n_system == 0 or n_system == len(messages):
+            return ids, []
+        prefix = tokenizer.apply_chat_template(messages[:n_system], tokenize=False, add_generation_prompt=False)
+        if not prompt.startswith(prefix):
+            return ids, []
+        prefix_ids = list(tokenizer(prefix, add_special_tokens=False)["input_ids"])
+        if len(prefix_ids) >= len(ids) or ids[: len(prefix_ids)] != prefix_ids:
+            return ids, []  # the template or tokenizer merges across the boundary: no safe reuse
+        return ids, prefix_ids
+
+    def generate(
+        self,
+        messages: list[dict[str, Any]],
+        options: GenerationOptions = GenerationOptions(),
+        *,
+        streamer: Any = None,
+        cancel: threading.Event | None = None,
+    ) -> Generation:
+        """Greedy generation for chat ``messages``; blocks (run it in a worker thread from async code)."""
+        import torch
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
+
+        ids, prefix_ids = self.prompt_ids(messages)
+        timing = _Timing()
+        processors = LogitsProcessorList([timing])
+        if options.schema is not None:
+            processors.append(self.grammars.logits_processor(options.schema))
+        repetition = RepetitionStop(len(ids), options.repetition)
+        criteria = StoppingCriteriaList([repetition])
+        if cancel is not None:
+            criteria.append(_Cancelled(cancel))
+        config = GenerationConfig(
+            max_new_tokens=options.max_new_tokens,
+            do_sample=False,
+            eos_token_id=list(self.stop_token_ids),
+            pad_token_id=self.pad_token_id,
+            stop_strings=list(options.stop) or None,
+        )
+        input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
+        extra: dict[str, Any] = {"tokenizer": self.tokenizer} if options.stop else {}
+        with self._lock:
+            started = time.perf_counter()
+            past = None
+            if options.use_prefix_cache and prefix_ids:
+                past = self.prefix_cache.past_for(prefix_ids)
+            cached = len(prefix_ids) if past is not None else 0
+            with torch.no_grad():
+                output = self.model.generate(
+                    input_ids=input_ids,
+                    attention_mask=torch.ones_like(input_ids),
+                    past_key_values=past,
+                    generation_config=config,
+                    logits_processor=processors,
+                    stopping_criteria=criteria,
+                    streamer=streamer,
+                    **extra,
+                )
+            ended = time.perf_counter()
+        new_ids = output[0, len(ids) :].tolist()
+        text = self.tokenizer.decode(new_ids, skip_special_tokens=True)
+        for stop in options.stop:
+            if stop in text:
+                text = text[: text.index(stop)]
+        if cancel is not None and cancel.is_set():
+            reason = "cancelled"
+        elif repetition.triggered:
+            reason = "repetition"
+        elif (new_ids and new_ids[-1] in self.stop_token_ids) or len(new_ids) < options.max_new_tokens:
+            reason = "stop"  # an end token, or a stop string cut the generation short
+        else:
+            reason = "length"
+        first = timing.first or ended
+        last = timing.last or ended
+        return Generation(
+            text=text,
+            input_tokens=len(ids),
+            output_tokens=len(new_ids),
+            finish_reason=reason,
+            cached_prefix_tokens=cached,
+            prefill_s=first - started,
+            decode_s=max(last - first, 0.0),
+        )
+
+
+class HFChatModel(ChatHuggingFace):
+    """ChatHuggingFace for a local model, with usage, streaming, constrained decoding and prefix caching.
+
+    Build it with :func:`build_hf_chat_model` (or ``planwerk.models.specs.load_chat_model``).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, populate_by_name=True)
+
+    runtime: Any = Field(default=None, exclude=True, repr=False)
+    """The shared :class:`HFRuntime` (model, tokenizer, caches)."""
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    plan_schema: dict[str, Any] | None = None
+    """When set (see :meth:`with_plan_schema`) and :attr:`constrained_decoding` is on, output follows it."""
+    constrained_decoding: bool = True
+    """``False`` keeps decoding free even when a plan schema is bound (to compare, or to debug the grammar)."""
+    use_prefix_cache: bool = True
+    repetition: RepetitionPolicy = Field(default_factory=RepetitionPolicy)
+
+    @property
+    def _llm_type(self) -> str:
+        return "planwerk-huggingface-local"
+
+    def with_plan_schema(self, schema: Mapping[str, Any]) -> HFChatModel:
+        """The same model (shared weights and caches), generating only JSON that matches ``schema``."""
+        runtime: HFRuntime = self.runtime
+        if self.constrained_decoding:
+            runtime.grammars.compiled(schema)  # compile now: a bad schema fails here, not mid-graph
+        return self.model_copy(update={"plan_schema": dict(schema)})
+
+    def with_free_decoding(self) -> HFChatModel:
+        """The same model with constrained decoding switched off."""
+        return self.model_copy(update={"constrained_decoding": False})
+
+    def _options(self, stop: list[str] | None, kwargs: Mapping[str, Any]) -> GenerationOptions:
+        schema = self.plan_schema if self.constrained_decoding else None
+        return GenerationOptions(
+            max_new_tokens=int(kwargs.get("max_new_tokens", self.max_new_tokens)),
+            schema=kwargs.get("schema", schema),
+            use_prefix_cache=self.use_prefix_cache,
+            stop=tuple(stop or ()),
+            repetition=self.repetition,
+        )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        stream: bool | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        generation = self.runtime.generate(message_dicts(messages), self._options(stop, kwargs))
+        message = AIMessage(
+            content=generation.text,
+            usage_metadata=generation.usage,
+            response_metadata={"model_name": self.model_id, **generation.metadata},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message, generation_info=generation.metadata)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        stream: bool | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        # BaseChatModel's default runs _generate in a worker thread (ChatHuggingFace raises here instead)
+        return await BaseChatModel._agenerate(self, messages, stop, run_manager, **kwargs)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        from transformers import TextIteratorStreamer
+
+        runtime: HFRuntime = self.runtime
+        dicts = message_dicts(messages)
+        options = self._options(stop, kwargs)
+        streamer = TextIteratorStreamer(
+            runtime.tokenizer, skip_prompt=True, skip_special_tokens=True, timeout=STREAM_TOKEN_TIMEOUT_S
+        )
+        cancel = threading.Event()
+        outcome: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                outcome["generation"] = runtime.generate(dicts, options, streamer=streamer, cancel=cancel)
+            except BaseException as exc:  # handed to the consuming thread below
+                outcome["error"] = exc
+                streamer.end()
+
+        worker = threading.Thread(target=work, name="planwerk-generate", daemon=True)
+        worker.start()
+        finished = False
+        try:
+            for piece in streamer:
+                if piece:
+                    yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            finished = True
+        finally:
+            if not finished:
+                cancel.set()  # the consumer stopped early: end the generation at the next token
+            worker.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        generation: Generation = outcome["generation"]
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                usage_metadata=generation.usage,
+                response_metadata={"model_name": self.model_id, **generation.metadata},
+                chunk_position="last",
+            ),
+            generation_info=generation.metadata,
+        )
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        # BaseChatModel's default drives the sync _stream from a worker thread (ChatHuggingFace's needs a server)
+        async for chunk in BaseChatModel._astream(self, messages, stop, run_manager, **kwargs):
+            yield chunk
+
+
+def build_hf_chat_model(
+    model: Any, tokenizer: Any, *, model_id: str, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+) -> HFChatModel:
+    """Wrap a loaded transformers model and tokenizer (a text-generation pipeline underneath)."""
+    from langchain_huggingface import HuggingFacePipeline
+    from transformers import pipeline
+
+    text_generation = pipeline(
+        "text-generation",
+        model=model,
+        tokenizer=tokenizer,
+        max_new_tokens=max_new_tokens,
+        do_sample=False,
+        return_full_text=False,
+    )
+    llm = HuggingFacePipeline(pipeline=text_generation, model_id=model_id)
+    return HFChatModel(
+        llm=llm,
+        tokenizer=tokenizer,
+        model_id=model_id,
+        runtime=HFRuntime(model, tokenizer),
+        max_new_tokens=max_new_tokens,
+    )

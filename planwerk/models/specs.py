@@ -1,0 +1,210 @@
+"""Model specs: one string names the chat model, and :func:`load_chat_model` turns it into a LangChain model.
+
+Accepted forms:
+
+- ``default`` or empty: the packaged Qwen2.5-Coder-0.5B-Instruct GGUF (:mod:`planwerk.models.packaged`);
+- ``hf:<hub id or local folder>``: a transformers checkpoint, from a folder or the local HF cache (never
+  downloaded at run time);
+- ``gguf:<file.gguf>[#<tokenizer source>]``: a GGUF file, optionally with the tokenizer and chat template from
+  another folder or cached hub id (for GGUFs without a usable chat template);
+- ``endpoint:<http(s) url>[#<model name>]``: an OpenAI-compatible ``/v1/chat/completions`` server
+  (text-generation-inference, vLLM, llama.cpp server...), through ``langchain-openai`` with a timeout;
+- ``replay:<file>``: recorded answers played back (``planwerk.models.replay``).
+
+:func:`parse_model_spec` does no I/O. Loading is cached per process and thread-safe: a second call with the
+same spec returns the same object, and concurrent first calls load once. The graph calls
+``await asyncio.to_thread(load_chat_model, spec)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from langchain_core.language_models import BaseChatModel
+
+log = logging.getLogger(__name__)
+
+SpecKind = Literal["default", "hf", "gguf", "endpoint", "replay"]
+
+ACCEPTED_FORMS = (
+    "default, hf:<hub id or local folder>, gguf:<file.gguf>[#<tokenizer source>], "
+    "endpoint:<http(s) url>[#<model name>], replay:<file>"
+)
+ENDPOINT_TIMEOUT_S = 120.0
+ENDPOINT_API_KEY_ENV = "PLANWERK_ENDPOINT_API_KEY"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model spec."""
+
+    kind: SpecKind
+    target: str = ""
+    """Hub id/folder (hf), GGUF path (gguf), URL (endpoint), file (replay); empty for default."""
+    extra: str = ""
+    """Tokenizer source (gguf) or served model name (endpoint)."""
+
+    def __str__(self) -> str:
+        if self.kind == "default":
+            return "default"
+        return f"{self.kind}:{self.target}" + (f"#{self.extra}" if self.extra else "")
+
+
+def parse_model_spec(spec: str | None) -> ModelSpec:
+    """Parse a model spec string; raises ``ValueError`` naming the accepted forms. No I/O."""
+    text = (spec or "").strip()
+    if text in ("", "default"):
+        return ModelSpec("default")
+    kind, sep, rest = text.partition(":")
+    kind = kind.strip().lower()
+    rest = rest.strip()
+    if not sep or kind not in ("hf", "gguf", "endpoint", "replay"):
+        raise ValueError(f"unknown model spec {text!r}; expected one of: {ACCEPTED_FORMS}")
+    if kind in ("gguf", "endpoint"):
+        target, _, extra = rest.partition("#")
+        target, extra = target.strip(), extra.strip()
+    else:
+        target, extra = rest, ""
+    if not target:
+        raise ValueError(f"model spec {text!r} names no {kind} target; expected one of: {ACCEPTED_FORMS}")
+    if kind == "endpoint":
+        parts = urlsplit(target)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(
+                f"model spec {text!r}: the endpoint must be an http(s) URL, e.g. endpoint:http://127.0.0.1:8080/v1"
+            )
+    if kind == "gguf" and not target.lower().endswith(".gguf"):
+        raise ValueError(f"model spec {text!r}: expected a .gguf file after 'gguf:'")
+    return ModelSpec(kind, target, extra)  # type: ignore[arg-type]
+
+
+_models: dict[ModelSpec, BaseChatModel] = {}
+_spec_locks: dict[ModelSpec, threading.Lock] = {}
+_registry_lock = threading.Lock()
+
+
+def load_chat_model(spec: str | ModelSpec | None = "default") -> BaseChatModel:
+    """The chat model for ``spec``, loaded once per process (thread-safe); see the module doc for forms."""
+    parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
+    with _registry_lock:
+        if parsed in _models:
+            return _models[parsed]
+        lock = _spec_locks.setdefault(parsed, threading.Lock())
+    with lock:  # other specs load concurrently; the same spec waits for the first loader
+        if parsed in _models:
+            return _models[parsed]
+        model = _load(parsed)
+        with _registry_lock:
+            _models[parsed] = model
+        return model
+
+
+def loaded_models() -> dict[str, BaseChatModel]:
+    """The models loaded so far, by spec string (for status output)."""
+    with _registry_lock:
+        return {str(spec): model for spec, model in _models.items()}
+
+
+def _load(spec: ModelSpec) -> BaseChatModel:
+    if spec.kind == "endpoint":
+        return _endpoint_model(spec.target, spec.extra)
+    if spec.kind == "replay":
+        try:
+            from planwerk.models.replay import ReplayChatModel
+        except ImportError as exc:
+            raise RuntimeError(f"replay models are not available in this build: {exc}") from exc
+        return ReplayChatModel.from_file(Path(spec.target).expanduser())
+    if spec.kind == "default":
+        from planwerk.models.packaged import ensure_packaged_model
+
+        gguf = ensure_packaged_model()
+        return _load_local(str(spec), gguf.parent, gguf_file=gguf.name, tokenizer_source=None)
+    if spec.kind == "gguf":
+        path = Path(spec.target).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"model spec {spec}: no GGUF file at {path}")
+        return _load_local(str(spec), path.parent, gguf_file=path.name, tokenizer_source=spec.extra or None)
+    return _load_local(str(spec), spec.target, gguf_file=None, tokenizer_source=None)
+
+
+def _status(message: str) -> AbstractContextManager[object]:
+    """A spinner on an interactive stderr; plain log lines otherwise."""
+    if sys.stderr.isatty():
+        from rich.console import Console
+
+        return Console(stderr=True).status(message)
+    return nullcontext()
+
+
+def _load_local(name: str, source: str | Path, *, gguf_file: str | None, tokenizer_source: str | None) -> BaseChatModel:
+    """Load a transformers model (a checkpoint folder, a cached hub id, or a GGUF) offline."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from planwerk.models.device import plan_device
+    from planwerk.models.hf import build_hf_chat_model
+
+    device = plan_device()
+    started = time.perf_counter()
+    log.info("loading model %s on %s (%s)", name, device.device, device.dtype)
+    gguf_kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+    with _status(f"Loading model {name} on {device.device} ({device.dtype})…"):
+        try:
+            if tokenizer_source:
+                tokenizer = AutoTokenizer.from_pretrained(tokenizer_source, local_files_only=True)
+            else:
+                tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True, **gguf_kwargs)
+            log.info("tokenizer loaded after %.1f s", time.perf_counter() - started)
+            model = AutoModelForCausalLM.from_pretrained(
+                source,
+                local_files_only=True,
+                dtype=device.torch_dtype(),
+                device_map=device.device_map,
+                **gguf_kwargs,
+            )
+        except OSError as exc:  # missing files: say that planwerk never downloads
+            raise RuntimeError(
+                f"cannot load model {name} offline: {exc}. planwerk does not download models at run time; "
+                "pass a local folder, a GGUF file, or a hub id that is already in the local HF cache"
+            ) from exc
+    if device.device_map is None:
+        model = model.to(device.device)
+    model.eval()
+    if tokenizer.chat_template is None:
+        raise ValueError(
+            f"model {name} has no chat template; give a tokenizer source with one, e.g. gguf:<file>#<folder>"
+        )
+    log.info("model %s ready in %.1f s", name, time.perf_counter() - started)
+    return build_hf_chat_model(model, tokenizer, model_id=name)
+
+
+def endpoint_base_url(url: str) -> str:
+    """The OpenAI client's base URL (ending in ``/v1``) for a server URL given with or without it."""
+    base = url.rstrip("/")
+    for suffix in ("/chat/completions", "/completions"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+    return base if base.endswith("/v1") else base + "/v1"
+
+
+def _endpoint_model(url: str, model_name: str) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        base_url=endpoint_base_url(url),
+        model=model_name or "default",
+        api_key=os.environ.get(ENDPOINT_API_KEY_ENV, "not-needed"),  # type: ignore[arg-type]
+        timeout=ENDPOINT_TIMEOUT_S,
+        max_retries=1,
+        temperature=0,
+        stream_usage=True,
+    )

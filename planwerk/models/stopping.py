@@ -1,0 +1,61 @@
+"""Stop generation when a small model loops: the tail of the output is one block repeated over and over.
+
+Greedy decoding of a 0.5B model falls into loops (the same call or phrase again and again) until
+``max_new_tokens``; detecting that early saves tens of seconds per bad plan. The detector is pure
+(:func:`repeating_period`); :class:`RepetitionStop` adapts it to transformers' stopping criteria.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RepetitionPolicy:
+    """When a repeating tail counts as a loop."""
+
+    max_period: int = 64
+    """Longest repeated block (in tokens) that is looked for."""
+    min_repeats: int = 3
+    """The block must occur at least this many times in a row at the end."""
+    min_span: int = 48
+    """...and the repeats together must cover at least this many tokens (so ``000`` or ``]}]}`` pass)."""
+
+
+def repeating_period(tokens: Sequence[int], policy: RepetitionPolicy = RepetitionPolicy()) -> int | None:
+    """The length of the block that the end of ``tokens`` repeats per ``policy``, or ``None``."""
+    n = len(tokens)
+    for period in range(1, policy.max_period + 1):
+        repeats_needed = max(policy.min_repeats, -(-policy.min_span // period))
+        span = period * repeats_needed
+        if span > n:
+            continue
+        tail = tokens[n - span :]
+        block = tail[-period:]
+        if all(tail[i] == block[i % period] for i in range(span)):
+            return period
+    return None
+
+
+class RepetitionStop:
+    """A transformers ``StoppingCriteria`` that ends a sequence once its generated tail loops."""
+
+    def __init__(self, prompt_length: int, policy: RepetitionPolicy = RepetitionPolicy()):
+        self.prompt_length = prompt_length
+        self.policy = policy
+        self.triggered = False
+        """Set when this criterion stopped the generation (the finish reason is then ``repetition``)."""
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        window = self.policy.max_period * max(self.policy.min_repeats, 2) + self.policy.min_span
+        done = []
+        for row in input_ids:
+            generated = row[self.prompt_length :][-window:].tolist()
+            looping = repeating_period(generated, self.policy) is not None
+            done.append(looping)
+        self.triggered = self.triggered or any(done)
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
