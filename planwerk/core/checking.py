@@ -54,9 +54,6 @@ def check_plan(
     earlier = set(available)
     step_of: dict[str, int] = {}
     for index, call in plan.calls():
-        if call.id in earlier:
-            problems.append(f"id {call.id!r} already holds an earlier result; choose a new id")
-            continue
         if call.id == USER_ROOT:
             problems.append(f'id "{USER_ROOT}" is reserved for user fields; choose another id')
         elif call.id in step_of:
@@ -80,7 +77,7 @@ def check_plan(
             if isinstance(ref, RefError):
                 problems.append(f"{where}: {ref}")
                 continue
-            if not ref.is_user and ref.root in earlier:
+            if not ref.is_user and ref.root in earlier and ref.root not in step_of:
                 continue
             found = _check_ref(ref, index, call.id, step_of, call_by_id, specs, user_fields)
             problems.extend(f"{where}: {p}" for p in found)

@@ -9,6 +9,8 @@ from typing import Any, Literal
 Decision = Literal["done", "self_correct", "replan", "ask_user", "give_up"]
 _NOT_FOUND = ("not found", "nicht gefunden", "no result", "keine ergebnisse", "unknown location")
 _FIXABLE = ("$ref", "invalid", "validation", "argument", "schema", "skipped")
+# A service that is down stays down for the next plan too: answer honestly with what there is instead.
+_UNAVAILABLE = ("unreachable", "timed out", "unavailable", "connection", "server down")
 
 
 @dataclass(frozen=True)
@@ -27,8 +29,8 @@ def verify_calls(calls: Sequence[Mapping[str, Any]], attempts: int, max_attempts
     - every call succeeded: ``done``;
     - a call failed because the user's input names something that does not exist, twice: ``ask_user``;
     - failures the planner can fix (bad arguments or references): ``self_correct``;
-    - other failures (timeouts, services down, tool errors): ``replan`` (another tool or an honest answer);
-    - no attempts left: ``give_up`` (the finalizer answers honestly with what there is).
+    - other tool errors: ``replan`` (another tool or other arguments);
+    - services unreachable or timed out, or no attempts left: ``give_up`` (an honest answer with what there is).
     """
     failed = [c for c in calls if c.get("status") != "ok"]
     if not failed:
@@ -44,6 +46,8 @@ def verify_calls(calls: Sequence[Mapping[str, Any]], attempts: int, max_attempts
             "Kannst du die Angabe präzisieren?"
         )
         return Verification("ask_user", reason, question)
+    if all(any(marker in e for marker in _UNAVAILABLE) or e.startswith("skipped") for e in errors):
+        return Verification("give_up", reason)
     if all(any(marker in e for marker in _FIXABLE) for e in errors):
         return Verification("self_correct", reason)
     return Verification("replan", reason)

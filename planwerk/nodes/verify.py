@@ -20,7 +20,9 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     """Done, self-correct or replan (errors back to the planner), ask the user, or give up honestly."""
     plan = Plan.model_validate(state["plan"])
     plan_ids = {call.id for _, call in plan.calls()}
-    last_calls = [c for c in state.get("calls", []) if c["id"] in plan_ids]
+    # Ids may be reused by a corrected plan: judge each id by its latest record.
+    latest = {c["id"]: c for c in state.get("calls", [])}
+    last_calls = [latest[call_id] for call_id in plan_ids if call_id in latest]
     outcome = verify_calls(last_calls, state.get("attempts", 0), runtime.context.max_plan_attempts)
     update: dict[str, Any] = {"verdict": outcome.decision}
     if outcome.decision in ("self_correct", "replan"):

@@ -1,0 +1,45 @@
+"""In-process tools for graph tests about planwerk's own logic (the MCP tests use real servers)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from planwerk.tools.base import FunctionToolSource, ToolError
+
+
+class Coordinates(BaseModel):
+    lat: float
+    lon: float
+    name: str
+
+
+class DailyWeather(BaseModel):
+    date: str
+    temperature_max: float
+
+
+class Weather(BaseModel):
+    lat: float
+    lon: float
+    days: list[DailyWeather]
+
+
+def travel_tools(log: list[tuple[str, dict]] | None = None) -> FunctionToolSource:
+    """geocode and get_weather with the travel server's shapes; every call is appended to ``log``."""
+    calls = log if log is not None else []
+
+    async def geocode(destination: str) -> Coordinates:
+        """Coordinates of a place."""
+        calls.append(("geocode", {"destination": destination}))
+        known = {"Barcelona": (41.3825802, 2.177073), "Rom": (41.8933203, 12.4829321)}
+        if destination not in known:
+            raise ToolError(f"geocode: place {destination!r} not found", tool="geocode")
+        lat, lon = known[destination]
+        return Coordinates(lat=lat, lon=lon, name=destination)
+
+    async def get_weather(lat: float, lon: float, start_date: str, end_date: str, include_raw: bool = False) -> Weather:
+        """Daily weather for a place and dates."""
+        calls.append(("get_weather", {"lat": lat, "lon": lon, "start_date": start_date, "end_date": end_date}))
+        return Weather(lat=lat, lon=lon, days=[DailyWeather(date=start_date, temperature_max=17.2)])
+
+    return FunctionToolSource([geocode, get_weather])
