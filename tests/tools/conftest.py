@@ -21,6 +21,7 @@ import pytest
 
 CACHE = Path(__file__).parents[1] / "fixtures" / "upstream-cache"
 HERE = Path(__file__).parent
+ECHO_SCRIPT = str(HERE / "echo_server.py")
 
 BARCELONA = (41.3825802, 2.177073)
 JUNE_POINT = (41.441124, 2.2014387)

@@ -15,9 +15,17 @@ import pytest
 
 from planwerk.tools.base import ToolError, ToolSource
 from planwerk.tools.mcp import open_tools
-from tests.tools.conftest import BARCELONA, child_pids, free_port, http_server, silent_tcp_server, upstream_env
+from tests.tools.conftest import (
+    BARCELONA,
+    ECHO_SCRIPT,
+    child_pids,
+    free_port,
+    http_server,
+    silent_tcp_server,
+    upstream_env,
+)
 
-ECHO = str(Path(__file__).with_name("echo_server.py"))
+ECHO = ECHO_SCRIPT
 MATH = {"command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 20}
 
 
