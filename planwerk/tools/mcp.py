@@ -82,8 +82,12 @@ class MCPToolSource:
                     continue
                 if tool.name in self._tools:
                     other = self._tools[tool.name][0].name
-                    log.warning("MCP tool %s of server %s hidden: server %s has a tool of that name",
-                                tool.name, server.name, other)
+                    log.warning(
+                        "MCP tool %s of server %s hidden: server %s has a tool of that name",
+                        tool.name,
+                        server.name,
+                        other,
+                    )
                     continue
                 self._tools[tool.name] = (server, tool)
                 schema = tool.args_schema if isinstance(tool.args_schema, dict) else {"type": "object"}
@@ -111,12 +115,16 @@ class MCPToolSource:
         """Call tool ``name``; the normalised result, or :class:`ToolError` naming server and tool."""
         if name not in self._tools:
             known = ", ".join(sorted(self._tools)) or "none"
-            raise ToolError(f"unknown tool {name!r}; available tools: {known}", tool=name, kind="invalid_arguments")
+            raise ToolError(
+                f"unknown tool {name!r}; available tools: {known}", tool=name, kind="invalid_arguments"
+            )
         server, tool = self._tools[name]
         if server.dead.is_set():
             raise ToolError(
                 f"{name}: server {server.name} is unavailable ({server.reason})",
-                tool=name, server=server.name, kind="unavailable",
+                tool=name,
+                server=server.name,
+                kind="unavailable",
             )
         args = check_arguments(self._specs[name].input_schema, arguments, tool=name, server=server.name)
         message = await self._invoke(server, tool, args)
@@ -138,7 +146,9 @@ class MCPToolSource:
         except TimeoutError:
             raise ToolError(
                 f"{tool.name} on server {server.name} timed out after {timeout:g} s",
-                tool=tool.name, server=server.name, kind="timeout",
+                tool=tool.name,
+                server=server.name,
+                kind="timeout",
             ) from None
         finally:
             died.cancel()
@@ -149,7 +159,9 @@ class MCPToolSource:
         if invoke.cancelled():
             raise ToolError(
                 f"{tool.name}: server {server.name} went away during the call ({server.reason})",
-                tool=tool.name, server=server.name, kind="unavailable",
+                tool=tool.name,
+                server=server.name,
+                kind="unavailable",
             )
         try:
             return invoke.result()
@@ -160,12 +172,22 @@ class MCPToolSource:
         leaf = _leaf(exc)
         what = redact(_describe(leaf), server.secrets)
         if isinstance(leaf, McpError) and "timed out" in str(leaf).lower():
-            return ToolError(f"{tool} on server {server.name} timed out: {what}", tool=tool, server=server.name,
-                             kind="timeout")
-        if isinstance(leaf, _TRANSPORT_ERRORS) or (isinstance(leaf, McpError) and "closed" in str(leaf).lower()):
+            return ToolError(
+                f"{tool} on server {server.name} timed out: {what}",
+                tool=tool,
+                server=server.name,
+                kind="timeout",
+            )
+        if isinstance(leaf, _TRANSPORT_ERRORS) or (
+            isinstance(leaf, McpError) and "closed" in str(leaf).lower()
+        ):
             server.mark_dead(what)
-            return ToolError(f"{tool}: server {server.name} is unavailable ({what})", tool=tool,
-                             server=server.name, kind="unavailable")
+            return ToolError(
+                f"{tool}: server {server.name} is unavailable ({what})",
+                tool=tool,
+                server=server.name,
+                kind="unavailable",
+            )
         return ToolError(f"{tool} on server {server.name} failed: {what}", tool=tool, server=server.name)
 
 
@@ -233,8 +255,9 @@ async def _wait_started(server: _Server) -> None:
     ready = asyncio.ensure_future(server.ready.wait())
     dead = asyncio.ensure_future(server.dead.wait())
     try:
-        done, _ = await asyncio.wait({ready, dead}, timeout=server.config.timeout_s,
-                                     return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            {ready, dead}, timeout=server.config.timeout_s, return_when=asyncio.FIRST_COMPLETED
+        )
     finally:
         ready.cancel()
         dead.cancel()

@@ -32,7 +32,8 @@ def check_arguments(
     error = best_match(errors)
     where = "/".join(str(p) for p in error.absolute_path) or "(arguments)"
     raise ToolError(
-        f"invalid arguments for {tool}" + (f" on server {server}" if server else "")
+        f"invalid arguments for {tool}"
+        + (f" on server {server}" if server else "")
         + f": {where}: {error.message}; expected arguments matching {json.dumps(_compact(schema))}",
         tool=tool,
         server=server,

@@ -7,7 +7,7 @@ from typing import Any
 
 
 def content_text(content: Any) -> str:
-    """The text of a ToolMessage's content: a string, or the text blocks of a block list joined by newlines."""
+    """The text of a ToolMessage's content: the string, or the text blocks of a block list, joined."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -22,7 +22,7 @@ def content_text(content: Any) -> str:
 
 
 def normalise(content: Any, artifact: Any) -> Any:
-    """Structured content when the server gave it; else the text parsed as JSON when it is JSON; else the text.
+    """Structured content when the server gave it; else the text parsed as JSON if it is JSON; else the text.
 
     Several text blocks that are each JSON become a list of the parsed values.
     """

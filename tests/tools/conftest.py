@@ -126,9 +126,9 @@ def upstream_env(base: str, cache_dir: Path) -> dict[str, str]:
 
 
 @contextmanager
-def http_server(args: list[str], env: dict[str, str] | None = None, timeout_s: float = 30) -> Iterator[
-    tuple[str, subprocess.Popen[bytes]]
-]:
+def http_server(
+    args: list[str], env: dict[str, str] | None = None, timeout_s: float = 30
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Start ``python <args> http --port N`` and yield its MCP URL and process; killed at the end."""
     port = free_port()
     proc = subprocess.Popen(
@@ -147,7 +147,9 @@ def http_server(args: list[str], env: dict[str, str] | None = None, timeout_s: f
                     break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"MCP server {args} did not listen on {port} within {timeout_s} s") from None
+                    raise TimeoutError(
+                        f"MCP server {args} did not listen on {port} within {timeout_s} s"
+                    ) from None
                 time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp", proc
     finally:

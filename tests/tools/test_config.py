@@ -24,13 +24,22 @@ def test_default_config_runs_both_bundled_servers_with_this_interpreter() -> Non
 def test_env_expansion_with_defaults_and_the_parent_environment_passed_to_stdio() -> None:
     raw = {
         "mcpServers": {
-            "api": {"url": "${API_URL:-http://127.0.0.1:9000/mcp}", "headers": {"Authorization": "Bearer ${TOKEN}"},
-                    "timeout": 5, "allowed_tools": ["search"]},
-            "local": {"command": "${PYTHON}", "args": ["-m", "x", "--home", "${HOME_DIR:-/tmp}"],
-                      "env": {"OVERPASS_URL": "${OVERPASS}"}},
+            "api": {
+                "url": "${API_URL:-http://127.0.0.1:9000/mcp}",
+                "headers": {"Authorization": "Bearer ${TOKEN}"},
+                "timeout": 5,
+                "allowed_tools": ["search"],
+            },
+            "local": {
+                "command": "${PYTHON}",
+                "args": ["-m", "x", "--home", "${HOME_DIR:-/tmp}"],
+                "env": {"OVERPASS_URL": "${OVERPASS}"},
+            },
         }
     }
-    config = load_config(raw, env={"TOKEN": "s3cr3t-token", "OVERPASS": "http://stub/api", "PYTHON": "/opt/py"})
+    config = load_config(
+        raw, env={"TOKEN": "s3cr3t-token", "OVERPASS": "http://stub/api", "PYTHON": "/opt/py"}
+    )
     api = config.servers["api"]
     assert isinstance(api, HttpServer)
     assert api.url == "http://127.0.0.1:9000/mcp"
@@ -47,7 +56,9 @@ def test_env_expansion_with_defaults_and_the_parent_environment_passed_to_stdio(
 
 
 def test_config_from_a_file_and_from_a_json_string(tmp_path: Path) -> None:
-    text = json.dumps({"mcpServers": {"m": {"command": "python3", "args": []}, "off": {"url": "x", "disabled": True}}})
+    text = json.dumps(
+        {"mcpServers": {"m": {"command": "python3", "args": []}, "off": {"url": "x", "disabled": True}}}
+    )
     path = tmp_path / "servers.json"
     path.write_text(text)
     assert set(load_config(path, env={}).servers) == {"m"}
@@ -62,13 +73,28 @@ def test_config_from_a_file_and_from_a_json_string(tmp_path: Path) -> None:
         ({"mcpServers": {"a": []}}, "mcpServers.a: expected an object"),
         ({"mcpServers": {"a": {"args": ["x"]}}}, 'mcpServers.a: expected "command" (stdio) or "url"'),
         ({"mcpServers": {"a": {"command": ""}}}, "mcpServers.a.command: expected a non-empty string"),
-        ({"mcpServers": {"a": {"command": "x", "args": "-m y"}}}, "mcpServers.a.args: expected a list of strings"),
-        ({"mcpServers": {"a": {"url": "ftp://h/mcp"}}}, "mcpServers.a.url: expected an http:// or https:// URL"),
-        ({"mcpServers": {"a": {"url": "http://h", "timeout": -1}}}, "mcpServers.a.timeout: expected a positive"),
-        ({"mcpServers": {"a": {"url": "http://h", "headers": {"X": 1}}}}, "mcpServers.a.headers.X: expected a string"),
+        (
+            {"mcpServers": {"a": {"command": "x", "args": "-m y"}}},
+            "mcpServers.a.args: expected a list of strings",
+        ),
+        (
+            {"mcpServers": {"a": {"url": "ftp://h/mcp"}}},
+            "mcpServers.a.url: expected an http:// or https:// URL",
+        ),
+        (
+            {"mcpServers": {"a": {"url": "http://h", "timeout": -1}}},
+            "mcpServers.a.timeout: expected a positive",
+        ),
+        (
+            {"mcpServers": {"a": {"url": "http://h", "headers": {"X": 1}}}},
+            "mcpServers.a.headers.X: expected a string",
+        ),
         ({"mcpServers": {"a": {"url": "http://h", "command": "x"}}}, 'has both "command" and "url"'),
         ({"mcpServers": {"a": {"url": "http://h", "env": {}}}}, "an HTTP server takes url/headers"),
-        ({"mcpServers": {"a": {"url": "http://h", "allowed_tools": "add"}}}, "allowed_tools: expected a list"),
+        (
+            {"mcpServers": {"a": {"url": "http://h", "allowed_tools": "add"}}},
+            "allowed_tools: expected a list",
+        ),
         ({"mcpServers": {"a": {"url": "http://h", "retries": 3}}}, "mcpServers.a: unknown key(s) retries"),
         ({"mcpServers": {"a": {"url": "${NOPE}"}}}, "mcpServers.a.url: environment variable NOPE is not set"),
     ],
@@ -90,15 +116,19 @@ def test_unreadable_or_invalid_json(tmp_path: Path) -> None:
 
 
 def test_secrets_never_show_in_repr_or_errors() -> None:
-    raw = {"mcpServers": {
-        "api": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer tok-123456789"}},
-        "local": {"command": "x", "env": {"API_KEY": "key-987654321"}},
-    }}
+    raw = {
+        "mcpServers": {
+            "api": {"url": "http://h/mcp", "headers": {"Authorization": "Bearer tok-123456789"}},
+            "local": {"command": "x", "env": {"API_KEY": "key-987654321"}},
+        }
+    }
     config = load_config(raw, env={})
     shown = repr(config) + str(config) + repr(config.servers["api"]) + repr(config.servers["local"])
     assert "tok-123456789" not in shown and "key-987654321" not in shown
     assert "Authorization" in shown  # the names are fine
     assert redact("401 for Bearer tok-123456789 (tok-123456789)", config.secrets()) == "401 for *** (***)"
     with pytest.raises(ConfigError) as info:
-        load_config({"mcpServers": {"a": {"url": "http://h", "headers": {"Authorization": ["Bearer tok-1"]}}}}, env={})
+        load_config(
+            {"mcpServers": {"a": {"url": "http://h", "headers": {"Authorization": ["Bearer tok-1"]}}}}, env={}
+        )
     assert "tok-1" not in str(info.value)

@@ -43,7 +43,9 @@ async def test_default_config_over_stdio_with_parallel_calls_on_one_session(
         monkeypatch.setenv(key, value)
     async with open_tools() as tools:
         assert isinstance(tools, ToolSource)
-        assert {"geocode", "get_weather", "get_parks", "get_spots", "rank_spots", "add", "sqrt"} <= set(tools.specs)
+        assert {"geocode", "get_weather", "get_parks", "get_spots", "rank_spots", "add", "sqrt"} <= set(
+            tools.specs
+        )
         assert tools.specs["add"].server == "math" and tools.specs["geocode"].server == "travel"
         assert tools.specs["add"].output_schema["properties"]["result"]["type"] == "number"
         assert tools.specs["get_weather"].input_schema["required"] == ["lat", "lon", "start_date", "end_date"]
@@ -54,13 +56,19 @@ async def test_default_config_over_stdio_with_parallel_calls_on_one_session(
         results = await asyncio.gather(
             *(tools.call("multiply", {"arg_0": i, "arg_1": "3"}) for i in range(8)),  # "3": repaired to 3
             tools.call("geocode", {"destination": "Barcelona"}),
-            tools.call("get_weather", {"lat": 41.4375, "lon": 2.1875, "start_date": "2026-01-16",
-                                       "end_date": "2026-01-23"}),
+            tools.call(
+                "get_weather",
+                {"lat": 41.4375, "lon": 2.1875, "start_date": "2026-01-16", "end_date": "2026-01-23"},
+            ),
         )
         elapsed = time.perf_counter() - started
         assert results[:8] == [{"result": float(i * 3)} for i in range(8)]
-        assert results[8] == {"lat": BARCELONA[0], "lon": BARCELONA[1], "name": "Barcelona, Catalunya, España",
-                              "source": "nominatim"}
+        assert results[8] == {
+            "lat": BARCELONA[0],
+            "lon": BARCELONA[1],
+            "name": "Barcelona, Catalunya, España",
+            "source": "nominatim",
+        }
         assert results[9]["source"] == "forecast" and len(results[9]["days"]) == 8
         assert elapsed < 10
         # still the same two processes: the sessions persisted
@@ -69,9 +77,13 @@ async def test_default_config_over_stdio_with_parallel_calls_on_one_session(
         error = await _error(tools.call("divide", {"arg_0": 1, "arg_1": 0}))
         assert (error.kind, error.tool, error.server) == ("error", "divide", "math")
         assert "division by zero" in str(error) and "math" in str(error)
-        bad = await _error(tools.call("get_spots", {"lat": 41.4, "lon": 2.1, "radius_km": 5, "activity": "surfing"}))
+        bad = await _error(
+            tools.call("get_spots", {"lat": 41.4, "lon": 2.1, "radius_km": 5, "activity": "surfing"})
+        )
         assert bad.kind == "error" and "unknown activity 'surfing'" in str(bad)
-        assert await tools.call("add", {"arg_0": 1, "arg_1": 2}) == {"result": 3.0}  # the session is still fine
+        assert await tools.call("add", {"arg_0": 1, "arg_1": 2}) == {
+            "result": 3.0
+        }  # the session is still fine
         unknown = await _error(tools.call("teleport", {}))
         assert unknown.kind == "invalid_arguments" and "available tools: add" in str(unknown)
         invalid = await _error(tools.call("add", {"arg_0": "one", "arg_1": 2}))
@@ -85,10 +97,19 @@ async def test_travel_server_over_streamable_http(upstream_stub: str, tmp_path: 
         async with open_tools({"mcpServers": {"travel": {"url": url, "timeout": 30}}}) as tools:
             coords = await tools.call("geocode", {"destination": "Barcelona"})
             estimate, spots, parks = await asyncio.gather(
-                tools.call("get_weather", {"lat": 41.441124, "lon": 2.2014387, "start_date": "2026-06-10",
-                                           "end_date": "2026-06-17"}),
-                tools.call("get_spots", {"lat": coords["lat"], "lon": coords["lon"], "radius_km": 10,
-                                         "activity": "sightseeing"}),
+                tools.call(
+                    "get_weather",
+                    {
+                        "lat": 41.441124,
+                        "lon": 2.2014387,
+                        "start_date": "2026-06-10",
+                        "end_date": "2026-06-17",
+                    },
+                ),
+                tools.call(
+                    "get_spots",
+                    {"lat": coords["lat"], "lon": coords["lon"], "radius_km": 10, "activity": "sightseeing"},
+                ),
                 tools.call("get_parks", {"lat": coords["lat"], "lon": coords["lon"], "radius_km": 3}),
             )
     assert coords["source"] == "nominatim"
@@ -98,25 +119,38 @@ async def test_travel_server_over_streamable_http(upstream_stub: str, tmp_path: 
 
 
 async def test_a_third_party_server_from_pypi_works_through_the_same_config() -> None:
-    config = {"mcpServers": {"time": {"command": "${PYTHON}", "args": ["-m", "mcp_server_time",
-                                                                         "--local-timezone", "UTC"]}}}
+    config = {
+        "mcpServers": {
+            "time": {"command": "${PYTHON}", "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+        }
+    }
     async with open_tools(config) as tools:
         assert {"get_current_time", "convert_time"} <= set(tools.specs)
         now = await tools.call("get_current_time", {"timezone": "Asia/Tokyo"})
         assert now["timezone"] == "Asia/Tokyo" and now["datetime"].endswith("+09:00")  # JSON text, parsed
         converted = await tools.call(
-            "convert_time", {"source_timezone": "Europe/Berlin", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+            "convert_time",
+            {"source_timezone": "Europe/Berlin", "time": "12:00", "target_timezone": "Asia/Tokyo"},
         )
         assert converted["target"]["datetime"][11:16] in {"19:00", "20:00"}
         error = await _error(tools.call("get_current_time", {"timezone": "Mars/Olympus"}))
         assert error.server == "time" and error.kind == "error" and "Invalid timezone" in str(error)
 
 
-async def test_headers_secrets_tool_errors_and_call_timeouts_over_http(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_headers_secrets_tool_errors_and_call_timeouts_over_http(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("ECHO_TOKEN", "sekret-token-4711")
     with http_server([ECHO]) as (url, _):
-        config = {"mcpServers": {"echo": {"url": url, "timeout": 1.5, "headers": {
-            "Authorization": "Bearer ${ECHO_TOKEN}", "X-Team": "${TEAM:-planwerk}"}}}}
+        config = {
+            "mcpServers": {
+                "echo": {
+                    "url": url,
+                    "timeout": 1.5,
+                    "headers": {"Authorization": "Bearer ${ECHO_TOKEN}", "X-Team": "${TEAM:-planwerk}"},
+                }
+            }
+        }
         async with open_tools(config) as tools:
             seen = await tools.call("whoami", {})
             assert seen == {"authorization": "Bearer sekret-token-4711", "x_team": "planwerk"}
@@ -135,11 +169,17 @@ async def test_headers_secrets_tool_errors_and_call_timeouts_over_http(monkeypat
             assert await tools.call("slow", {"seconds": 0.01}) == {"result": 0.01}  # the session survived
 
 
-async def test_a_server_that_accepts_tcp_and_never_answers_times_out(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_server_that_accepts_tcp_and_never_answers_times_out(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.WARNING)
     with silent_tcp_server() as url:
-        config = {"mcpServers": {"silent": {"url": url, "timeout": 1.5},
-                                 "math": {**MATH, "allowed_tools": ["add", "sqrt"]}}}
+        config = {
+            "mcpServers": {
+                "silent": {"url": url, "timeout": 1.5},
+                "math": {**MATH, "allowed_tools": ["add", "sqrt"]},
+            }
+        }
         started = time.perf_counter()
         async with open_tools(config) as tools:
             assert time.perf_counter() - started < 10
@@ -149,14 +189,21 @@ async def test_a_server_that_accepts_tcp_and_never_answers_times_out(caplog: pyt
     assert any("MCP server silent is unavailable" in r.getMessage() for r in caplog.records)
 
 
-async def test_servers_down_at_start_are_reported_and_the_others_work(caplog: pytest.LogCaptureFixture) -> None:
+async def test_servers_down_at_start_are_reported_and_the_others_work(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.WARNING)
-    config = {"mcpServers": {
-        "closed": {"url": f"http://127.0.0.1:{free_port()}/mcp", "headers": {"Authorization": "Bearer tok-0815-xyz"}},
-        "missing": {"command": "/nonexistent/mcp-server"},
-        "exits": {"command": sys.executable, "args": ["-c", "pass"]},
-        "math": MATH,
-    }}
+    config = {
+        "mcpServers": {
+            "closed": {
+                "url": f"http://127.0.0.1:{free_port()}/mcp",
+                "headers": {"Authorization": "Bearer tok-0815-xyz"},
+            },
+            "missing": {"command": "/nonexistent/mcp-server"},
+            "exits": {"command": sys.executable, "args": ["-c", "pass"]},
+            "math": MATH,
+        }
+    }
     async with open_tools(config, allowed={"add", "get_current_time"}) as tools:
         assert set(tools.unavailable) == {"closed", "missing", "exits"}
         assert set(tools.specs) == {"add"}

@@ -51,7 +51,11 @@ def test_common_slips_are_repaired(given: dict[str, Any], repaired: dict[str, An
 
 @pytest.mark.parametrize(
     ("given", "where"),
-    [({"count": 1}, "'lat' is a required property"), ({"lat": "north"}, "lat: "), ({"lat": 1, "count": 2.5}, "count")],
+    [
+        ({"count": 1}, "'lat' is a required property"),
+        ({"lat": "north"}, "lat: "),
+        ({"lat": 1, "count": 2.5}, "count"),
+    ],
 )
 def test_what_cannot_be_repaired_is_an_invalid_arguments_error(given: dict[str, Any], where: str) -> None:
     with pytest.raises(ToolError) as info:

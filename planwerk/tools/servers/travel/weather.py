@@ -54,7 +54,9 @@ async def _daily(http: HttpJson, url: str, mode: str, lat: float, lon: float, st
     return await http.request(f"Open-Meteo {mode}", "GET", url, params=params)
 
 
-async def _estimate(http: HttpJson, lat: float, lon: float, start: date, end: date, *, today: date) -> WeatherProfile:
+async def _estimate(
+    http: HttpJson, lat: float, lon: float, start: date, end: date, *, today: date
+) -> WeatherProfile:
     years = [today.year - i for i in range(1, ESTIMATE_YEARS + 1)]
     by_year: dict[int, list[WeatherDay]] = {}
     unreachable: list[str] = []
@@ -151,8 +153,11 @@ def profile(
     def values(attr: str) -> list[float]:
         return [getattr(d, attr) for d in days if getattr(d, attr) is not None]
 
-    mins, maxs, precs, winds = values("temp_min_c"), values("temp_max_c"), values("precipitation_mm"), values(
-        "wind_max_kmh"
+    mins, maxs, precs, winds = (
+        values("temp_min_c"),
+        values("temp_max_c"),
+        values("precipitation_mm"),
+        values("wind_max_kmh"),
     )
     return WeatherProfile(
         start_date=start,
