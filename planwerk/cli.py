@@ -22,6 +22,7 @@ from rich.panel import Panel
 
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
+from planwerk.rag.cli import index_app
 
 app = typer.Typer(
     name="planwerk",
@@ -238,16 +239,7 @@ def chat(
     _run(main)
 
 
-def _mount_optional() -> None:
-    """Sub-commands whose modules pull heavy dependencies are imported only when present."""
-    try:
-        from planwerk.rag.cli import index_app
-    except ImportError:
-        return
-    app.add_typer(index_app, name="index", help="Build and search the retrieval index.")
-
-
-_mount_optional()
+app.add_typer(index_app, name="index", help="Build and search the retrieval index.")
 
 
 def main() -> None:

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Set up planwerk on a fresh machine with Python 3.11: a virtualenv in .venv with the whole stack.
+# Idempotent: it re-installs only when pyproject.toml or this script changed. Needs only the package registries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3.11}
+command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+VENV=${PLANWERK_VENV:-.venv}
+
+# System packages some tests need (a PostgreSQL server for the Postgres checkpointer test), when we can install them.
+if [ -f .ci/apt-packages.txt ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  missing=$(while read -r pkg; do
+    [ -n "$pkg" ] && ! dpkg -s "$pkg" >/dev/null 2>&1 && echo "$pkg"; done < .ci/apt-packages.txt || true)
+  if [ -n "$missing" ]; then
+    echo "planwerk setup: apt-get install $missing"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null) \
+      || echo "planwerk setup: warning: could not install $missing (tests that need them will say so)"
+  fi
+fi
+
+stamp="$VENV/.planwerk-installed"
+want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+pip=("$VENV/bin/python" -m pip install --disable-pip-version-check -q)
+echo "planwerk setup: installing into $VENV (a few minutes the first time) …"
+"${pip[@]}" --upgrade pip
+# The CPU build of torch that lies on this kind of machine; a bare "torch" would pull a multi-GB CUDA build.
+"${pip[@]}" "torch==2.13.0"
+"${pip[@]}" -e ".[local,serve,dev]"
+# xgrammar's triton dependency (1 GB) is only needed on GPUs; on the CPU xgrammar works without it.
+"${pip[@]}" --no-deps "xgrammar==0.2.8" "apache-tvm-ffi>=0.1"
+echo "$want" > "$stamp"
+echo "planwerk setup: done"
