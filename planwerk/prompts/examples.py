@@ -3,8 +3,10 @@
 Small models copy the shape of the example they are shown, so the example should resemble the question and use
 only tools that are loaded. The library is the packaged ``examples/<profile>.json`` files plus plans that ran
 cleanly and were saved with :func:`add_example` (``$PLANWERK_HOME/examples.jsonl``). Examples are ranked by
-embedding similarity of the questions (``planwerk.rag.embeddings``); word overlap is the fallback when no
-embedding model can be loaded.
+embedding similarity of the questions (``planwerk.rag.embeddings``) plus their word overlap: the packaged
+embedding model is English and alone ranked "Vergleiche das Wetter in Madrid und Lissabon" above "Wie wird das
+Wetter in Rom" for a one-city German weather question (and a small model copies the example's shape). Word
+overlap alone is the fallback when no embedding model can be loaded.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ log = logging.getLogger(__name__)
 _WORD = re.compile(r"\w+", re.UNICODE)
 USER_EXAMPLES_FILE = "examples.jsonl"
 
-Ranking = Literal["embedding", "words"]
+Ranking = Literal["hybrid", "embedding", "words"]
 
 
 @dataclass(frozen=True)
@@ -109,16 +111,21 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text) if len(w) > 2}
 
 
-def _rank_by_words(question: str, pool: list[Example]) -> list[Example]:
-    words = _words(question)
-    return sorted(pool, key=lambda e: -len(words & _words(e.question)) / (1 + len(_words(e.question))))
+def _overlap(question: str, example: Example) -> float:
+    theirs = _words(example.question)
+    return len(_words(question) & theirs) / (1 + len(theirs))
+
+
+def _rank(pool: list[Example], scores: list[float]) -> list[Example]:
+    order = sorted(range(len(pool)), key=lambda i: -scores[i])  # stable: library order breaks ties
+    return [pool[i] for i in order]
 
 
 _vectors: dict[str, Any] = {}
 _vectors_lock = threading.Lock()
 
 
-def _rank_by_embedding(question: str, pool: list[Example]) -> list[Example]:
+def _cosines(question: str, pool: list[Example]) -> list[float]:
     from planwerk.rag.embeddings import embed, load_embedder
 
     model = load_embedder()
@@ -129,9 +136,7 @@ def _rank_by_embedding(question: str, pool: list[Example]) -> list[Example]:
                 _vectors[text] = vector
         vectors = [_vectors[e.question] for e in pool]
     query = embed([question], model=model, progress=False)[0]
-    scores = [float(query @ vector) for vector in vectors]
-    order = sorted(range(len(pool)), key=lambda i: -scores[i])  # stable: library order breaks ties
-    return [pool[i] for i in order]
+    return [float(query @ vector) for vector in vectors]
 
 
 def select_examples(
@@ -141,12 +146,13 @@ def select_examples(
     examples: Iterable[Example] | None = None,
     *,
     include_saved: bool = True,
-    ranking: Ranking = "embedding",
+    ranking: Ranking = "hybrid",
 ) -> list[Example]:
     """The ``k`` examples most similar to ``question`` among those whose tools are all loaded.
 
     The pool is ``examples`` (default: the travel library) plus, with ``include_saved``, the examples saved by
-    :func:`add_example`. An example without tool calls (a ``final`` answer) qualifies for any tool set.
+    :func:`add_example`. ``ranking``: ``hybrid`` (embedding cosine + word overlap), ``embedding`` or ``words``.
+    An example without tool calls (a ``final`` answer) qualifies for any tool set.
     """
     base = tuple(examples) if examples is not None else library()
     saved = load_user_examples() if include_saved else ()
@@ -154,9 +160,13 @@ def select_examples(
     pool = [e for e in (*base, *saved) if e.tools <= loaded]
     if not pool or k <= 0:
         return []
-    if ranking == "embedding":
+    overlaps = [_overlap(question, e) for e in pool]
+    if ranking != "words":
         try:
-            return _rank_by_embedding(question, pool)[:k]
+            cosines = _cosines(question, pool)
         except Exception as exc:  # no embedding stack installed or model missing: still give an example
             log.warning("ranking examples by word overlap, the embedding model is unavailable: %s", exc)
-    return _rank_by_words(question, pool)[:k]
+        else:
+            weight = 1.0 if ranking == "hybrid" else 0.0
+            return _rank(pool, [c + weight * o for c, o in zip(cosines, overlaps, strict=True)])[:k]
+    return _rank(pool, overlaps)[:k]

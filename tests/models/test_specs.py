@@ -1,0 +1,155 @@
+"""Model specs: parsing (no I/O), errors, the per-process cache, and the endpoint model against a local server."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import uvicorn
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import HumanMessage
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+import planwerk.models.specs as specs
+from planwerk.models.specs import ModelSpec, endpoint_base_url, load_chat_model, parse_model_spec
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", ModelSpec("default")),
+        ("  default ", ModelSpec("default")),
+        ("hf:Qwen/Qwen2.5-0.5B-Instruct", ModelSpec("hf", "Qwen/Qwen2.5-0.5B-Instruct")),
+        ("hf:/models/my model", ModelSpec("hf", "/models/my model")),
+        ("gguf:/m/q.gguf", ModelSpec("gguf", "/m/q.gguf")),
+        ("gguf:/m/q.gguf#/m/tokenizer", ModelSpec("gguf", "/m/q.gguf", "/m/tokenizer")),
+        ("endpoint:http://127.0.0.1:8080/v1", ModelSpec("endpoint", "http://127.0.0.1:8080/v1")),
+        ("endpoint:https://tgi.example/v1#qwen", ModelSpec("endpoint", "https://tgi.example/v1", "qwen")),
+        ("replay:runs/a.jsonl", ModelSpec("replay", "runs/a.jsonl")),
+        ("HF:x", ModelSpec("hf", "x")),
+    ],
+)
+def test_parse(text, expected):
+    assert parse_model_spec(text) == expected
+    assert parse_model_spec(str(expected)) == expected  # str() round-trips
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("llama3", r"unknown model spec 'llama3'; expected one of: default, hf:.*gguf:.*endpoint:.*replay:"),
+        ("ollama:qwen", r"unknown model spec"),
+        ("hf:", r"names no hf target"),
+        ("gguf:/m/model.bin", r"expected a \.gguf file"),
+        ("endpoint:localhost:8080", r"must be an http\(s\) URL"),
+        ("endpoint:ftp://x/v1", r"must be an http\(s\) URL"),
+    ],
+)
+def test_parse_errors(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_model_spec(text)
+
+
+@pytest.mark.parametrize(
+    ("url", "base"),
+    [
+        ("http://h:8080", "http://h:8080/v1"),
+        ("http://h:8080/", "http://h:8080/v1"),
+        ("http://h:8080/v1", "http://h:8080/v1"),
+        ("http://h:8080/v1/chat/completions", "http://h:8080/v1"),
+    ],
+)
+def test_endpoint_base_url(url, base):
+    assert endpoint_base_url(url) == base
+
+
+@pytest.fixture
+def counting_loader(monkeypatch) -> list[ModelSpec]:
+    """Replace the real loaders (this test is about the cache) by a slow fake that records its calls."""
+    calls: list[ModelSpec] = []
+
+    def load(spec: ModelSpec) -> FakeListChatModel:
+        calls.append(spec)
+        time.sleep(0.2)  # long enough for concurrent callers to overlap
+        return FakeListChatModel(responses=[str(spec)])
+
+    monkeypatch.setattr(specs, "_load", load)
+    monkeypatch.setattr(specs, "_models", {})
+    return calls
+
+
+def test_same_spec_loads_once_even_concurrently(counting_loader):
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        models = list(pool.map(load_chat_model, ["hf:a", "hf:a ", "hf:a", "hf:b", "hf:b", "hf:a"]))
+    assert len({id(m) for m in models}) == 2
+    assert sorted(s.target for s in counting_loader) == ["a", "b"]
+    assert load_chat_model(ModelSpec("hf", "a")) is models[0]
+    assert "hf:a" in specs.loaded_models()
+
+
+def test_missing_gguf_file_is_reported(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no GGUF file"):
+        load_chat_model(f"gguf:{tmp_path}/absent.gguf")
+
+
+def test_uncached_hub_id_is_not_downloaded():
+    with pytest.raises(RuntimeError, match="does not download models at run time"):
+        load_chat_model("hf:planwerk-test/definitely-not-cached-model")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def openai_server() -> Iterator[tuple[str, list[dict]]]:
+    """A minimal OpenAI-compatible /v1/chat/completions server (the shape TGI and vLLM serve)."""
+    seen: list[dict] = []
+
+    async def completions(request: Request) -> JSONResponse:
+        body = await request.json()
+        seen.append(body)
+        text = "echo: " + body["messages"][-1]["content"]
+        return JSONResponse(
+            {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+            }
+        )
+
+    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}", seen
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def test_endpoint_model_talks_to_an_openai_compatible_server(openai_server):
+    url, seen = openai_server
+    model = load_chat_model(f"endpoint:{url}#tgi")
+    reply = model.invoke([HumanMessage("Hallo")])
+    assert reply.content == "echo: Hallo"
+    assert reply.usage_metadata["total_tokens"] == 10
+    assert seen[0]["model"] == "tgi" and seen[0]["temperature"] == 0
+    assert model.request_timeout == specs.ENDPOINT_TIMEOUT_S
