@@ -49,7 +49,7 @@ class Figure:
 
 def _figure(transport: Transport, mode: Mode, seconds: list[float]) -> Figure:
     ms = sorted(s * 1000 for s in seconds)
-    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    p95 = statistics.quantiles(ms, n=20, method="inclusive")[18] if len(ms) > 1 else ms[0]
     return Figure(
         transport,
         mode,
