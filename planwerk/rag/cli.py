@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 index_app = typer.Typer(
@@ -32,7 +33,7 @@ def _offline() -> None:
 
 
 def _fail(message: str) -> None:
-    Console(stderr=True).print(f"[bold red]error:[/] {message}")
+    Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code=2)
 
 
@@ -63,7 +64,7 @@ def build(
     if as_json:
         typer.echo(json.dumps(summary, ensure_ascii=False))
         return
-    console = Console()
+    console = Console(soft_wrap=True)
     console.print(
         f"[bold]{summary['action']}[/] {summary['index_dir']} ({summary['reason']}): "
         f"{summary['documents']} documents, {summary['total_chunks']} chunks, index {summary['index_type']}, "
