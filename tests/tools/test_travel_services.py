@@ -239,3 +239,21 @@ def test_settings_come_from_the_environment(tmp_path: Path) -> None:
     assert HttpSettings.from_env({"PLANWERK_CACHE_DIR": "off"}).cache_dir is None
     with pytest.raises(ValueError, match="PLANWERK_HTTP_TIMEOUT must be a number"):
         HttpSettings.from_env({"PLANWERK_HTTP_TIMEOUT": "soon"})
+
+
+@respx.mock
+async def test_estimate_skips_years_the_archive_cannot_serve(settings: HttpSettings) -> None:
+    def flaky(request: httpx.Request) -> httpx.Response:
+        year = int(request.url.params["start_date"][:4])
+        if year in (2017, 2020):
+            return httpx.Response(503)
+        if year == 2016:
+            return httpx.Response(400, json={"error": True, "reason": "no data"})
+        return _archive(request)
+
+    respx.get(f"{BASE}/v1/archive").mock(side_effect=flaky)
+    profile = await weather.get_weather(
+        HttpJson(settings), *JUNE_POINT, date(2026, 6, 10), date(2026, 6, 17), today=date(2026, 1, 16)
+    )
+    assert profile.reference_years == [2018, 2019, 2021, 2022, 2023, 2024, 2025]
+    assert profile.is_estimate and len(profile.days) == 8

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from datetime import date, timedelta
 from statistics import mean
@@ -58,28 +59,36 @@ async def _estimate(
     http: HttpJson, lat: float, lon: float, start: date, end: date, *, today: date
 ) -> WeatherProfile:
     years = [today.year - i for i in range(1, ESTIMATE_YEARS + 1)]
-    by_year: dict[int, list[WeatherDay]] = {}
-    unreachable: list[str] = []
-    for year in years:
-        ref_start, ref_end = same_day(start, year), same_day(end, year)
-        if ref_end < ref_start:
-            continue
-        try:
-            data = await _daily(http, http.settings.archive_url, "archive", lat, lon, ref_start, ref_end)
-        except ServiceUnreachable as exc:
-            unreachable.append(str(exc))
-            if len(unreachable) >= 2 and not by_year:  # the archive is down; do not wait for ten failures
-                raise
-            continue
-        except ValueError:  # a year the archive has no data for is skipped, as in the original
-            continue
-        by_year[year] = parse_days(data)
-    if len(by_year) < ESTIMATE_MIN_YEARS:
-        detail = f" ({unreachable[0]})" if unreachable else ""
-        raise ServiceUnreachable(
-            f"Open-Meteo archive: only {len(by_year)} of {len(years)} past years could be fetched for the "
-            f"estimate, at least {ESTIMATE_MIN_YEARS} are needed{detail}"
+
+    async def fetch(year: int) -> list[WeatherDay]:
+        data = await _daily(
+            http, http.settings.archive_url, "archive", lat, lon, same_day(start, year), same_day(end, year)
         )
+        return parse_days(data)
+
+    # The years are independent: fetch them together, so a slow archive costs one timeout, not ten.
+    outcomes = await asyncio.gather(*(fetch(year) for year in years), return_exceptions=True)
+    by_year: dict[int, list[WeatherDay]] = {}
+    unreachable: list[ServiceUnreachable] = []
+    for year, outcome in zip(years, outcomes, strict=True):
+        if isinstance(outcome, ServiceUnreachable):
+            unreachable.append(outcome)
+        elif isinstance(outcome, ValueError):  # a year without archive data is skipped, as in the original
+            continue
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            by_year[year] = outcome
+    if len(by_year) < ESTIMATE_MIN_YEARS:
+        if unreachable and not by_year:
+            raise unreachable[0]
+        message = (
+            f"Open-Meteo archive: only {len(by_year)} of {len(years)} past years could be fetched for the "
+            f"estimate, at least {ESTIMATE_MIN_YEARS} are needed"
+        )
+        if unreachable:
+            raise ServiceUnreachable(f"{message} ({unreachable[0]})")
+        raise ValueError(message)
     return profile(
         average_days(list(by_year.values()), start, end),
         start,
