@@ -78,6 +78,8 @@ class Agent:
         get_profile(profile)  # fail early on an unknown profile
         base = context or Context()
         spec = model if isinstance(model, str) else base.model
+        if isinstance(model, str):
+            _check_model_spec(model)
         self.context = replace(
             base, model=spec, profile=profile, mcp_config=str(mcp_config) if mcp_config else base.mcp_config
         )
@@ -188,6 +190,15 @@ class Agent:
         if not snapshot.values:
             raise KeyError(f"unknown thread id {thread_id!r}: no checkpoint exists for it")
         return dict(snapshot.values)
+
+
+def _check_model_spec(spec: str) -> None:
+    """Fail before any server starts when the spec cannot work (no I/O beyond a file check)."""
+    from planwerk.models.specs import parse_model_spec
+
+    parsed = parse_model_spec(spec)
+    if parsed.kind == "replay" and not Path(parsed.target).expanduser().is_file():
+        raise ValueError(f"replay file not found: {parsed.target}; expected a JSON array of strings")
 
 
 def iter_events(question: str, **agent_options: Any) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,124 @@
+"""The command line, run as a real process (as users run it), against the real bundled MCP servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+class Runner:
+    """Runs ``planwerk`` in a subprocess with the test's environment."""
+
+    def invoke(self, args: list[str]) -> Result:
+        done = subprocess.run([sys.executable, "-m", "planwerk.cli", *args], capture_output=True, text=True,
+                              timeout=180, env={**os.environ, "COLUMNS": "200"})
+        return Result(done.returncode, done.stdout, done.stderr)
+
+
+runner = Runner()
+MATH_PLAN = {"steps": [
+    {"description": "add", "tools": [{"id": "var_1", "name": "add", "arguments": {"arg_0": 12, "arg_1": 30}}]},
+    {"description": "multiply", "tools": [{"id": "var_2", "name": "multiply",
+                                           "arguments": {"arg_0": {"$ref": "var_1.result"}, "arg_1": 3}}]}],
+    "final": None}
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PLANWERK_HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+@pytest.fixture
+def math_config(tmp_path: Path) -> Path:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"math": {
+        "command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}}}))
+    return config
+
+
+def replay(tmp_path: Path, *replies: str) -> str:
+    file = tmp_path / f"replay-{len(list(tmp_path.glob('replay-*')))}.json"
+    file.write_text(json.dumps(list(replies)), encoding="utf-8")
+    return f"replay:{file}"
+
+
+def test_ask_json_prints_one_event_per_line(home: Path, math_config: Path) -> None:
+    model = replay(home, json.dumps(MATH_PLAN), "Das Ergebnis ist 126.")
+    result = runner.invoke(["ask", "Was ist (12 + 30) * 3?", "--json", "--model", model, "--profile", "math",
+                                 "--mcp-config", str(math_config), "--thread", "cli-1"])
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["start", "retrieval", "plan", "tool_call", "tool_result", "tool_call",
+                                            "tool_result", "final_answer"]
+    assert events[4]["result"] == {"result": 42}
+    assert events[5]["args"] == {"arg_0": 42, "arg_1": 3}
+    assert events[6]["result"] == {"result": 126}
+    assert events[-1]["answer"] == "Das Ergebnis ist 126." and events[-1]["metadata"]["llm_calls"] == 2
+    assert all(e["thread_id"] == "cli-1" for e in events)
+
+    # The thread lives in the SQLite file: another process (invocation) reads it back.
+    state = runner.invoke(["state", "--thread", "cli-1"])
+    assert state.exit_code == 0, state.output
+    values = json.loads(state.stdout)
+    assert [m["role"] for m in values["messages"]] == ["human", "ai"]
+    assert values["results"]["var_2"] == {"result": 126}
+
+
+def test_ask_prints_readable_progress_and_answer(home: Path, math_config: Path) -> None:
+    model = replay(home, json.dumps(MATH_PLAN), "Das Ergebnis ist 126.")
+    result = runner.invoke(["ask", "Was ist (12 + 30) * 3?", "--model", model, "--profile", "math",
+                                 "--mcp-config", str(math_config)])
+    assert result.exit_code == 0, result.output
+    assert "→ var_1 add" in result.stdout and "✓ var_2" in result.stdout
+    assert "Antwort" in result.stdout and "Das Ergebnis ist 126." in result.stdout
+    assert "2 model calls" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "gpt:4"], "model spec"),
+        (["--model", "replay:/nonexistent.json"], "replay file not found: /nonexistent.json"),
+        (["--mcp-config", "/nonexistent.json"], "MCP config file not found"),
+        (["--profile", "poetry"], "unknown profile 'poetry'; known profiles: math, travel"),
+    ],
+)
+def test_bad_input_gets_a_one_line_error(home: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(["ask", "Hallo?", "--no-retrieval", *args])
+    assert result.exit_code == 2
+    assert message in result.stderr.replace("\n", " ")
+    assert "Traceback" not in result.stderr
+
+
+def test_malformed_mcp_config_is_named(home: Path, tmp_path: Path) -> None:
+    config = tmp_path / "bad.json"
+    config.write_text('{"mcpServers": {"x": {"command": 5}}}')
+    result = runner.invoke(["ask", "Hallo?", "--no-retrieval", "--mcp-config", str(config),
+                                 "--model", replay(tmp_path, "{}")])
+    assert result.exit_code == 2
+    assert "mcpServers.x" in result.stderr
+
+
+def test_resume_of_an_unknown_thread(home: Path, math_config: Path) -> None:
+    result = runner.invoke(["resume", "--thread", "does-not-exist", "--no-retrieval",
+                                 "--mcp-config", str(math_config), "--model", replay(home)])
+    assert result.exit_code == 2
+    assert "unknown thread id 'does-not-exist'" in result.stderr
