@@ -45,8 +45,7 @@ def check_plan(
     problems: list[str] = []
     if plan.ask_user is not None:
         return problems
-    if not plan.steps and plan.final is None:
-        problems.append('the plan has no steps and no "final" answer; give tool steps or a final answer')
+    # No steps and no "final" is valid: nothing to call, the finalizer answers from the context and conversation.
     if plan.call_count > MAX_CALLS:
         problems.append(f"the plan makes {plan.call_count} calls; at most {MAX_CALLS} are allowed")
         return problems
