@@ -89,6 +89,7 @@ class Agent:
         self._db = Path(db) if db else None
         self._checkpointer = checkpointer
         self._stack: contextlib.AsyncExitStack | None = None
+        self._thread_locks: dict[str, asyncio.Lock] = {}
         self.graph: CompiledStateGraph | None = None
 
     async def __aenter__(self) -> Agent:
@@ -152,15 +153,17 @@ class Agent:
         else:
             run_input = None
         config = self._config(thread_id)
-        async for mode, chunk in self.graph.astream(
-            run_input, config, context=self.context, stream_mode=["custom", "updates"]
-        ):
-            if mode == "custom":
-                yield {**chunk, "thread_id": thread_id}
-            elif mode == "updates" and "__interrupt__" in chunk:
-                for item in chunk["__interrupt__"]:
-                    value = item.value if isinstance(item.value, dict) else {"question": str(item.value)}
-                    yield {"event": "interrupt", **value, "thread_id": thread_id}
+        # Runs on one thread are queued, never interleaved (two turns writing one checkpoint would mix).
+        async with self._thread_locks.setdefault(thread_id, asyncio.Lock()):
+            async for mode, chunk in self.graph.astream(
+                run_input, config, context=self.context, stream_mode=["custom", "updates"]
+            ):
+                if mode == "custom":
+                    yield {**chunk, "thread_id": thread_id}
+                elif mode == "updates" and "__interrupt__" in chunk:
+                    for item in chunk["__interrupt__"]:
+                        value = item.value if isinstance(item.value, dict) else {"question": str(item.value)}
+                        yield {"event": "interrupt", **value, "thread_id": thread_id}
 
     async def ask(self, question: str, *, thread_id: str | None = None) -> Reply:
         """Run one turn and collect it."""

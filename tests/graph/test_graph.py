@@ -191,3 +191,18 @@ async def test_empty_and_enormous_questions_and_unknown_threads(checkpointer: Ba
             await planwerk.ask("x" * 9000)
         with pytest.raises(KeyError, match="unknown thread id 'nope'"):
             await planwerk.state("nope")
+
+
+async def test_sync_api_ask_and_iter_events(tmp_path: Path) -> None:
+    from planwerk.agent import ask, iter_events
+
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps([GOOD_PLAN, "17 °C.", GOOD_PLAN, "Wieder 17 °C."]), encoding="utf-8")
+    options = {"model": ReplayChatModel.from_file(replay), "tools": travel_tools(), "retriever": False,
+               "context": TODAY}
+    import asyncio
+
+    reply = await asyncio.to_thread(ask, QUESTION, **options)
+    assert reply.answer == "17 °C." and reply.metadata["tool_calls"] == 2
+    events = await asyncio.to_thread(lambda: list(iter_events(QUESTION, **options)))
+    assert events[0]["event"] == "start" and events[-1]["answer"] == "Wieder 17 °C."
