@@ -171,7 +171,7 @@ def ask(
 @app.command()
 def resume(
     thread: Annotated[str, typer.Option("--thread", "-t", help="The thread to resume.")],
-    answer: Annotated[str | None, typer.Argument(help="Answer to the agent's question; omit to continue a run.")] = None,
+    answer: Annotated[str | None, typer.Argument(help="Answer to the agent's question; omit to continue.")] = None,
     model: ModelOption = "default",
     mcp_config: McpOption = None,
     profile: ProfileOption = "travel",

@@ -62,7 +62,7 @@ def parse_ref(text: str) -> Ref:
         raise RefError(text[:40] + "…", f"longer than {MAX_REF_LENGTH} characters")
     root, _, rest = text.partition(".")
     if "[" in root:  # "items[0]" directly on the root
-        root, bracket, tail = root.partition("[")
+        root, _, tail = root.partition("[")
         rest = f"[{tail}" + (f".{rest}" if rest else "")
     root = root.strip()
     if not root:

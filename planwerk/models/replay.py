@@ -19,7 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
@@ -48,7 +48,7 @@ class ReplayChatModel(BaseChatModel):
     """Where the responses came from (file path), for error messages."""
     _position: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    prompts: list[list[BaseMessage]] = []
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
     """Every prompt the model was given, in order (tests inspect what the engine sent)."""
 
     @classmethod

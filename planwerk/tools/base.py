@@ -43,7 +43,7 @@ class ToolError(Exception):
         self.tool = tool
         self.server = server
         self.kind = kind
-        """One of ``"error"`` (the tool reported an error), ``"timeout"``, ``"unavailable"``, ``"invalid_arguments"``."""
+        """``"error"`` (the tool reported one), ``"timeout"``, ``"unavailable"`` or ``"invalid_arguments"``."""
 
 
 @runtime_checkable

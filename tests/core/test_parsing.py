@@ -16,7 +16,8 @@ def recorded(name: str) -> str:
 
 def test_recorded_llama_plan_behind_assistant_prefix() -> None:
     plan = parse_plan(recorded("jogging_barcelona_iteration0.json"))
-    assert [call.id for _, call in plan.calls()] == ["geo_barcelona", "parks_barcelona", "filter_parks", "jogging_parks"]
+    ids = [call.id for _, call in plan.calls()]
+    assert ids == ["geo_barcelona", "parks_barcelona", "filter_parks", "jogging_parks"]
     assert plan.steps[1].tools[0].arguments["lat"] == {"$ref": "geo_barcelona.lat"}
 
 
@@ -34,8 +35,8 @@ def test_recorded_prose_with_pseudo_json_picks_the_fenced_plan() -> None:
         "\"arguments\": {\"destination\": \"Rom\"}}]}], \"final\": null}\n```",
         "{'steps': [{'description': 'd', 'tools': [{'id': 'g', 'name': 'geocode', "
         "'arguments': {'destination': 'Rom'}}]}], 'final': None}",
-        "{steps: [{description: \"d\", tools: [{id: \"g\", name: \"geocode\", arguments: {destination: \"Rom\"},},],},],"
-        " final: null,}",
+        "{steps: [{description: \"d\", tools: [{id: \"g\", name: \"geocode\", "
+        "arguments: {destination: \"Rom\"},},],},], final: null,}",
         "Here is the plan: {\"steps\": [{\"description\": \"d\", \"tools\": [{\"id\": \"g\", \"name\": \"geocode\", "
         "\"arguments\": \"{\\\"destination\\\": \\\"Rom\\\"}\"}]}], \"final\": null} Hope it helps!",
         "{\"steps\": [{\"description\": \"d\", \"tools\": [{\"id\": \"g\", \"tool\": \"geocode\", "
