@@ -1,0 +1,220 @@
+"""The LangGraph server's entry points (``langgraph.json``): the graph factory and the durable checkpointer.
+
+The server calls :func:`make_graph` on every access (runs, state reads, schemas, Studio's graph view). Only a
+run (``runtime.execution_runtime`` set) opens MCP sessions, for the life of that run; every other access gets the
+same topology without tools. The run's :class:`~planwerk.graph.context.Context` (assistant context merged with
+the run's) picks the model spec, profile and MCP config; the model itself is loaded by the graph from
+``Context.model`` (once per process, off the event loop).
+
+:func:`make_checkpointer` keeps threads durable: PostgreSQL when ``PLANWERK_POSTGRES_URI`` (or
+``DATABASE_URI``) is set, else a SQLite file (``PLANWERK_CHECKPOINT_DB``, default
+``.langgraph_api/planwerk-checkpoints.sqlite`` next to the dev server's own thread records). Python callers use it
+too: ``async with make_checkpointer() as saver: async with Agent(checkpointer=saver): ...``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import TypeAdapter, ValidationError
+
+from planwerk.graph.builder import build_graph
+from planwerk.graph.context import Context
+from planwerk.graph.deps import Deps
+from planwerk.profiles import get_profile
+from planwerk.rag.base import Retriever
+
+if TYPE_CHECKING:
+    from langgraph_sdk.runtime import ServerRuntime
+
+log = logging.getLogger(__name__)
+
+GRAPH_ID = "planwerk"
+"""The graph's id in ``langgraph.json`` (and the assistant the server creates for it)."""
+POSTGRES_URI_ENVS = ("PLANWERK_POSTGRES_URI", "DATABASE_URI")
+"""Environment variables naming a PostgreSQL connection string, first set one wins (``DATABASE_URI`` only as a
+``postgres://``/``postgresql://`` URL)."""
+SQLITE_PATH_ENV = "PLANWERK_CHECKPOINT_DB"
+"""Environment variable naming the SQLite checkpoint file."""
+DEFAULT_SQLITE_PATH = Path(".langgraph_api") / "planwerk-checkpoints.sqlite"
+"""Relative to the server's working directory: next to ``langgraph dev``'s thread records, reset together."""
+POOL_SIZE_ENV = "PLANWERK_POSTGRES_POOL_SIZE"
+RETRIEVER_RETRY_S = 300.0
+"""After a failed retriever load, runs go without retrieval for this long before the next attempt."""
+
+Backend = Literal["postgres", "sqlite"]
+
+
+# --- the run's context ------------------------------------------------------------------------------------------
+
+
+def run_context(value: Any) -> Context:
+    """The run's :class:`Context` from what the server passes (a dict, a ``Context`` or ``None``).
+
+    Unknown keys are dropped (the server mirrors other configurable values into the context); a bad value for
+    a known key raises ``ValueError`` naming the key and what was expected.
+    """
+    if value is None:
+        return Context()
+    if isinstance(value, Context):
+        return value
+    if not isinstance(value, Mapping):
+        raise ValueError(f"run context must be an object with Context fields, got {type(value).__name__}")
+    known = {k: v for k, v in value.items() if k in _CONTEXT_FIELDS}
+    try:
+        context = _CONTEXT_ADAPTER.validate_python(known)
+    except ValidationError as error:
+        problems = "; ".join(f"context.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise ValueError(f"invalid run context: {problems}") from None
+    get_profile(context.profile)  # an unknown profile: ValueError naming the known ones
+    return context
+
+
+_CONTEXT_FIELDS = frozenset(f.name for f in dataclasses.fields(Context))
+_CONTEXT_ADAPTER: TypeAdapter[Context] = TypeAdapter(Context)
+
+
+# --- the retriever, once per process --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """A retriever load's outcome: the retriever, or the time it failed."""
+
+    retriever: Retriever | None
+    failed_at: float | None = None
+
+
+_retrievers: dict[str, _Loaded] = {}
+_retriever_lock = threading.Lock()
+
+
+def _load_retriever_blocking(corpus: str) -> Retriever | None:
+    """Load (or reuse) the retriever of ``corpus``; ``None`` (logged) when loading fails. Runs in a thread."""
+    with _retriever_lock:  # concurrent first runs load once; later runs find the cache
+        cached = _retrievers.get(corpus)
+        if cached is not None and (cached.failed_at is None or time.monotonic() - cached.failed_at < RETRIEVER_RETRY_S):
+            return cached.retriever
+        try:
+            from planwerk.rag.retriever import load_retriever
+
+            retriever = load_retriever(None if corpus == "default" else [Path(corpus)])
+        except Exception as error:  # a run without retrieval beats no run at all
+            log.warning(
+                "retriever for corpus %r could not be loaded, runs go on without retrieval "
+                "(next attempt in %.0f s): %s: %s",
+                corpus,
+                RETRIEVER_RETRY_S,
+                type(error).__name__,
+                error,
+            )
+            _retrievers[corpus] = _Loaded(None, failed_at=time.monotonic())
+            return None
+        _retrievers[corpus] = _Loaded(retriever)
+        return retriever
+
+
+async def shared_retriever(context: Context) -> Retriever | None:
+    """The profile's retriever, loaded once per process off the event loop; ``None`` without a corpus."""
+    corpus = get_profile(context.profile).corpus
+    if corpus is None:
+        return None
+    return await asyncio.to_thread(_load_retriever_blocking, corpus)
+
+
+# --- the graph factory ----------------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph]:
+    """The planwerk graph for one server access; MCP sessions are open only while a run executes."""
+    execution = runtime.execution_runtime
+    if execution is None:  # state reads, schemas, Studio's graph view: same topology, nothing connected
+        yield build_graph(Deps())
+        return
+    context = run_context(execution.context)
+    from planwerk.tools.config import load_config
+    from planwerk.tools.mcp import open_tools
+
+    # Reading the config file is blocking I/O: off the loop (the dev server's blocking-call guard stays on).
+    config = await asyncio.to_thread(load_config, context.mcp_config)
+    retriever = await shared_retriever(context)
+    async with open_tools(config) as tools:
+        yield build_graph(Deps(chat_model=None, tools=tools, retriever=retriever))
+
+
+# --- the checkpointer -----------------------------------------------------------------------------------------
+
+
+def checkpoint_backend(env: Mapping[str, str] | None = None) -> tuple[Backend, str]:
+    """Which checkpointer :func:`make_checkpointer` opens, and where (connection string or file path)."""
+    env = os.environ if env is None else env
+    ours = env.get(POSTGRES_URI_ENVS[0], "").strip()
+    if ours:
+        return "postgres", ours
+    # DATABASE_URI is shared: `langgraph dev` sets it to ":memory:" for its in-memory runtime.
+    platform = env.get(POSTGRES_URI_ENVS[1], "").strip()
+    if platform.startswith(("postgres://", "postgresql://")):
+        return "postgres", platform
+    return "sqlite", env.get(SQLITE_PATH_ENV, "").strip() or str(DEFAULT_SQLITE_PATH)
+
+
+@contextlib.asynccontextmanager
+async def make_checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
+    """A durable checkpointer for the server's life: PostgreSQL when configured, else SQLite (see module doc)."""
+    backend, where = checkpoint_backend()
+    if backend == "postgres":
+        async with _postgres_saver(where) as saver:
+            yield saver
+        return
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path = Path(where).expanduser()
+    await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+    log.info("planwerk checkpoints in SQLite file %s", path)
+    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        yield saver
+
+
+@contextlib.asynccontextmanager
+async def _postgres_saver(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
+    """An ``AsyncPostgresSaver`` over a connection pool (concurrent runs share it); tables created if missing."""
+    try:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool
+    except ImportError as error:
+        raise RuntimeError(
+            f"a PostgreSQL URI is set ({' or '.join(POSTGRES_URI_ENVS)}), but the driver is missing ({error}); "
+            "install planwerk[serve]"
+        ) from error
+    size = int(os.environ.get(POOL_SIZE_ENV, "10"))
+    # The saver's own connection settings (see AsyncPostgresSaver.from_conn_string): autocommit, dict rows.
+    pool = AsyncConnectionPool(
+        uri,
+        min_size=1,
+        max_size=size,
+        open=False,
+        timeout=30,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+    await pool.open(wait=True, timeout=30)
+    try:
+        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        await saver.setup()
+        log.info("planwerk checkpoints in PostgreSQL (pool of %d)", size)
+        yield saver
+    finally:
+        await pool.close()

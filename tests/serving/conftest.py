@@ -1,0 +1,162 @@
+"""Helpers for the serving tests: a real ``langgraph dev`` server in a temp folder, replay files, MCP configs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LANGGRAPH = Path(sys.executable).parent / "langgraph"
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 20.0
+OFFLINE_ENV = {
+    "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    "LANGGRAPH_NO_VERSION_CHECK": "true",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+}
+# Nothing may reach LangSmith, and the checkpointer must be the SQLite file of the test.
+DROPPED_ENV_PREFIXES = ("LANGSMITH_", "LANGCHAIN_")
+DROPPED_ENV = {"PLANWERK_POSTGRES_URI", "DATABASE_URI", "PLANWERK_CHECKPOINT_DB", "PLANWERK_HOME"}
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def server_env(folder: Path) -> dict[str, str]:
+    """The dev server's environment: offline, no tracing, PLANWERK_HOME and the checkpoint DB under ``folder``."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(DROPPED_ENV_PREFIXES) and k not in DROPPED_ENV
+    }
+    return {
+        **env,
+        **OFFLINE_ENV,
+        "PLANWERK_HOME": str(folder / "home"),
+        "PLANWERK_CHECKPOINT_DB": str(folder / "checkpoints.sqlite"),
+    }
+
+
+@dataclass
+class DevServer:
+    """``langgraph dev`` on the repo's langgraph.json, run in ``folder`` (its ``.langgraph_api`` lands there)."""
+
+    folder: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen[bytes] | None = None
+    startup_s: float = 0.0
+    """Seconds from spawning the process until ``GET /ok`` answered."""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log(self) -> Path:
+        return self.folder / "server.log"
+
+    def start(self) -> DevServer:
+        """Start the server and wait until it answers; fails with the log's tail if it does not."""
+        if not LANGGRAPH.exists():
+            pytest.fail(f"{LANGGRAPH} is missing: install planwerk with the serve extra (pip install -e '.[serve]')")
+        command = [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
+                   "--port", str(self.port), "--config", str(ROOT / "langgraph.json")]
+        started = time.monotonic()
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                command, cwd=self.folder, env=server_env(self.folder), stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: MCP servers it spawned go down with it
+            )
+        deadline = started + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"langgraph dev exited with {self.process.returncode}:\n{self.tail()}")
+            try:
+                if httpx.get(f"{self.url}/ok", timeout=1.0).status_code == 200:
+                    self.startup_s = time.monotonic() - started
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.kill()
+        pytest.fail(f"langgraph dev did not answer within {START_TIMEOUT_S:g} s:\n{self.tail()}")
+
+    def stop(self) -> bool:
+        """SIGTERM, then wait (SIGKILL only if it does not stop in time); whether it shut down cleanly.
+
+        uvicorn shuts down gracefully and then re-raises the signal, so a clean stop exits with -SIGTERM (or 0).
+        """
+        assert self.process is not None
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                pytest.fail(f"langgraph dev did not stop within {STOP_TIMEOUT_S:g} s of SIGTERM:\n{self.tail()}")
+        log = self.log.read_text(errors="replace")
+        return self.process.returncode in (0, -signal.SIGTERM) and "Shutting down background workers" in log
+
+    def kill(self) -> None:
+        """SIGKILL the server's whole process group (a crash: nothing is flushed)."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+
+    def tail(self, lines: int = 40) -> str:
+        """The end of the server's log."""
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@pytest.fixture
+def dev_server_factory(tmp_path: Path) -> Iterator[type[DevServer]]:
+    """Start servers with ``factory(folder).start()``; every one is stopped (or killed) at the end."""
+    servers: list[DevServer] = []
+
+    class Tracked(DevServer):
+        def start(self) -> DevServer:
+            servers.append(self)
+            return super().start()
+
+    yield Tracked
+    for server in servers:
+        server.kill()
+
+
+def write_replay(path: Path, replies: list[str]) -> str:
+    """Write a replay file and return its model spec (each test uses its own file: the model is cached per spec)."""
+    path.write_text(json.dumps(replies, ensure_ascii=False), encoding="utf-8")
+    return f"replay:{path}"
+
+
+def write_math_config(path: Path) -> str:
+    """An MCP config with only the bundled math server (stdio); returns its path."""
+    config = {"mcpServers": {"math": {
+        "command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}}}
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return str(path)
+
+
+def plan(*calls: dict, final: str | None = None) -> str:
+    """A plan as the model would write it: one step per call."""
+    return json.dumps({"steps": [{"description": c["name"], "tools": [c]} for c in calls], "final": final})
+
+
+def add(call_id: str, a: float, b: float) -> dict:
+    """A call of the math server's ``add``."""
+    return {"id": call_id, "name": "add", "arguments": {"arg_0": a, "arg_1": b}}
