@@ -240,6 +240,9 @@ def chat(
 
 
 app.add_typer(index_app, name="index", help="Build and search the retrieval index.")
+from planwerk.bench.cli import bench_app  # noqa: E402
+
+app.add_typer(bench_app, name="bench")
 
 
 def main() -> None:

@@ -1,0 +1,232 @@
+"""``planwerk bench``: the NESTFUL benchmark and the cost comparison with the notebook loop.
+
+Every command prints a table for people; with ``--json`` the last line of stdout is one JSON object with the
+figures (progress goes to stderr).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import platform
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+bench_app = typer.Typer(
+    name="bench",
+    help="Benchmarks: NESTFUL (engine and planner) and the cost per task against the notebook loop.",
+    no_args_is_help=True,
+)
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="End with one JSON object of the figures (for programs).")]
+
+
+def _run(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    try:
+        return asyncio.run(make())
+    except (ValueError, RuntimeError, FileNotFoundError, TimeoutError) as error:
+        err.print(f"[red]planwerk bench: error:[/red] {escape(str(error))}")
+        raise typer.Exit(2) from None
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[status]}"),
+        console=err,
+        transient=True,
+    )
+
+
+def machine() -> dict[str, Any]:
+    """Where and when a benchmark ran (goes into the JSON)."""
+    import os
+
+    return {
+        "host": platform.node(),
+        "cpu_count": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+@bench_app.command("nestful")
+def nestful(
+    split: Annotated[str, typer.Option("--split", help="dev | test (tune on dev, report on test).")] = "dev",
+    oracle: Annotated[bool, typer.Option("--oracle", help="Run the gold call sequences (tests the engine).")] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Planner model spec (default | hf:... | gguf:... | replay:...).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N samples.")] = None,
+    json_out: JsonOption = False,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write accuracy by nesting depth as a PNG.")] = None,
+    results: Annotated[Path | None, typer.Option("--results", help="Write every sample's result as JSONL.")] = None,
+) -> None:
+    """NESTFUL math: ``--oracle`` runs the gold plans through the engine; ``--model`` lets the planner plan."""
+    from planwerk.bench import nestful as bench
+
+    if oracle == (model is not None):
+        err.print("[red]planwerk bench: error:[/red] give exactly one of --oracle or --model SPEC")
+        raise typer.Exit(2)
+    if split not in bench.SPLITS:
+        err.print(f"[red]planwerk bench: error:[/red] unknown split {split!r}; expected dev or test")
+        raise typer.Exit(2)
+    total = len(bench.load_samples(split, limit))
+    with _progress() as progress:
+        task = progress.add_task(f"NESTFUL {split} ({'oracle' if oracle else model})", total=total, status="")
+        correct = 0
+
+        def tick(result: bench.SampleResult) -> None:
+            nonlocal correct
+            correct += result.correct
+            progress.update(task, advance=1, status=f"{correct} correct")
+
+        if oracle:
+            report = _run(lambda: bench.run_oracle(split, limit=limit, tick=tick))
+        else:
+            assert model is not None
+            report = _run(lambda: bench.run_planner(split, model, limit=limit, tick=tick))
+    summary = report.summary() | {"machine": machine()}
+    _print_nestful(summary)
+    if results:
+        results.parent.mkdir(parents=True, exist_ok=True)
+        lines = (json.dumps(row, ensure_ascii=False, default=str) for row in bench.results_json(report))
+        results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if plot:
+        _plot_by_depth(summary, plot)
+    if json_out:
+        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+
+
+def _print_nestful(summary: dict[str, Any]) -> None:
+    mode = "oracle (gold plans)" if summary["mode"] == "oracle" else f"planner {summary['model']}"
+    table = Table(title=f"NESTFUL math, {summary['split']} split, {mode}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_row("samples", str(summary["samples"]))
+    table.add_row("correct", f"{summary['correct']} ({summary['accuracy']:.1%})")
+    if summary["mode"] == "planner":
+        table.add_row("valid plans", f"{summary['valid_plans']} ({summary['plan_validity']:.1%})")
+        table.add_row("model calls / sample", f"{summary['llm_calls_per_sample']:g}")
+        table.add_row("prompt tokens / sample", f"{summary['prompt_tokens_per_sample']:g}")
+        table.add_row("completion tokens / sample", f"{summary['completion_tokens_per_sample']:g}")
+        table.add_row("plan attempts / sample", f"{summary['plan_attempts_per_sample']:g}")
+        table.add_row("seconds / sample", f"{summary['seconds_per_sample']:g}")
+    table.add_row("tool calls", str(summary["tool_calls"]))
+    if summary["per_call_ms"]:
+        ms = summary["per_call_ms"]
+        table.add_row("ms per tool call (mean / p50 / p95)", f"{ms['mean']:.1f} / {ms['p50']:.1f} / {ms['p95']:.1f}")
+    table.add_row("session + setup s", f"{summary['setup_s']:.2f}")
+    table.add_row("wall s", f"{summary['wall_s']:.2f}")
+    out.print(table)
+    depth = Table(title="by nesting depth (longest chain of dependent calls)")
+    for column in ("depth", "samples", "correct", "accuracy"):
+        depth.add_column(column, justify="right")
+    for level, row in summary["by_depth"].items():
+        depth.add_row(level, str(row["samples"]), str(row["correct"]), f"{row['correct'] / row['samples']:.0%}")
+    out.print(depth)
+    for failure in summary["failures"][:10]:
+        out.print(f"[yellow]✗[/yellow] {failure['sample_id']}: gold {failure['gold']!r}, got {failure['predicted']!r}"
+                  + (f" ({escape(str(failure['error']))})" if failure["error"] else ""))
+
+
+def _plot_by_depth(summary: dict[str, Any], path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        err.print("[yellow]matplotlib is not installed: no plot (pip install matplotlib)[/yellow]")
+        return
+    levels = list(summary["by_depth"])
+    rows = [summary["by_depth"][level] for level in levels]
+    figure, axis = plt.subplots(figsize=(7, 3.6))
+    bars = axis.bar(levels, [r["correct"] / r["samples"] * 100 for r in rows], color="#3b7dd8")
+    for bar, row in zip(bars, rows, strict=True):
+        axis.annotate(f"{row['correct']}/{row['samples']}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                      ha="center", va="bottom", fontsize=8)
+    mode = "gold plans" if summary["mode"] == "oracle" else summary["model"]
+    axis.set(xlabel="nesting depth (longest chain of dependent calls)", ylabel="accuracy %", ylim=(0, 110),
+             title=f"NESTFUL math {summary['split']}: accuracy by depth ({mode})")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    err.print(f"plot written to {path}")
+
+
+@bench_app.command("loop")
+def loop(
+    json_out: JsonOption = False,
+    calls: Annotated[int, typer.Option("--calls", min=1, max=50, help="Independent slow calls in one step.")] = 5,
+    pause: Annotated[float, typer.Option("--pause", min=0.0, max=10.0, help="Seconds each slow call takes.")] = 0.5,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write model calls and tokens per task as a PNG.")] = None,
+) -> None:
+    """Model calls, prompt tokens and wall time per task: planwerk against the workshop notebook's loop."""
+    from planwerk.bench import loop as bench
+
+    with _progress() as progress:
+        task = progress.add_task("notebook loop vs planwerk", total=len(bench.SCENARIOS) + 1, status="")
+        report = _run(lambda: bench.run_loop_benchmark(
+            calls=calls, pause_s=pause, tick=lambda name: progress.update(task, advance=1, status=name)))
+    summary = report.summary() | {"machine": machine()}
+    table = Table(title="Cost per task: notebook loop → planwerk (same scripted replies)")
+    for column in ("task", "steps", "calls", "model calls", "prompt tokens", "wall s"):
+        table.add_column(column, justify="right" if column != "task" else "left")
+    for row in summary["scenarios"]:
+        nb, pw = row["notebook"], row["planwerk"]
+        table.add_row(row["scenario"], str(row["steps"]), str(row["calls"]),
+                      f"{nb['llm_calls']} → {pw['llm_calls']}", f"{nb['prompt_tokens']} → {pw['prompt_tokens']}",
+                      f"{nb['wall_s']:.2f} → {pw['wall_s']:.2f}")
+    out.print(table)
+    out.print(f"multi-step tasks: planwerk needs {summary['llm_calls_ratio']:.2f}× the notebook's model calls and "
+              f"{summary['prompt_tokens_ratio']:.2f}× its prompt tokens")
+    c = summary["concurrency"]
+    out.print(f"one step of {c['calls']} calls of {c['pause_s']:g} s: planwerk {c['planwerk_s']:.2f} s, notebook loop "
+              f"{c['notebook_s']:.2f} s (one after another ≥ {c['sequential_s']:.2f} s)")
+    if plot:
+        _plot_loop(summary, plot)
+    if json_out:
+        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+
+
+def _plot_loop(summary: dict[str, Any], path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        err.print("[yellow]matplotlib is not installed: no plot (pip install matplotlib)[/yellow]")
+        return
+    names = [row["scenario"] for row in summary["scenarios"]]
+    x = range(len(names))
+    figure, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for axis, key, label in ((axes[0], "llm_calls", "model calls"), (axes[1], "prompt_tokens", "prompt tokens")):
+        axis.bar([i - 0.2 for i in x], [r["notebook"][key] for r in summary["scenarios"]], 0.4,
+                 label="notebook loop", color="#c0c0c0")
+        axis.bar([i + 0.2 for i in x], [r["planwerk"][key] for r in summary["scenarios"]], 0.4,
+                 label="planwerk", color="#3b7dd8")
+        axis.set_xticks(list(x), names, rotation=15, fontsize=8)
+        axis.set_title(f"{label} per task")
+    axes[0].legend()
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    err.print(f"plot written to {path}")
