@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -46,7 +47,11 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
     model = await deps.model_for(context.model)
     if context.constrained_decoding and specs and isinstance(model, SupportsPlanSchema):
         model = model.with_plan_schema(plan_json_schema(specs))
-    examples = select_examples(state["question"], specs, k=1, examples=library(profile.examples))
+    # Ranking embeds the question (and loads the embedder on first use, seconds): off the event loop, so
+    # concurrent sessions and MCP I/O keep running.
+    examples = await asyncio.to_thread(
+        lambda: select_examples(state["question"], specs, k=1, examples=library(profile.examples))
+    )
     feedback = state.get("feedback", [])[-MAX_FEEDBACK_TURNS:]
     messages = build_plan_messages(
         persona=profile.persona,
