@@ -450,7 +450,7 @@ class LoopReport:
         def row(run: LoopRun) -> dict[str, Any]:
             out = asdict(run)
             out["wall_s"] = round(run.wall_s, 4)
-            out.pop("results")
+            out["results"] = dict(sorted(run.results.items()))
             return out
 
         return {

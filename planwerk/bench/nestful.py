@@ -192,19 +192,23 @@ def matches(predicted: Any, sample: Sample) -> bool:
     return bool(predicted == gold)
 
 
-def last_result(plan: Mapping[str, Any] | None, calls: Sequence[CallRecord]) -> tuple[Any, str | None]:
-    """The single output of the plan's last call (by its latest record), or ``(None, why not)``."""
+def last_result(
+    plan: Mapping[str, Any] | None, calls: Sequence[CallRecord], last_id: str | None = None
+) -> tuple[Any, str | None]:
+    """The single output of call ``last_id`` (default: the plan's last call), by its latest record; or
+    ``(None, why not)``."""
     if not plan:
         return None, "no plan passed the check"
     ids = [call.id for _, call in Plan.model_validate(plan).calls()]
     if not ids:
         return None, "the plan has no tool calls"
+    last_id = last_id or ids[-1]
     latest = {record["id"]: record for record in calls}
-    record = latest.get(ids[-1])
+    record = latest.get(last_id)
     if record is None:
-        return None, f"the last call {ids[-1]} did not run"
+        return None, f"the last call {last_id} did not run"
     if record["status"] != "ok":
-        return None, f"the last call {ids[-1]} failed: {record['error']}"
+        return None, f"the last call {last_id} failed: {record['error']}"
     return single_output(record["result"]), None
 
 
@@ -353,7 +357,8 @@ async def oracle_sample(sample: Sample, tools: ToolSource, *, timeout_s: float =
     started = time.perf_counter()
     records = await execute_plan(plan, tools, policy=ExecutionPolicy(timeout_s=timeout_s))
     wall = time.perf_counter() - started
-    predicted, error = last_result(plan, list(records.values()))
+    # The answer is the last GOLD call's output (steps group calls by depth, so it may sit in an earlier step).
+    predicted, error = last_result(plan, list(records.values()), label_id(str(sample.calls[-1]["label"])))
     return SampleResult(
         sample_id=sample.sample_id,
         depth=len(plan["steps"]),

@@ -1,0 +1,166 @@
+"""NESTFUL: gold sequences as plans, the official scoring, the engine on real MCP, the planner through the graph."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from planwerk.bench import nestful
+from planwerk.cli import app
+from planwerk.core.plan import Plan
+from planwerk.core.refs import dependencies
+from planwerk.models.replay import ReplayChatModel
+from planwerk.tools.mcp import open_tools
+
+
+def sample_with_answer(answer: object, kind: str = "json") -> nestful.Sample:
+    return nestful.Sample("s", "q", (), (), answer, kind)  # type: ignore[arg-type]
+
+
+def test_gold_calls_become_a_plan_with_refs_and_one_step_per_depth() -> None:
+    calls = [
+        {"name": "add", "label": "$var_1", "arguments": {"arg_0": 1, "arg_1": 2}},
+        {"name": "add", "label": "$var_2", "arguments": {"arg_0": 3, "arg_1": 4}},
+        {"name": "multiply", "label": "$var_3", "arguments": {"arg_0": "$var_1.result$", "arg_1": "$var_2.result$"}},
+        {"name": "max_number", "label": "$var_4", "arguments": {"arg_0": ["$var_3.result$", 5]}},
+    ]
+    plan = nestful.gold_plan(calls)
+    assert [[c["id"] for c in step["tools"]] for step in plan["steps"]] == [["var_1", "var_2"], ["var_3"], ["var_4"]]
+    assert plan["steps"][1]["tools"][0]["arguments"] == {"arg_0": {"$ref": "var_1.result"},
+                                                         "arg_1": {"$ref": "var_2.result"}}
+    assert plan["steps"][2]["tools"][0]["arguments"] == {"arg_0": [{"$ref": "var_3.result"}, 5]}
+    assert nestful.nesting_depth(calls) == 3
+    assert nestful.convert_value("$var_1.result") == "$var_1.result"  # not the whole-string form: a literal
+
+
+def test_every_gold_plan_is_valid_and_refers_only_to_earlier_steps() -> None:
+    for split in nestful.SPLITS:
+        for sample in nestful.load_samples(split):
+            plan = nestful.gold_plan(sample.calls)
+            Plan.model_validate(plan)
+            seen: set[str] = set()
+            for step in plan["steps"]:
+                for call in step["tools"]:
+                    assert dependencies(call["arguments"]) <= seen, sample.sample_id
+                seen |= {call["id"] for call in step["tools"]}
+            assert sum(len(s["tools"]) for s in plan["steps"]) == len(sample.calls)
+
+
+def test_official_scoring_rounds_floats_to_the_golds_decimals() -> None:
+    assert nestful.matches(5.04, sample_with_answer(5.0))  # rounded to one decimal
+    assert not nestful.matches(5.06, sample_with_answer(5.0))
+    assert nestful.matches(1 / 12, sample_with_answer("0.08333333333333333", "python_str"))
+    assert not nestful.matches(0.0834, sample_with_answer("0.08333333333333333", "python_str"))
+    assert nestful.matches(2160.0, sample_with_answer("2160.0", "python_str"))
+    assert nestful.matches((1, 2), sample_with_answer([1, 2]))  # a tuple counts as a list
+    assert not nestful.matches("5.0", sample_with_answer(5.0))
+    assert nestful.single_output({"result": 3.5}) == 3.5
+
+
+def test_data_errors_say_what_was_expected(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown NESTFUL split 'train'; expected one of: dev, test"):
+        nestful.load_samples("train")
+    with pytest.raises(ValueError, match="limit must be a positive number"):
+        nestful.load_samples("dev", 0)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"sample_id": "x"}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"broken.jsonl:1: not a NESTFUL record"):
+        nestful.load_samples("dev", path=broken)
+    assert [len(nestful.load_samples(split)) for split in nestful.SPLITS] == [200, 196]
+
+
+async def test_oracle_reproduces_every_test_answer_and_a_dev_subset_on_one_persistent_session() -> None:
+    report = await nestful.run_oracle("test")
+    summary = report.summary()
+    assert summary["samples"] == 196 and summary["correct"] == 196, summary["failures"]
+    assert summary["tool_calls"] == 997
+    assert summary["per_call_ms"]["p50"] < 100  # a persistent session: no process spawn (~500 ms) per call
+    dev = (await nestful.run_oracle("dev", limit=20)).summary()
+    assert dev["samples"] == 20 and dev["accuracy"] == 1.0, dev["failures"]
+
+
+async def test_a_wrong_plan_or_a_failed_last_call_scores_as_wrong() -> None:
+    sample = nestful.load_samples("test", 1)[0]
+    tampered = [dict(call) for call in sample.calls]
+    tampered[0] = {**tampered[0], "arguments": {**tampered[0]["arguments"], "arg_0": 12345}}
+    divide_by_zero = [*sample.calls, {"name": "divide", "label": "$var_99", "arguments": {"arg_0": 1, "arg_1": 0}}]
+    async with open_tools(nestful.MATH_ONLY_CONFIG) as tools:
+        right = await nestful.oracle_sample(sample, tools)
+        wrong = await nestful.oracle_sample(replace(sample, calls=tuple(tampered)), tools)
+        failed = await nestful.oracle_sample(replace(sample, calls=tuple(divide_by_zero)), tools)
+    assert right.correct and not wrong.correct and wrong.error is None
+    assert not failed.correct and "division by zero" in (failed.error or "")
+
+
+async def test_subset_tool_source_offers_only_the_samples_tools() -> None:
+    sample = nestful.load_samples("dev", 1)[0]
+    async with open_tools(nestful.MATH_ONLY_CONFIG) as tools:
+        subset = nestful.SubsetToolSource(tools, sample.tool_names)
+        assert set(subset.specs) == set(sample.tool_names) and len(tools.specs) > len(subset.specs)
+        hidden = sorted(set(tools.specs) - set(sample.tool_names))[0]
+        with pytest.raises(nestful.ToolError, match=f"tool '{hidden}' is not offered here"):
+            await subset.call(hidden, {"arg_0": 1, "arg_1": 2})
+        assert await subset.call("divide", {"arg_0": 7, "arg_1": 2}) == {"result": 3.5}
+        with pytest.raises(ValueError, match="lacks tool"):
+            nestful.SubsetToolSource(tools, {"no_such_tool"})
+
+
+async def test_planner_through_the_graph_with_self_correction_and_scoring() -> None:
+    samples = nestful.load_samples("dev", 3)
+    gold = nestful.replay_script(samples)  # [plan 1, answer 1, plan 2, answer 2, plan 3, answer 3]
+    not_offered = sorted({"factorial", "choose", "volume_cone"} - samples[1].tool_names)[0]
+    bad_tool = json.dumps({"steps": [{"description": "x", "tools": [
+        {"id": "a", "name": not_offered, "arguments": {"arg_0": 3}}]}], "final": None})
+    wrong = json.loads(gold[4])
+    wrong["steps"][0]["tools"][0]["arguments"]["arg_0"] = 99999
+    script = [
+        "Ich rechne das im Kopf: 5.",  # not a plan: the planner gets the problem back
+        gold[0], gold[1],
+        bad_tool, gold[2], gold[3],  # a tool the sample does not offer: rejected by the plan check
+        json.dumps(wrong), gold[5],  # a valid plan with a wrong number: scored wrong
+    ]
+    model = ReplayChatModel.of(script)
+    report = await nestful.run_planner("dev", model, limit=3)
+    summary = report.summary()
+    assert model.calls == len(script)
+    assert [r.correct for r in report.results] == [True, True, False]
+    assert [r.plan_attempts for r in report.results] == [2, 2, 1]
+    assert [r.llm_calls for r in report.results] == [3, 3, 2]
+    assert summary["valid_plans"] == 3 and summary["accuracy"] == pytest.approx(2 / 3, abs=1e-3)
+    assert summary["llm_calls_per_sample"] == pytest.approx(8 / 3, abs=1e-3)
+    assert all(r.prompt_tokens > 0 and r.completion_tokens > 0 for r in report.results)
+    # The planner saw exactly the sample's tools in its catalog.
+    system = str(model.prompts[0][0].content)
+    listed = {line[2:].split("(")[0] for line in system.splitlines() if line.startswith("- ") and "(" in line}
+    assert samples[0].tool_names <= listed and not_offered not in listed
+
+
+def test_cli_oracle_json_is_the_last_line_and_bad_options_are_explained(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["bench", "nestful", "--split", "test", "--oracle", "--limit", "5", "--json",
+                                 "--plot", str(tmp_path / "depth.png")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["samples"] == 5 and summary["accuracy"] == 1.0 and summary["wall_s"] > 0
+    assert "NESTFUL math, test split" in result.stdout
+    assert (tmp_path / "depth.png").stat().st_size > 1000
+    both = runner.invoke(app, ["bench", "nestful", "--oracle", "--model", "default"])
+    assert both.exit_code == 2 and "exactly one of --oracle or --model" in both.output
+    split = runner.invoke(app, ["bench", "nestful", "--split", "train", "--oracle"])
+    assert split.exit_code == 2 and "unknown split 'train'" in split.output
+
+
+def test_cli_planner_with_a_replay_file(tmp_path: Path) -> None:
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(nestful.replay_script(nestful.load_samples("dev", 2))), encoding="utf-8")
+    result = CliRunner().invoke(app, ["bench", "nestful", "--split", "dev", "--model", f"replay:{replies}",
+                                      "--limit", "2", "--json", "--results", str(tmp_path / "r.jsonl")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["mode"] == "planner" and summary["accuracy"] == 1.0 and summary["llm_calls_per_sample"] == 2
+    rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [row["correct"] for row in rows] == [True, True]
