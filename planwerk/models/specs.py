@@ -145,6 +145,17 @@ def _status(message: str) -> AbstractContextManager[object]:
     return nullcontext()
 
 
+class _DropPackedGgufWarning(logging.Filter):
+    """Drop transformers' "packed GGUF is fastest in float32" warning: offline the packed kernels cannot be
+    fetched, the weights are dequantized, and bf16 measured 1.5-3x faster here (see the models notes)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "packed is fastest in float32" not in record.getMessage()
+
+
+logging.getLogger("transformers.quantizers.quantizer_gguf").addFilter(_DropPackedGgufWarning())
+
+
 def _load_local(name: str, source: str | Path, *, gguf_file: str | None, tokenizer_source: str | None) -> BaseChatModel:
     """Load a transformers model (a checkpoint folder, a cached hub id, or a GGUF) offline."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
