@@ -12,7 +12,8 @@ Accepted forms:
 - ``replay:<file>``: recorded answers played back (``planwerk.models.replay``).
 
 :func:`parse_model_spec` does no I/O. Loading is cached per process and thread-safe: a second call with the
-same spec returns the same object, and concurrent first calls load once. The graph calls
+same spec returns the same object, and concurrent first calls load once (``replay:`` models excepted: they are
+cheap and stateful, so every load starts a fresh replay). The graph calls
 ``await asyncio.to_thread(load_chat_model, spec)``.
 """
 
@@ -95,6 +96,8 @@ _registry_lock = threading.Lock()
 def load_chat_model(spec: str | ModelSpec | None = "default") -> BaseChatModel:
     """The chat model for ``spec``, loaded once per process (thread-safe); see the module doc for forms."""
     parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
+    if parsed.kind == "replay":  # cheap, and stateful: every load starts at the first recorded reply
+        return _load(parsed)
     with _registry_lock:
         if parsed in _models:
             return _models[parsed]

@@ -153,3 +153,14 @@ def test_endpoint_model_talks_to_an_openai_compatible_server(openai_server):
     assert reply.usage_metadata["total_tokens"] == 10
     assert seen[0]["model"] == "tgi" and seen[0]["temperature"] == 0
     assert model.request_timeout == specs.ENDPOINT_TIMEOUT_S
+
+
+def test_replay_spec_gives_a_fresh_replay_each_time(tmp_path):
+    path = tmp_path / "replies.json"
+    path.write_text('["eins", "zwei"]', encoding="utf-8")
+    first = load_chat_model(f"replay:{path}")
+    assert first.invoke([HumanMessage("a")]).content == "eins"
+    assert load_chat_model(f"replay:{path}").invoke([HumanMessage("a")]).content == "eins"
+    with pytest.raises(ValueError, match="JSON array of strings"):
+        path.write_text('{"not": "a list"}', encoding="utf-8")
+        load_chat_model(f"replay:{path}")
