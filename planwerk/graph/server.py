@@ -134,6 +134,39 @@ async def shared_retriever(context: Context) -> Retriever | None:
     return await asyncio.to_thread(_load_retriever_blocking, corpus)
 
 
+# --- the few-shot example ranker, warmed off the loop ----------------------------------------------------------
+
+_warmed_examples: set[str] = set()
+_examples_lock = threading.Lock()
+
+
+def _warm_examples_blocking(name: str) -> None:
+    """Rank the example library once, so its embedding model and vectors are loaded here, in a worker thread.
+
+    The planner ranks examples inside its (async) node; the first ranking in a process loads the embedding model,
+    which would otherwise hold the server's event loop for seconds.
+    """
+    with _examples_lock:
+        if name in _warmed_examples:
+            return
+        try:
+            from planwerk.prompts.examples import library, select_examples
+
+            examples = library(name)
+            tools = frozenset().union(*(example.tools for example in examples))
+            select_examples("", tools, k=1, examples=examples, include_saved=False)
+        except Exception as error:  # the planner falls back on its own; this is only a head start
+            log.warning("example library %r could not be warmed up: %s: %s", name, type(error).__name__, error)
+        _warmed_examples.add(name)
+
+
+async def warm_examples(context: Context) -> None:
+    """Load what ranking the profile's examples needs, off the event loop (once per process and library)."""
+    name = get_profile(context.profile).examples
+    if name not in _warmed_examples:
+        await asyncio.to_thread(_warm_examples_blocking, name)
+
+
 # --- the graph factory ----------------------------------------------------------------------------------------
 
 
@@ -148,9 +181,10 @@ async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph
     from planwerk.tools.config import load_config
     from planwerk.tools.mcp import open_tools
 
-    # Reading the config file is blocking I/O: off the loop (the dev server's blocking-call guard stays on).
-    config = await asyncio.to_thread(load_config, context.mcp_config)
-    retriever = await shared_retriever(context)
+    # Blocking work (config file, retriever, example ranker) runs in threads: the server's loop stays free.
+    config, retriever, _ = await asyncio.gather(
+        asyncio.to_thread(load_config, context.mcp_config), shared_retriever(context), warm_examples(context)
+    )
     async with open_tools(config) as tools:
         yield build_graph(Deps(chat_model=None, tools=tools, retriever=retriever))
 

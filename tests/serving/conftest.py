@@ -57,6 +57,8 @@ class DevServer:
 
     folder: Path
     port: int = field(default_factory=free_port)
+    extra_env: dict[str, str] = field(default_factory=dict)
+    """Variables set on top of :func:`server_env` (e.g. ``PLANWERK_POSTGRES_URI``)."""
     process: subprocess.Popen[bytes] | None = None
     startup_s: float = 0.0
     """Seconds from spawning the process until ``GET /ok`` answered."""
@@ -78,7 +80,8 @@ class DevServer:
         started = time.monotonic()
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                command, cwd=self.folder, env=server_env(self.folder), stdout=log, stderr=subprocess.STDOUT,
+                command, cwd=self.folder, env={**server_env(self.folder), **self.extra_env}, stdout=log,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: MCP servers it spawned go down with it
             )
         deadline = started + START_TIMEOUT_S
