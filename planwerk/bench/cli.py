@@ -88,12 +88,16 @@ def nestful(
     total = len(bench.load_samples(split, limit))
     with _progress() as progress:
         task = progress.add_task(f"NESTFUL {split} ({'oracle' if oracle else model})", total=total, status="")
-        correct = 0
+        correct = done = 0
 
         def tick(result: bench.SampleResult) -> None:
-            nonlocal correct
+            nonlocal correct, done
             correct += result.correct
+            done += 1
             progress.update(task, advance=1, status=f"{correct} correct")
+            if not err.is_terminal and not oracle:  # no live bar in a log: one line per (slow) sample
+                mark = "✓" if result.correct else "✗"
+                err.print(f"{done}/{total} {mark} {result.sample_id} ({result.wall_s:.1f} s, {correct} correct)")
 
         if oracle:
             report = _run(lambda: bench.run_oracle(split, limit=limit, tick=tick))
@@ -130,6 +134,11 @@ def _print_nestful(summary: dict[str, Any]) -> None:
     if summary["per_call_ms"]:
         ms = summary["per_call_ms"]
         table.add_row("ms per tool call (mean / p50 / p95)", f"{ms['mean']:.1f} / {ms['p50']:.1f} / {ms['p95']:.1f}")
+    if base := summary.get("baseline_in_process"):
+        ms = base["per_call_ms"]
+        table.add_row("baseline: same plans, in-process tools (no MCP)",
+                      f"{ms['mean']:.2f} / {ms['p50']:.2f} / {ms['p95']:.2f}")
+        table.add_row("MCP cost per call (p50 difference), ms", f"{summary['per_call_ms']['p50'] - ms['p50']:.1f}")
     table.add_row("session + setup s", f"{summary['setup_s']:.2f}")
     table.add_row("wall s", f"{summary['wall_s']:.2f}")
     out.print(table)

@@ -239,6 +239,30 @@ class SubsetToolSource:
         return await self._base.call(name, arguments)
 
 
+class InProcessMathTools:
+    """The math functions called in-process (no MCP): the baseline that isolates the MCP cost per call."""
+
+    def __init__(self) -> None:
+        from planwerk.tools.servers.math import TOOLS
+
+        self._arity = {tool.name: len(tool.params) for tool in TOOLS}
+        self._specs = {tool.name: ToolSpec(tool.name, tool.description, server="in-process") for tool in TOOLS}
+
+    @property
+    def specs(self) -> Mapping[str, ToolSpec]:
+        """Every math function."""
+        return self._specs
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        """``{"result": value}`` as the MCP server gives it; ToolError for a bad call."""
+        from planwerk.tools.servers.math import call
+
+        try:
+            return {"result": call(name, *(arguments[f"arg_{i}"] for i in range(self._arity[name])))}
+        except (KeyError, ValueError, TypeError, ArithmeticError) as error:
+            raise ToolError(f"{name} failed: {error}", tool=name, server="in-process") from None
+
+
 # --- results ----------------------------------------------------------------------------------------------------
 
 
@@ -392,7 +416,21 @@ async def run_oracle(
             results.append(result)
             if tick:
                 tick(result)
-    return Report("nestful", split, "oracle", None, tuple(results), time.perf_counter() - started, setup)
+    wall = time.perf_counter() - started
+    # Baseline in the same run: the same plans through the same engine with in-process tools (no MCP).
+    local = InProcessMathTools()
+    baseline_started = time.perf_counter()
+    baseline = [await oracle_sample(sample, local) for sample in samples]
+    baseline_wall = time.perf_counter() - baseline_started
+    seconds = [s for r in baseline for s in r.call_seconds]
+    extra = {
+        "baseline_in_process": {
+            "correct": sum(r.correct for r in baseline),
+            "per_call_ms": _percentiles(seconds),
+            "wall_s": round(baseline_wall, 3),
+        }
+    }
+    return Report("nestful", split, "oracle", None, tuple(results), wall, setup, extra)
 
 
 def _require_tools(tools: ToolSource, samples: Sequence[Sample]) -> None:

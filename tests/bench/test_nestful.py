@@ -79,6 +79,8 @@ async def test_oracle_reproduces_every_test_answer_and_a_dev_subset_on_one_persi
     assert summary["samples"] == 196 and summary["correct"] == 196, summary["failures"]
     assert summary["tool_calls"] == 997
     assert summary["per_call_ms"]["p50"] < 100  # a persistent session: no process spawn (~500 ms) per call
+    baseline = summary["baseline_in_process"]  # the same plans without MCP, measured in the same run
+    assert baseline["correct"] == 196 and baseline["per_call_ms"]["p50"] < summary["per_call_ms"]["p50"]
     dev = (await nestful.run_oracle("dev", limit=20)).summary()
     assert dev["samples"] == 20 and dev["accuracy"] == 1.0, dev["failures"]
 
