@@ -3,8 +3,8 @@
 The server calls :func:`make_graph` on every access (runs, state reads, schemas, Studio's graph view). Only a
 run (``runtime.execution_runtime`` set) opens MCP sessions, for the life of that run; every other access gets the
 same topology without tools. The run's :class:`~planwerk.graph.context.Context` (assistant context merged with
-the run's) picks the model spec, profile and MCP config; the model itself is loaded by the graph from
-``Context.model`` (once per process, off the event loop).
+the run's) picks the model spec, profile and MCP config; the model is resolved once per run, off the event loop
+(loaded models are cached per process).
 
 :func:`make_checkpointer` keeps threads durable: PostgreSQL when ``PLANWERK_POSTGRES_URI`` (or
 ``DATABASE_URI``) is set, else a SQLite file (``PLANWERK_CHECKPOINT_DB``, default
@@ -134,39 +134,6 @@ async def shared_retriever(context: Context) -> Retriever | None:
     return await asyncio.to_thread(_load_retriever_blocking, corpus)
 
 
-# --- the few-shot example ranker, warmed off the loop ----------------------------------------------------------
-
-_warmed_examples: set[str] = set()
-_examples_lock = threading.Lock()
-
-
-def _warm_examples_blocking(name: str) -> None:
-    """Rank the example library once, so its embedding model and vectors are loaded here, in a worker thread.
-
-    The planner ranks examples inside its (async) node; the first ranking in a process loads the embedding model,
-    which would otherwise hold the server's event loop for seconds.
-    """
-    with _examples_lock:
-        if name in _warmed_examples:
-            return
-        try:
-            from planwerk.prompts.examples import library, select_examples
-
-            examples = library(name)
-            tools = frozenset().union(*(example.tools for example in examples))
-            select_examples("", tools, k=1, examples=examples, include_saved=False)
-        except Exception as error:  # the planner falls back on its own; this is only a head start
-            log.warning("example library %r could not be warmed up: %s: %s", name, type(error).__name__, error)
-        _warmed_examples.add(name)
-
-
-async def warm_examples(context: Context) -> None:
-    """Load what ranking the profile's examples needs, off the event loop (once per process and library)."""
-    name = get_profile(context.profile).examples
-    if name not in _warmed_examples:
-        await asyncio.to_thread(_warm_examples_blocking, name)
-
-
 # --- the graph factory ----------------------------------------------------------------------------------------
 
 
@@ -178,15 +145,19 @@ async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph
         yield build_graph(Deps())
         return
     context = run_context(execution.context)
+    from planwerk.models.specs import load_chat_model
     from planwerk.tools.config import load_config
     from planwerk.tools.mcp import open_tools
 
-    # Blocking work (config file, retriever, example ranker) runs in threads: the server's loop stays free.
-    config, retriever, _ = await asyncio.gather(
-        asyncio.to_thread(load_config, context.mcp_config), shared_retriever(context), warm_examples(context)
+    # Blocking work (config file, model, retriever) runs in threads: the server's event loop stays free. The model
+    # is resolved once per run (loaded models are cached per process; a replay starts afresh for every run).
+    config, model, retriever = await asyncio.gather(
+        asyncio.to_thread(load_config, context.mcp_config),
+        asyncio.to_thread(load_chat_model, context.model),
+        shared_retriever(context),
     )
     async with open_tools(config) as tools:
-        yield build_graph(Deps(chat_model=None, tools=tools, retriever=retriever))
+        yield build_graph(Deps(chat_model=model, tools=tools, retriever=retriever))
 
 
 # --- the checkpointer -----------------------------------------------------------------------------------------

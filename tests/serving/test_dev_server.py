@@ -77,11 +77,11 @@ async def test_graph_registered_with_context_form_and_state_schemas(server: DevS
 async def test_thread_conversation_interrupt_resume_state_and_history(
     server: DevServer, client: LangGraphClient, tmp_path: Path
 ) -> None:
-    model = write_replay(tmp_path / "assistant.json", [
-        plan(add("s", 2, 3)), "2 + 3 = 5.",  # run 1
-        ASK, plan(add("t", 7, 8)), "7 + 8 = 15.",  # run 3 (ask_user) and its resume
-    ])
+    # One replay file per run: the factory resolves the model once per run.
+    model = write_replay(tmp_path / "assistant.json", [plan(add("s", 2, 3)), "2 + 3 = 5."])
     per_run_model = write_replay(tmp_path / "per-run.json", [json.dumps({"steps": [], "final": "5 mal 4 ist 20."})])
+    asking_model = write_replay(tmp_path / "asking.json", [ASK])
+    answering_model = write_replay(tmp_path / "answering.json", [plan(add("t", 7, 8)), "7 + 8 = 15."])
     # Context per assistant: model, profile, MCP config; runs of this assistant inherit it.
     assistant = await client.assistants.create("planwerk", context={
         "model": model, "profile": "math", "mcp_config": write_math_config(tmp_path / "mcp.json"),
@@ -109,7 +109,8 @@ async def test_thread_conversation_interrupt_resume_state_and_history(
     assert "Was ist 2 + 3?" in texts and "2 + 3 = 5." in texts
 
     # Run 3: the planner asks the user; the thread is interrupted with the question.
-    third = await stream(client, thread, aid, input={"messages": [{"role": "user", "content": "Rechne was aus."}]})
+    third = await stream(client, thread, aid, input={"messages": [{"role": "user", "content": "Rechne was aus."}]},
+                         context={"model": asking_model})
     assert [e["event"] for e in custom(third)][-1] == "ask_user"
     interrupts = [data["__interrupt__"] for event, data in third if event == "updates" and "__interrupt__" in data]
     assert interrupts[0][0]["value"] == {"question": "Welche zwei Zahlen soll ich addieren?"}
@@ -120,7 +121,7 @@ async def test_thread_conversation_interrupt_resume_state_and_history(
     assert state["tasks"][0]["interrupts"][0]["value"]["question"] == "Welche zwei Zahlen soll ich addieren?"
 
     # Resume with the answer: the run finishes the question.
-    resumed = await stream(client, thread, aid, command={"resume": "7 und 8"})
+    resumed = await stream(client, thread, aid, command={"resume": "7 und 8"}, context={"model": answering_model})
     assert [e["event"] for e in custom(resumed)] == [
         "ask_user", "plan", "tool_call", "tool_result", "final_answer"]  # ask_user re-runs from its start
     assert custom(resumed)[-1]["answer"] == "7 + 8 = 15."
