@@ -6,9 +6,10 @@ same topology without tools. The run's :class:`~planwerk.graph.context.Context` 
 the run's) picks the model spec, profile and MCP config; the model is resolved once per run, off the event loop
 (loaded models are cached per process).
 
-:func:`make_checkpointer` keeps threads durable: PostgreSQL when ``PLANWERK_POSTGRES_URI`` (or
-``DATABASE_URI``) is set, else a SQLite file (``PLANWERK_CHECKPOINT_DB``, default
-``.langgraph_api/planwerk-checkpoints.sqlite`` next to the dev server's own thread records). Python callers use it
+:func:`make_checkpointer` keeps threads durable: PostgreSQL when ``PLANWERK_POSTGRES_URI`` (or a
+``postgres://`` ``DATABASE_URI``) is set, its tables in the schema ``PLANWERK_POSTGRES_SCHEMA`` (default
+``planwerk``); else a SQLite file (``PLANWERK_CHECKPOINT_DB``, default ``.langgraph_api/planwerk-checkpoints.sqlite``
+next to the dev server's own thread records). Python callers use it
 too: ``async with make_checkpointer() as saver: async with Agent(checkpointer=saver): ...``.
 """
 
@@ -19,6 +20,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -51,6 +53,13 @@ SQLITE_PATH_ENV = "PLANWERK_CHECKPOINT_DB"
 DEFAULT_SQLITE_PATH = Path(".langgraph_api") / "planwerk-checkpoints.sqlite"
 """Relative to the server's working directory: next to ``langgraph dev``'s thread records, reset together."""
 POOL_SIZE_ENV = "PLANWERK_POSTGRES_POOL_SIZE"
+"""Connections in the PostgreSQL pool (default 10)."""
+SCHEMA_ENV = "PLANWERK_POSTGRES_SCHEMA"
+"""The PostgreSQL schema of planwerk's checkpoint tables (default ``planwerk``): kept apart from other tables in
+the same database, e.g. the LangGraph server's own ones when ``DATABASE_URI`` is shared."""
+DEFAULT_SCHEMA = "planwerk"
+CONNECT_TIMEOUT_S = 30
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 RETRIEVER_RETRY_S = 300.0
 """After a failed retriever load, runs go without retrieval for this long before the next attempt."""
 
@@ -193,11 +202,23 @@ async def make_checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
         yield saver
 
 
+def postgres_schema(env: Mapping[str, str] | None = None) -> str:
+    """The schema for planwerk's checkpoint tables; ``ValueError`` unless it is a plain lower-case identifier."""
+    env = os.environ if env is None else env
+    schema = env.get(SCHEMA_ENV, "").strip() or DEFAULT_SCHEMA
+    if not _IDENTIFIER.match(schema):
+        raise ValueError(f"{SCHEMA_ENV}={schema!r}: expected a lower-case identifier such as {DEFAULT_SCHEMA!r}")
+    return schema
+
+
 @contextlib.asynccontextmanager
 async def _postgres_saver(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
-    """An ``AsyncPostgresSaver`` over a connection pool (concurrent runs share it); tables created if missing."""
+    """An ``AsyncPostgresSaver`` over a connection pool (concurrent runs share it), its tables in their own schema
+    (created with the tables if missing)."""
     try:
+        import psycopg
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg import sql
         from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool
     except ImportError as error:
@@ -205,21 +226,35 @@ async def _postgres_saver(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
             f"a PostgreSQL URI is set ({' or '.join(POSTGRES_URI_ENVS)}), but the driver is missing ({error}); "
             "install planwerk[serve]"
         ) from error
-    size = int(os.environ.get(POOL_SIZE_ENV, "10"))
-    # The saver's own connection settings (see AsyncPostgresSaver.from_conn_string): autocommit, dict rows.
+    schema = postgres_schema()
+    size_text = os.environ.get(POOL_SIZE_ENV, "").strip() or "10"
+    if not size_text.isdigit() or int(size_text) < 1:
+        raise ValueError(f"{POOL_SIZE_ENV}={size_text!r}: expected a positive whole number of connections")
+    size = int(size_text)
+    async with await psycopg.AsyncConnection.connect(
+        uri, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
+    ) as conn:
+        await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+    # The saver's own connection settings (see AsyncPostgresSaver.from_conn_string), plus the schema.
     pool = AsyncConnectionPool(
         uri,
         min_size=1,
         max_size=size,
         open=False,
-        timeout=30,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        timeout=CONNECT_TIMEOUT_S,
+        kwargs={
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "row_factory": dict_row,
+            "connect_timeout": CONNECT_TIMEOUT_S,
+            "options": f"-c search_path={schema}",
+        },
     )
-    await pool.open(wait=True, timeout=30)
+    await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
     try:
         saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
         await saver.setup()
-        log.info("planwerk checkpoints in PostgreSQL (pool of %d)", size)
+        log.info("planwerk checkpoints in PostgreSQL schema %s (pool of %d)", schema, size)
         yield saver
     finally:
         await pool.close()

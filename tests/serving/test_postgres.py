@@ -37,9 +37,11 @@ def postgres_uri() -> Iterator[str]:
 
 
 def checkpoint_rows(uri: str, thread_id: str) -> int:
+    """Checkpoints of ``thread_id`` in planwerk's own schema (nothing lands in ``public``)."""
     with psycopg.connect(uri) as conn:
-        row = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread_id,)).fetchone()
-    assert row is not None
+        row = conn.execute("SELECT count(*) FROM planwerk.checkpoints WHERE thread_id = %s", (thread_id,)).fetchone()
+        public = conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()
+    assert row is not None and public == (0,)
     return int(row[0])
 
 

@@ -16,7 +16,14 @@ from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
 
 from planwerk.graph import server
 from planwerk.graph.context import Context
-from planwerk.graph.server import checkpoint_backend, make_checkpointer, make_graph, run_context, shared_retriever
+from planwerk.graph.server import (
+    checkpoint_backend,
+    make_checkpointer,
+    make_graph,
+    postgres_schema,
+    run_context,
+    shared_retriever,
+)
 from tests.serving.conftest import add, plan, write_math_config, write_replay
 
 
@@ -50,6 +57,13 @@ def test_run_context_rejects_bad_values_naming_the_key(value: Any, message: str)
 ])
 def test_checkpoint_backend_choice(env: dict[str, str], expected: tuple[str, str]) -> None:
     assert checkpoint_backend(env) == expected
+
+
+def test_postgres_schema_is_a_plain_identifier() -> None:
+    assert postgres_schema({}) == "planwerk"
+    assert postgres_schema({"PLANWERK_POSTGRES_SCHEMA": "agents_v2"}) == "agents_v2"
+    with pytest.raises(ValueError, match="expected a lower-case identifier"):
+        postgres_schema({"PLANWERK_POSTGRES_SCHEMA": "x; DROP TABLE threads"})
 
 
 async def test_sqlite_checkpointer_file_is_created_where_configured(
