@@ -509,7 +509,11 @@ async def run_planner(
         setup = time.perf_counter() - started
         results = []
         for sample in samples:
-            result = await planner_sample(sample, tools, chat_model)
+            try:
+                result = await planner_sample(sample, tools, chat_model)
+            except Exception as error:  # one sample's crash (model, graph) is a wrong answer, not the end of the run
+                result = SampleResult(sample.sample_id, nesting_depth(sample.calls), False, None, sample.gold,
+                                      error=f"run failed: {type(error).__name__}: {error}", valid_plan=False)
             results.append(result)
             if tick:
                 tick(result)
