@@ -155,6 +155,8 @@ class Agent:
         config = self._config(thread_id)
         # Runs on one thread are queued, never interleaved (two turns writing one checkpoint would mix).
         async with self._thread_locks.setdefault(thread_id, asyncio.Lock()):
+            if question is None:
+                await self._check_continuable(config, thread_id, answering=resume is not None)
             async for mode, chunk in self.graph.astream(
                 run_input, config, context=self.context, stream_mode=["custom", "updates"]
             ):
@@ -165,8 +167,21 @@ class Agent:
                         value = item.value if isinstance(item.value, dict) else {"question": str(item.value)}
                         yield {"event": "interrupt", **value, "thread_id": thread_id}
 
+    async def _check_continuable(self, config: dict[str, Any], thread_id: str, *, answering: bool) -> None:
+        """A clear error instead of LangGraph's ``EmptyInputError`` when there is nothing to resume."""
+        assert self.graph is not None
+        snapshot = await self.graph.aget_state(config)
+        if not snapshot.values:
+            raise KeyError(f"unknown thread id {thread_id!r}: no checkpoint exists for it")
+        if answering and not snapshot.interrupts:
+            raise ValueError(f"thread {thread_id!r} is not waiting for an answer; ask a new question instead")
+        if not answering and not snapshot.next:
+            raise ValueError(f"thread {thread_id!r} has no interrupted run to continue; ask a new question instead")
+
     async def ask(self, question: str, *, thread_id: str | None = None) -> Reply:
         """Run one turn and collect it."""
+        if not isinstance(question, str):
+            raise TypeError(f"the question must be a string, got {type(question).__name__}")
         thread_id = thread_id or uuid.uuid4().hex
         return await self._collect(self.events(question, thread_id=thread_id), thread_id)
 
