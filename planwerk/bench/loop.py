@@ -253,16 +253,17 @@ class NotebookLoop:
                 return LoopRun(plan["final"], calls, prompt_tokens, completion_tokens, len(tool_history),
                                time.perf_counter() - started, results)
             if next_index is not None:
-                tool_history += await self._execute_step(plan["steps"][next_index], results, user)
+                tool_history += await self.execute_step(plan["steps"][next_index], results, user)
                 executed.add(next_index)
                 continue
             user_input = self.FINAL_NUDGE
         return LoopRun(self.FALLBACK, calls, prompt_tokens, completion_tokens, len(tool_history),
                        time.perf_counter() - started, results)
 
-    async def _execute_step(
+    async def execute_step(
         self, step: Mapping[str, Any], results: dict[str, Any], user: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
+        """The notebook's ``agentic_execute_step``: the step's calls one after another; tool-history entries."""
         entries = []
         for tool in step.get("tools", []):  # one after another, as in the notebook
             args = resolve_notebook_arguments(tool.get("arguments", {}), results, user)
@@ -426,7 +427,7 @@ async def measure_concurrency(tools: ToolSource, call_tool: CallTool, calls: int
         raise RuntimeError(f"pause calls failed: {failed[0]['error']}")
     loop = NotebookLoop(model=None, call_tool=call_tool)  # type: ignore[arg-type]  # only the step runner is used
     started = time.perf_counter()
-    await loop._execute_step(plan["steps"][0], {}, {"raw": ""})
+    await loop.execute_step(plan["steps"][0], {}, {"raw": ""})
     notebook_s = time.perf_counter() - started
     return ConcurrencyFigures(calls, pause_s, round(planwerk_s, 3), round(notebook_s, 3))
 
