@@ -72,8 +72,8 @@ Backend = Literal["postgres", "sqlite"]
 def run_context(value: Any) -> Context:
     """The run's :class:`Context` from what the server passes (a dict, a ``Context`` or ``None``).
 
-    Unknown keys are dropped (the server mirrors other configurable values into the context); a bad value for
-    a known key raises ``ValueError`` naming the key and what was expected.
+    Unknown keys are dropped (the server mirrors other configurable values into the context), ``null`` means the
+    default; a bad value for a known key raises ``ValueError`` naming the key and what was expected.
     """
     if value is None:
         return Context()
@@ -81,7 +81,8 @@ def run_context(value: Any) -> Context:
         return value
     if not isinstance(value, Mapping):
         raise ValueError(f"run context must be an object with Context fields, got {type(value).__name__}")
-    known = {k: v for k, v in value.items() if k in _CONTEXT_FIELDS}
+    # A form may send null for a field left empty: that means its default.
+    known = {k: v for k, v in value.items() if k in _CONTEXT_FIELDS and v is not None}
     try:
         context = _CONTEXT_ADAPTER.validate_python(known)
     except ValidationError as error:

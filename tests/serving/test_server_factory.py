@@ -31,6 +31,7 @@ def test_run_context_takes_known_fields_and_drops_the_rest() -> None:
     context = run_context({"model": "replay:x.json", "profile": "math", "retrieval_k": "2", "thread_id": "t1",
                            "langgraph_request_id": "r"})
     assert context == Context(model="replay:x.json", profile="math", retrieval_k=2)
+    assert run_context({"model": None, "mcp_config": None}) == Context()  # a form's empty fields: the defaults
     assert run_context(None) == Context()
     assert run_context(context) is context
 
