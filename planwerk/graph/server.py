@@ -9,8 +9,8 @@ the run's) picks the model spec, profile and MCP config; the model is resolved o
 :func:`make_checkpointer` keeps threads durable: PostgreSQL when ``PLANWERK_POSTGRES_URI`` (or a
 ``postgres://`` ``DATABASE_URI``) is set, its tables in the schema ``PLANWERK_POSTGRES_SCHEMA`` (default
 ``planwerk``); else a SQLite file (``PLANWERK_CHECKPOINT_DB``, default ``.langgraph_api/planwerk-checkpoints.sqlite``
-next to the dev server's own thread records). Python callers use it
-too: ``async with make_checkpointer() as saver: async with Agent(checkpointer=saver): ...``.
+next to the dev server's own thread records). Python callers use it too:
+``async with make_checkpointer() as saver, Agent(checkpointer=saver) as agent: ...``.
 """
 
 from __future__ import annotations
