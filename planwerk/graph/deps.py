@@ -36,11 +36,18 @@ class Deps:
     """Where tools come from (MCP sessions opened by the caller for the life of the run)."""
     retriever: Retriever | None = None
     """The retriever; ``None`` skips retrieval."""
+    _resolved: dict[str, BaseChatModel] = field(default_factory=dict, init=False, repr=False)
 
     async def model_for(self, spec: str) -> BaseChatModel:
-        """The bound model, or the one ``spec`` names, loaded off the event loop."""
+        """The bound model, or the one ``spec`` names, loaded off the event loop once for these deps.
+
+        Resolved models are kept here, not only in the process-wide cache: a ``replay:`` spec loads a fresh
+        replay each time, and the planner and the finalizer of one graph must share it.
+        """
         if self.chat_model is not None:
             return self.chat_model
-        from planwerk.models.specs import load_chat_model
+        if spec not in self._resolved:
+            from planwerk.models.specs import load_chat_model
 
-        return await asyncio.to_thread(load_chat_model, spec)
+            self._resolved[spec] = await asyncio.to_thread(load_chat_model, spec)
+        return self._resolved[spec]
