@@ -32,3 +32,10 @@ class Context:
     """Generate plans under a JSON schema when the model supports it."""
     today: str | None = None
     """ISO date the prompt calls "today"; the real date when empty (set it for reproducible runs)."""
+
+    def __post_init__(self) -> None:
+        # A zero or negative limit would silently disable timeouts or planning: say so at once.
+        for name in ("tool_timeout_s", "max_concurrency", "max_plan_attempts", "retrieval_k", "history_max_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ValueError(f"Context.{name} must be a positive number, got {value!r}")
