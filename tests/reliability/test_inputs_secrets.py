@@ -60,6 +60,16 @@ async def test_a_malformed_mcp_config_is_named_before_anything_runs(tmp_path: Pa
             pass
 
 
+@pytest.mark.parametrize("field", ["tool_timeout_s", "max_concurrency", "max_plan_attempts", "retrieval_k",
+                                   "history_max_tokens"])
+@pytest.mark.parametrize("value", [0, -1, "5"])
+def test_limits_in_the_run_context_must_be_positive(field: str, value: Any) -> None:
+    # Before: tool_timeout_s=-1 was accepted and cut only the calls that happened to await (silently).
+    with pytest.raises(ValueError) as caught:
+        Context(**{field: value})
+    assert one_line(caught.value) == f"Context.{field} must be a positive number, got {value!r}"
+
+
 def test_a_missing_corpus_is_named() -> None:
     from planwerk.rag.retriever import load_retriever
 
