@@ -78,30 +78,44 @@ def _candidates(body: str) -> Iterator[str]:
             yield span
 
 
-def _balanced_objects(text: str) -> Iterator[str]:
-    """Top-level ``{...}`` spans, string-aware; an unclosed one is yielded to the end (it may be repaired)."""
-    depth, start, quote, escape = 0, -1, "", False
+def _structure(text: str) -> Iterator[tuple[int, str]]:
+    """``(index, char)`` of every character outside JSON strings (quotes and escapes understood)."""
+    quote, escape = False, False
     for index, char in enumerate(text):
         if quote:
             if escape:
                 escape = False
             elif char == "\\":
                 escape = True
-            elif char == quote:
-                quote = ""
-            continue
-        if char == '"' and depth > 0:
-            quote = char
-        elif char == "{":
-            if depth == 0:
-                start = index
-            depth += 1
-        elif char == "}" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                yield text[start : index + 1]
-    if depth > 0 and start >= 0:
-        yield text[start:]
+            elif char == '"':
+                quote = False
+        elif char == '"':
+            quote = True
+        else:
+            yield index, char
+
+
+def _balanced_objects(text: str) -> Iterator[str]:
+    """Top-level ``{...}`` spans, string-aware; an unclosed one is yielded to the end (it may be repaired).
+
+    Quotes count only inside an object: prose between objects ("it's", a lone quote) must not open a string.
+    """
+    start = text.find("{")
+    while start >= 0:
+        depth, end = 0, -1
+        for offset, char in _structure(text[start:]):
+            if char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+                if depth == 0:
+                    end = start + offset + 1
+                    break
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = text.find("{", end)
 
 
 def _load(candidate: str) -> Any:
@@ -157,18 +171,9 @@ def _nesting(text: str) -> int:
 
 
 def _is_truncated(text: str) -> bool:
-    depth, quote, escape = 0, "", False
-    for char in text:
-        if quote:
-            if escape:
-                escape = False
-            elif char == "\\":
-                escape = True
-            elif char == quote:
-                quote = ""
-        elif char == '"':
-            quote = char
-        elif char in "{[":
+    depth = 0
+    for _, char in _structure(text):
+        if char in "{[":
             depth += 1
         elif char in "}]":
             depth -= 1
