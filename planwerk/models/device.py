@@ -10,7 +10,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +44,8 @@ class DevicePlan:
     """``"auto"`` spreads the model over several GPUs; ``None`` puts it on ``device``."""
     reason: str
 
-    def torch_dtype(self):  # -> torch.dtype; torch is imported lazily so this module stays light
-        """The ``torch.dtype`` for :attr:`dtype`."""
+    def torch_dtype(self) -> torch.dtype:
+        """The ``torch.dtype`` for :attr:`dtype` (torch is imported lazily so this module stays light)."""
         import torch
 
         return getattr(torch, self.dtype)

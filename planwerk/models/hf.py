@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -387,7 +387,7 @@ class HFChatModel(ChatHuggingFace):
         stop: list[str] | None = None,
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
-    ) -> Any:
+    ) -> AsyncIterator[ChatGenerationChunk]:
         # BaseChatModel's default drives the sync _stream from a worker thread (ChatHuggingFace's needs a server)
         async for chunk in BaseChatModel._astream(self, messages, stop, run_manager, **kwargs):
             yield chunk
