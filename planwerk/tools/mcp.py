@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,15 +18,16 @@ from typing import Any
 
 import anyio
 import httpx
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
 from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.tools import load_mcp_tools
 from mcp.shared.exceptions import McpError
 
 from planwerk.tools.base import ToolError, ToolSpec
 from planwerk.tools.config import MCPConfig, ServerConfig, load_config, redact
+from planwerk.tools.redaction import secrets_redacted
 from planwerk.tools.repair import check_arguments
-from planwerk.tools.results import content_text, normalise
+from planwerk.tools.results import normalise
 
 log = logging.getLogger(__name__)
 
@@ -127,17 +127,18 @@ class MCPToolSource:
                 kind="unavailable",
             )
         args = check_arguments(self._specs[name].input_schema, arguments, tool=name, server=server.name)
-        message = await self._invoke(server, tool, args)
-        if getattr(message, "status", "success") == "error":
-            text = redact(content_text(message.content), server.secrets)
-            raise ToolError(f"{name} on server {server.name} failed: {text}", tool=name, server=server.name)
-        return normalise(message.content, getattr(message, "artifact", None))
+        content, artifact = await self._invoke(server, tool, args)
+        return normalise(content, artifact)
 
-    async def _invoke(self, server: _Server, tool: BaseTool, args: dict[str, Any]) -> Any:
-        # A ToolCall (not plain args) makes the tool return a ToolMessage with status and the
-        # structured-content artifact.
-        call = {"type": "tool_call", "id": f"call_{uuid.uuid4().hex[:12]}", "name": tool.name, "args": args}
-        invoke = asyncio.ensure_future(tool.ainvoke(call))
+    async def _invoke(self, server: _Server, tool: BaseTool, args: dict[str, Any]) -> tuple[Any, Any]:
+        # The adapter's coroutine, not tool.ainvoke: it gives (content, structured-content artifact) and raises a
+        # ToolException on a tool error, and it is not traced as a LangChain tool run, whose recorded outputs
+        # would hold the server's raw error text (which may contain a configured secret) before we redact it.
+        # The call is traced at the graph level through the redacted events and the call log.
+        coroutine = getattr(tool, "coroutine", None)
+        if coroutine is None:
+            raise ToolError(f"{tool.name}: the MCP adapter gave no coroutine", tool=tool.name, server=server.name)
+        invoke = asyncio.ensure_future(coroutine(**args))
         died = asyncio.ensure_future(server.dead.wait())
         timeout = server.config.timeout_s
         try:
@@ -170,6 +171,9 @@ class MCPToolSource:
 
     def _tool_error(self, server: _Server, tool: str, exc: BaseException) -> ToolError:
         leaf = _leaf(exc)
+        if isinstance(leaf, ToolException):  # the tool itself reported an error (isError result)
+            text = redact(str(leaf), server.secrets)
+            return ToolError(f"{tool} on server {server.name} failed: {text}", tool=tool, server=server.name)
         what = redact(_describe(leaf), server.secrets)
         if isinstance(leaf, McpError) and "timed out" in str(leaf).lower():
             return ToolError(
@@ -230,6 +234,13 @@ async def open_tools(
     started is logged as a warning naming it, and the others are used.
     """
     cfg = config if isinstance(config, MCPConfig) else load_config(config)
+    with secrets_redacted(cfg.secrets()):
+        async with _open_sessions(cfg, allowed) as source:
+            yield source
+
+
+@contextlib.asynccontextmanager
+async def _open_sessions(cfg: MCPConfig, allowed: set[str] | None) -> AsyncIterator[MCPToolSource]:
     client = MultiServerMCPClient({name: s.connection() for name, s in cfg.servers.items()})
     servers = {name: _Server(config=s, secrets=s.secrets()) for name, s in cfg.servers.items()}
     for server in servers.values():
