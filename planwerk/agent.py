@@ -89,7 +89,8 @@ class Agent:
         self._db = Path(db) if db else None
         self._checkpointer = checkpointer
         self._stack: contextlib.AsyncExitStack | None = None
-        self._thread_locks: dict[str, asyncio.Lock] = {}
+        self._thread_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        """Per thread: the lock that queues its runs, and how many runs hold or wait for it."""
         self.graph: CompiledStateGraph | None = None
 
     async def __aenter__(self) -> Agent:
@@ -154,7 +155,7 @@ class Agent:
             run_input = None
         config = self._config(thread_id)
         # Runs on one thread are queued, never interleaved (two turns writing one checkpoint would mix).
-        async with self._thread_locks.setdefault(thread_id, asyncio.Lock()):
+        async with self._thread_lock(thread_id):
             if question is None:
                 await self._check_continuable(config, thread_id, answering=resume is not None)
             async for mode, chunk in self.graph.astream(
@@ -166,6 +167,20 @@ class Agent:
                     for item in chunk["__interrupt__"]:
                         value = item.value if isinstance(item.value, dict) else {"question": str(item.value)}
                         yield {"event": "interrupt", **value, "thread_id": thread_id}
+
+    @contextlib.asynccontextmanager
+    async def _thread_lock(self, thread_id: str) -> AsyncIterator[None]:
+        lock, users = self._thread_locks.get(thread_id, (asyncio.Lock(), 0))
+        self._thread_locks[thread_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._thread_locks[thread_id]
+            if users <= 1:  # the last user forgets the lock, so the table does not grow with every thread
+                del self._thread_locks[thread_id]
+            else:
+                self._thread_locks[thread_id] = (lock, users - 1)
 
     async def _check_continuable(self, config: dict[str, Any], thread_id: str, *, answering: bool) -> None:
         """A clear error instead of LangGraph's ``EmptyInputError`` when there is nothing to resume."""

@@ -206,3 +206,10 @@ async def test_sync_api_ask_and_iter_events(tmp_path: Path) -> None:
     assert reply.answer == "17 °C." and reply.metadata["tool_calls"] == 2
     events = await asyncio.to_thread(lambda: list(iter_events(QUESTION, **options)))
     assert events[0]["event"] == "start" and events[-1]["answer"] == "Wieder 17 °C."
+
+
+async def test_thread_locks_do_not_accumulate() -> None:
+    async with agent(ReplayChatModel.of([json.dumps({"steps": [], "final": "ok"})] * 3), InMemorySaver()) as planwerk:
+        for thread in ("a", "b", "c"):
+            await planwerk.ask("Hallo?", thread_id=thread)
+        assert planwerk._thread_locks == {}
