@@ -122,3 +122,36 @@ def test_resume_of_an_unknown_thread(home: Path, math_config: Path) -> None:
                                  "--mcp-config", str(math_config), "--model", replay(home)])
     assert result.exit_code == 2
     assert "unknown thread id 'does-not-exist'" in result.stderr
+
+
+def test_chat_keeps_one_thread_and_asks_back(home: Path, math_config: Path) -> None:
+    ask_back = json.dumps({"ask_user": "Womit soll ich 42 multiplizieren?"})
+    times = {"steps": [{"description": "", "tools": [
+        {"id": "m", "name": "multiply", "arguments": {"arg_0": 42, "arg_1": {"$ref": "user.answer"}}}]}], "final": None}
+    model = replay(home, json.dumps(MATH_PLAN), "126.", ask_back, json.dumps(times), "84.")
+    done = subprocess.run(
+        [sys.executable, "-m", "planwerk.cli", "chat", "--model", model, "--profile", "math", "--thread", "c1",
+         "--mcp-config", str(math_config)],
+        input="Was ist (12 + 30) * 3?\nUnd mal etwas anderes?\n2\n\n", capture_output=True, text=True, timeout=180,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "thread c1" in done.stdout
+    assert "126." in done.stdout and "Womit soll ich 42 multiplizieren?" in done.stdout and "84." in done.stdout
+    state = json.loads(runner.invoke(["state", "--thread", "c1"]).stdout)
+    assert [m["role"] for m in state["messages"]] == ["human", "ai", "human", "ai", "human", "ai"]
+
+
+def test_ask_json_shows_the_retrieval_of_the_razepato_question(home: Path, math_config: Path) -> None:
+    # Whatever model answers, the retrieval event comes from the packaged corpus (a real FAISS + BM25 index).
+    model = replay(home, json.dumps({"steps": [], "final": None}), "Im Ebro-Becken südlich von Tarragona.")
+    result = runner.invoke(["ask", "Wo kann man das Razepato am besten beobachten?", "--json", "--model", model,
+                            "--mcp-config", str(math_config)])
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    retrieval = next(e for e in events if e["event"] == "retrieval")
+    first = retrieval["hits"][0]
+    assert first["source"].startswith("Razepato.txt#")
+    assert "Ebro-Becken südlich von Tarragona" in first["text"] or "Parks Barcelonas" in first["text"]
+    assert 0 < first["score"] <= 1
+    assert events[-1]["answer"] == "Im Ebro-Becken südlich von Tarragona."
