@@ -273,7 +273,7 @@ def render(figures: Mapping[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 150)  # files and pipes get readable rows
     table = Table(title=f"model {figures['spec']} on {figures['device']} ({figures['dtype']})")
     table.add_column("figure")
     table.add_column("value", justify="right")
