@@ -13,6 +13,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, trim_messages
 
+from planwerk.core.dates import find_dates
 from planwerk.models.replay import estimate_tokens
 from planwerk.prompts.examples import Example
 from planwerk.prompts.protocol import ANSWER_INSTRUCTIONS, PLAN_PROTOCOL
@@ -77,6 +78,16 @@ def render_date(today: date) -> str:
     return f"Heute ist {WEEKDAYS[today.weekday()]}, {today.isoformat()}."
 
 
+def render_dates(question: str, today: date) -> str:
+    """The ISO date of every date the question names (resolved in code, not by the model), else today's date."""
+    mentions = find_dates(question, today)
+    if not mentions:
+        return render_date(today)
+    # Only the named dates: with today's date beside them, the 0.5B model copies today's date (measured).
+    named = "; ".join(f"„{m.text}“ = {m.day.isoformat()}" for m in mentions)
+    return f"Daten in der Frage: {named}."
+
+
 def trim_history(messages: Sequence[BaseMessage], max_tokens: int) -> list[BaseMessage]:
     """The latest turns that fit ``max_tokens`` (approximate count); the checkpoint keeps everything."""
     return trim_messages(
@@ -106,7 +117,7 @@ def build_plan_messages(
     system = f"{persona}\n\n{PLAN_PROTOCOL}\n\nTools:\n{render_catalog(specs)}"
     if examples:
         system += f"\n\nBeispiele:\n{render_examples(examples)}"
-    parts = [render_date(today)]
+    parts = [render_dates(question, today)]
     if hits:
         parts.append(f"Kontext (aus Retrieval):\n{render_context(hits)}")
     extra = {k: v for k, v in (user_fields or {}).items() if k != "raw"}

@@ -173,7 +173,7 @@ async def test_prompt_has_persona_date_catalog_and_a_matching_example(checkpoint
     assert system.content.startswith("Du bist ein persönlicher Reiseplaner.")
     assert "- geocode(destination: string)" in system.content and "Ergebnis-Felder: lat, lon, name" in system.content
     assert "Wie wird das Wetter in Rom am 23.01.2026?" in system.content  # the notebook's Rome example
-    assert "Heute ist Sonntag, 2026-11-22." in human.content
+    assert "Daten in der Frage: „morgen“ = 2026-11-23." in human.content  # resolved in code, not by the model
 
 
 async def test_replay_model_asked_for_too_much_fails_clearly(checkpointer: BaseCheckpointSaver) -> None:
