@@ -17,9 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,6 +28,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, ChatMessage, HumanMessage, SystemMessage
 
 from planwerk.tools.base import ToolSource
+from planwerk.tools.servers.launch import serve_http
 
 TODAY = "2026-01-15"
 BENCH_SERVER = "planwerk.bench.server"
@@ -301,43 +299,11 @@ def session_per_call(url: str, timeout_s: float = 30.0) -> CallTool:
 # --- running both -----------------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def bench_server_http(timeout_s: float = 30.0) -> Iterator[str]:
     """The bench MCP server (math tools + ``pause``) over streamable HTTP as a subprocess; yields its URL."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", BENCH_SERVER, "http", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the bench MCP server exited with {proc.returncode} before listening")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(
-                        f"the bench MCP server did not listen on {port} within {timeout_s:g} s"
-                    ) from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+    with serve_http(["-m", BENCH_SERVER], timeout_s=timeout_s) as (url, _):
+        yield url
 
 
 def planning_prompt(question: str, tools: ToolSource) -> tuple[str, str]:

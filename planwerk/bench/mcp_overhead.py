@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -28,6 +26,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from planwerk.tools.mcp import open_tools
+from planwerk.tools.servers.launch import serve_http
 
 Transport = Literal["stdio", "http"]
 Mode = Literal["session per call", "persistent, raw session", "persistent, MCPToolSource"]
@@ -71,38 +70,11 @@ async def _timed(calls: int, one: Callable[[int], Awaitable[Any]], tick: Callabl
     return out
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def _http_math_server(timeout_s: float = 30) -> Iterator[str]:
     """The math server over streamable HTTP as a subprocess; yields its URL."""
-    port = _free_port()
-    cmd = [sys.executable, "-m", MATH_MODULE, "http", "--port", str(port)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the math server exited with {proc.returncode} before listening")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"the math server did not listen within {timeout_s:g} s") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+    with serve_http(["-m", MATH_MODULE], timeout_s=timeout_s) as (url, _):
+        yield url
 
 
 def _connection(transport: Transport, url: str) -> dict[str, Any]:

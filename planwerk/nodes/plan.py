@@ -45,25 +45,30 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
     profile = profile_of(context)
     specs = visible_specs(deps.tools, profile)
     model = await deps.model_for(context.model)
-    if context.constrained_decoding and specs and isinstance(model, SupportsPlanSchema):
-        model = model.with_plan_schema(plan_json_schema(specs))
-    # Ranking embeds the question (and loads the embedder on first use, seconds): off the event loop, so
-    # concurrent sessions and MCP I/O keep running.
-    examples = await asyncio.to_thread(
-        lambda: select_examples(state["question"], specs, k=1, examples=library(profile.examples))
-    )
     feedback = state.get("feedback", [])[-MAX_FEEDBACK_TURNS:]
-    messages = build_plan_messages(
-        persona=profile.persona,
-        specs=specs,
-        examples=examples,
-        question=question_with_clarifications(state),
-        today=today_of(context),
-        hits=state.get("context", []),
-        history=trim_history(history_before_question(state), context.history_max_tokens),
-        user_fields=state.get("user", {}),
-        feedback=[(item["reply"], item["problems"]) for item in feedback],
-    )
+
+    def prepare() -> tuple[Any, list[Any]]:
+        # Blocking work, so it runs in a worker thread: compiling the plan grammar (seconds, once per tool set),
+        # ranking examples (embeds the question; loads the embedder on first use) and resolving the question's
+        # dates (dateparser reads its language data on first use). The event loop keeps serving other runs.
+        planner = model
+        if context.constrained_decoding and specs and isinstance(model, SupportsPlanSchema):
+            planner = model.with_plan_schema(plan_json_schema(specs))
+        examples = select_examples(state["question"], specs, k=1, examples=library(profile.examples))
+        messages = build_plan_messages(
+            persona=profile.persona,
+            specs=specs,
+            examples=examples,
+            question=question_with_clarifications(state),
+            today=today_of(context),
+            hits=state.get("context", []),
+            history=trim_history(history_before_question(state), context.history_max_tokens),
+            user_fields=state.get("user", {}),
+            feedback=[(item["reply"], item["problems"]) for item in feedback],
+        )
+        return planner, messages
+
+    model, messages = await asyncio.to_thread(prepare)
     reply = await model.ainvoke(messages, config={"tags": ["planwerk:plan"]})
     text = reply_text(reply)
     attempts = state.get("attempts", 0) + 1

@@ -7,17 +7,17 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+
+from planwerk.tools.servers.launch import serve_http
 
 CACHE = Path(__file__).parents[1] / "fixtures" / "upstream-cache"
 HERE = Path(__file__).parent
@@ -60,13 +60,6 @@ def overpass_for(query: str) -> Any:
     if '"leisure"="park"' in query:
         return recorded(PARKS_FILE)
     return recorded(SIGHTSEEING_FILE)
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class _UpstreamStub(BaseHTTPRequestHandler):
@@ -125,37 +118,11 @@ def upstream_env(base: str, cache_dir: Path) -> dict[str, str]:
     }
 
 
-@contextmanager
 def http_server(
     args: list[str], env: dict[str, str] | None = None, timeout_s: float = 30
-) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+) -> AbstractContextManager[tuple[str, subprocess.Popen[bytes]]]:
     """Start ``python <args> http --port N`` and yield its MCP URL and process; killed at the end."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, *args, "http", "--port", str(port)],
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"MCP server {args} exited with {proc.returncode} before listening")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(
-                        f"MCP server {args} did not listen on {port} within {timeout_s} s"
-                    ) from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=10)
+    return serve_http(args, env=env, timeout_s=timeout_s)
 
 
 @contextmanager

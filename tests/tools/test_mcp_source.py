@@ -15,11 +15,11 @@ import pytest
 
 from planwerk.tools.base import ToolError, ToolSource
 from planwerk.tools.mcp import open_tools
+from planwerk.tools.servers.launch import free_port
 from tests.tools.conftest import (
     BARCELONA,
     ECHO_SCRIPT,
     child_pids,
-    free_port,
     http_server,
     silent_tcp_server,
     upstream_env,
