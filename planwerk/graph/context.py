@@ -32,6 +32,9 @@ class Context:
     """Generate plans under a JSON schema when the model supports it."""
     today: str | None = None
     """ISO date the prompt calls "today"; the real date when empty (set it for reproducible runs)."""
+    learn_examples: bool = False
+    """Save a plan whose calls all succeeded as a few-shot example for similar questions
+    (``$PLANWERK_HOME/examples.jsonl``), so the planner learns from its own clean runs."""
 
     def __post_init__(self) -> None:
         # A zero or negative limit would silently disable timeouts or planning: say so at once.

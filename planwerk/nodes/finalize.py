@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -20,6 +21,7 @@ from planwerk.nodes.common import (
     today_of,
     usage_of,
 )
+from planwerk.prompts.examples import add_example
 from planwerk.prompts.render import build_answer_messages, trim_history
 
 NO_PLAN_ANSWER = "Ich konnte für diese Frage keinen ausführbaren Plan erstellen. Gründe:\n{problems}"
@@ -55,5 +57,8 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         "plan_attempts": state.get("attempts", 0),
         "duration_s": round(time.time() - state.get("started_at", time.time()), 3),
     }
+    if runtime.context.learn_examples and plan is not None and calls and metadata["failed_tool_calls"] == 0:
+        example = {"steps": plan["steps"], "final": None}  # the shape the planner writes
+        await asyncio.to_thread(add_example, state["question"], example)
     runtime.stream_writer(event("final_answer", answer=answer, metadata=metadata))
     return {"answer": answer, "messages": [AIMessage(answer)], "usage": usage_update}

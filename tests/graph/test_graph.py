@@ -213,3 +213,19 @@ async def test_thread_locks_do_not_accumulate() -> None:
         for thread in ("a", "b", "c"):
             await planwerk.ask("Hallo?", thread_id=thread)
         assert planwerk._thread_locks == {}
+
+
+async def test_clean_plans_can_be_learned_as_examples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from planwerk.prompts.examples import load_user_examples, select_examples
+
+    monkeypatch.setenv("PLANWERK_HOME", str(tmp_path))
+    failing = plan_json([{**GEO, "arguments": {"destination": "Atlantis"}}])
+    model = ReplayChatModel.of([GOOD_PLAN, "17 °C.", failing, "Atlantis gibt es nicht."])
+    async with agent(model, InMemorySaver(), learn_examples=True, max_plan_attempts=1) as planwerk:
+        await planwerk.ask("Wie ist heute das Wetter in Barcelona?")
+        await planwerk.ask("Wie ist heute das Wetter in Atlantis?")
+    saved = load_user_examples()
+    assert [e.question for e in saved] == ["Wie ist heute das Wetter in Barcelona?"]  # the failed run is not kept
+    assert json.loads(GOOD_PLAN) == saved[0].plan
+    assert select_examples("Wie ist heute das Wetter in Barcelona?", ["geocode", "get_weather"], k=1,
+                           ranking="words")[0].question == "Wie ist heute das Wetter in Barcelona?"
