@@ -46,7 +46,7 @@ ModelOption = Annotated[
         "--model", "-m", help="default | hf:<id or folder> | gguf:<file>[#<tokenizer>] | endpoint:<url> | replay:<file>"
     ),
 ]
-McpOption = Annotated[Path | None, typer.Option("--mcp-config", help="An {\"mcpServers\": ...} JSON file.")]
+McpOption = Annotated[Path | None, typer.Option("--mcp-config", help='An {"mcpServers": ...} JSON file.')]
 ProfileOption = Annotated[str, typer.Option("--profile", help="travel | math")]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per line.")]
 DbOption = Annotated[Path | None, typer.Option("--db", help="SQLite file for threads.")]
@@ -54,10 +54,11 @@ TodayOption = Annotated[str | None, typer.Option("--today", help="ISO date the p
 RetrievalOption = Annotated[bool, typer.Option("--retrieval/--no-retrieval", help="Search the profile's corpus.")]
 
 
-def _agent(model: str, profile: str, mcp_config: Path | None, db: Path | None, today: str | None,
-           retrieval: bool) -> Agent:
+def _agent(
+    model: str, profile: str, mcp_config: Path | None, db: Path | None, today: str | None, retrieval: bool
+) -> Agent:
     if mcp_config is not None and not mcp_config.is_file():
-        raise ValueError(f"MCP config file not found: {mcp_config}; expected a JSON file with \"mcpServers\"")
+        raise ValueError(f'MCP config file not found: {mcp_config}; expected a JSON file with "mcpServers"')
     return Agent(
         model=model,
         profile=profile,
@@ -114,8 +115,9 @@ def _json_line(event: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-async def _drive(stream: AsyncIterator[dict[str, Any]], sink: Callable[[dict[str, Any]], None],
-                 progress: bool) -> dict[str, Any] | None:
+async def _drive(
+    stream: AsyncIterator[dict[str, Any]], sink: Callable[[dict[str, Any]], None], progress: bool
+) -> dict[str, Any] | None:
     """Feed events to ``sink`` (with a live progress line for people); return the last interrupt, if any."""
     interrupt = None
     status = console.status("[bold]planwerk arbeitet …", spinner="dots") if progress else None
@@ -163,7 +165,7 @@ def ask(
             sink = _json_line if json_output else EventPrinter(console)
             pending = await _drive(agent.events(question, thread_id=thread_id), sink, not json_output)
             if pending and not json_output:
-                console.print(f"[dim]Antworte mit: planwerk resume --thread {thread_id} \"<Antwort>\"[/dim]")
+                console.print(f'[dim]Antworte mit: planwerk resume --thread {thread_id} "<Antwort>"[/dim]')
 
     _run(main)
 

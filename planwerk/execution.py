@@ -88,8 +88,13 @@ async def execute_plan(
         upstream = [await done[dep] for dep in sorted(waits_for[call_id])]
         failed = [record["id"] for record in upstream if record["status"] != "ok"]
         if failed:
-            return _record(call_id, call.name, None, error=f"skipped: depends on failed call(s) {', '.join(failed)}",
-                           status="skipped")
+            return _record(
+                call_id,
+                call.name,
+                None,
+                error=f"skipped: depends on failed call(s) {', '.join(failed)}",
+                status="skipped",
+            )
         available = {**prior, **{record["id"]: record["result"] for record in upstream}}
         try:
             args = resolve_arguments(call.arguments, available, user)

@@ -27,17 +27,29 @@ class Runner:
     """Runs ``planwerk`` in a subprocess with the test's environment."""
 
     def invoke(self, args: list[str]) -> Result:
-        done = subprocess.run([sys.executable, "-m", "planwerk.cli", *args], capture_output=True, text=True,
-                              timeout=180, env={**os.environ, "COLUMNS": "200"})
+        done = subprocess.run(
+            [sys.executable, "-m", "planwerk.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env={**os.environ, "COLUMNS": "200"},
+        )
         return Result(done.returncode, done.stdout, done.stderr)
 
 
 runner = Runner()
-MATH_PLAN = {"steps": [
-    {"description": "add", "tools": [{"id": "var_1", "name": "add", "arguments": {"arg_0": 12, "arg_1": 30}}]},
-    {"description": "multiply", "tools": [{"id": "var_2", "name": "multiply",
-                                           "arguments": {"arg_0": {"$ref": "var_1.result"}, "arg_1": 3}}]}],
-    "final": None}
+MATH_PLAN = {
+    "steps": [
+        {"description": "add", "tools": [{"id": "var_1", "name": "add", "arguments": {"arg_0": 12, "arg_1": 30}}]},
+        {
+            "description": "multiply",
+            "tools": [
+                {"id": "var_2", "name": "multiply", "arguments": {"arg_0": {"$ref": "var_1.result"}, "arg_1": 3}}
+            ],
+        },
+    ],
+    "final": None,
+}
 
 
 @pytest.fixture
@@ -49,8 +61,19 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def math_config(tmp_path: Path) -> Path:
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"math": {
-        "command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "math": {
+                        "command": "${PYTHON}",
+                        "args": ["-m", "planwerk.tools.servers.math", "stdio"],
+                        "timeout": 30,
+                    }
+                }
+            }
+        )
+    )
     return config
 
 
@@ -62,12 +85,33 @@ def replay(tmp_path: Path, *replies: str) -> str:
 
 def test_ask_json_prints_one_event_per_line(home: Path, math_config: Path) -> None:
     model = replay(home, json.dumps(MATH_PLAN), "Das Ergebnis ist 126.")
-    result = runner.invoke(["ask", "Was ist (12 + 30) * 3?", "--json", "--model", model, "--profile", "math",
-                                 "--mcp-config", str(math_config), "--thread", "cli-1"])
+    result = runner.invoke(
+        [
+            "ask",
+            "Was ist (12 + 30) * 3?",
+            "--json",
+            "--model",
+            model,
+            "--profile",
+            "math",
+            "--mcp-config",
+            str(math_config),
+            "--thread",
+            "cli-1",
+        ]
+    )
     assert result.exit_code == 0, result.output
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [e["event"] for e in events] == ["start", "retrieval", "plan", "tool_call", "tool_result", "tool_call",
-                                            "tool_result", "final_answer"]
+    assert [e["event"] for e in events] == [
+        "start",
+        "retrieval",
+        "plan",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "final_answer",
+    ]
     assert events[4]["result"] == {"result": 42}
     assert events[5]["args"] == {"arg_0": 42, "arg_1": 3}
     assert events[6]["result"] == {"result": 126}
@@ -84,8 +128,9 @@ def test_ask_json_prints_one_event_per_line(home: Path, math_config: Path) -> No
 
 def test_ask_prints_readable_progress_and_answer(home: Path, math_config: Path) -> None:
     model = replay(home, json.dumps(MATH_PLAN), "Das Ergebnis ist 126.")
-    result = runner.invoke(["ask", "Was ist (12 + 30) * 3?", "--model", model, "--profile", "math",
-                                 "--mcp-config", str(math_config)])
+    result = runner.invoke(
+        ["ask", "Was ist (12 + 30) * 3?", "--model", model, "--profile", "math", "--mcp-config", str(math_config)]
+    )
     assert result.exit_code == 0, result.output
     assert "→ var_1 add" in result.stdout and "✓ var_2" in result.stdout
     assert "Antwort" in result.stdout and "Das Ergebnis ist 126." in result.stdout
@@ -111,28 +156,63 @@ def test_bad_input_gets_a_one_line_error(home: Path, args: list[str], message: s
 def test_malformed_mcp_config_is_named(home: Path, tmp_path: Path) -> None:
     config = tmp_path / "bad.json"
     config.write_text('{"mcpServers": {"x": {"command": 5}}}')
-    result = runner.invoke(["ask", "Hallo?", "--no-retrieval", "--mcp-config", str(config),
-                                 "--model", replay(tmp_path, "{}")])
+    result = runner.invoke(
+        ["ask", "Hallo?", "--no-retrieval", "--mcp-config", str(config), "--model", replay(tmp_path, "{}")]
+    )
     assert result.exit_code == 2
     assert "mcpServers.x" in result.stderr
 
 
 def test_resume_of_an_unknown_thread(home: Path, math_config: Path) -> None:
-    result = runner.invoke(["resume", "--thread", "does-not-exist", "--no-retrieval",
-                                 "--mcp-config", str(math_config), "--model", replay(home)])
+    result = runner.invoke(
+        [
+            "resume",
+            "--thread",
+            "does-not-exist",
+            "--no-retrieval",
+            "--mcp-config",
+            str(math_config),
+            "--model",
+            replay(home),
+        ]
+    )
     assert result.exit_code == 2
     assert "unknown thread id 'does-not-exist'" in result.stderr
 
 
 def test_chat_keeps_one_thread_and_asks_back(home: Path, math_config: Path) -> None:
     ask_back = json.dumps({"ask_user": "Womit soll ich 42 multiplizieren?"})
-    times = {"steps": [{"description": "", "tools": [
-        {"id": "m", "name": "multiply", "arguments": {"arg_0": 42, "arg_1": {"$ref": "user.answer"}}}]}], "final": None}
+    times = {
+        "steps": [
+            {
+                "description": "",
+                "tools": [
+                    {"id": "m", "name": "multiply", "arguments": {"arg_0": 42, "arg_1": {"$ref": "user.answer"}}}
+                ],
+            }
+        ],
+        "final": None,
+    }
     model = replay(home, json.dumps(MATH_PLAN), "126.", ask_back, json.dumps(times), "84.")
     done = subprocess.run(
-        [sys.executable, "-m", "planwerk.cli", "chat", "--model", model, "--profile", "math", "--thread", "c1",
-         "--mcp-config", str(math_config)],
-        input="Was ist (12 + 30) * 3?\nUnd mal etwas anderes?\n2\n\n", capture_output=True, text=True, timeout=180,
+        [
+            sys.executable,
+            "-m",
+            "planwerk.cli",
+            "chat",
+            "--model",
+            model,
+            "--profile",
+            "math",
+            "--thread",
+            "c1",
+            "--mcp-config",
+            str(math_config),
+        ],
+        input="Was ist (12 + 30) * 3?\nUnd mal etwas anderes?\n2\n\n",
+        capture_output=True,
+        text=True,
+        timeout=180,
         env={**os.environ, "COLUMNS": "200"},
     )
     assert done.returncode == 0, done.stderr
@@ -145,8 +225,17 @@ def test_chat_keeps_one_thread_and_asks_back(home: Path, math_config: Path) -> N
 def test_ask_json_shows_the_retrieval_of_the_razepato_question(home: Path, math_config: Path) -> None:
     # Whatever model answers, the retrieval event comes from the packaged corpus (a real FAISS + BM25 index).
     model = replay(home, json.dumps({"steps": [], "final": None}), "Im Ebro-Becken südlich von Tarragona.")
-    result = runner.invoke(["ask", "Wo kann man das Razepato am besten beobachten?", "--json", "--model", model,
-                            "--mcp-config", str(math_config)])
+    result = runner.invoke(
+        [
+            "ask",
+            "Wo kann man das Razepato am besten beobachten?",
+            "--json",
+            "--model",
+            model,
+            "--mcp-config",
+            str(math_config),
+        ]
+    )
     assert result.exit_code == 0, result.output
     events = [json.loads(line) for line in result.stdout.splitlines()]
     retrieval = next(e for e in events if e["event"] == "retrieval")

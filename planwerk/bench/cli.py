@@ -136,8 +136,9 @@ def _print_nestful(summary: dict[str, Any]) -> None:
         table.add_row("ms per tool call (mean / p50 / p95)", f"{ms['mean']:.1f} / {ms['p50']:.1f} / {ms['p95']:.1f}")
     if base := summary.get("baseline_in_process"):
         ms = base["per_call_ms"]
-        table.add_row("baseline: same plans, in-process tools (no MCP)",
-                      f"{ms['mean']:.2f} / {ms['p50']:.2f} / {ms['p95']:.2f}")
+        table.add_row(
+            "baseline: same plans, in-process tools (no MCP)", f"{ms['mean']:.2f} / {ms['p50']:.2f} / {ms['p95']:.2f}"
+        )
         table.add_row("MCP cost per call (p50 difference), ms", f"{summary['per_call_ms']['p50'] - ms['p50']:.1f}")
     table.add_row("session + setup s", f"{summary['setup_s']:.2f}")
     table.add_row("wall s", f"{summary['wall_s']:.2f}")
@@ -149,8 +150,10 @@ def _print_nestful(summary: dict[str, Any]) -> None:
         depth.add_row(level, str(row["samples"]), str(row["correct"]), f"{row['correct'] / row['samples']:.0%}")
     out.print(depth)
     for failure in summary["failures"][:10]:
-        out.print(f"[yellow]✗[/yellow] {failure['sample_id']}: gold {failure['gold']!r}, got {failure['predicted']!r}"
-                  + (f" ({escape(str(failure['error']))})" if failure["error"] else ""))
+        out.print(
+            f"[yellow]✗[/yellow] {failure['sample_id']}: gold {failure['gold']!r}, got {failure['predicted']!r}"
+            + (f" ({escape(str(failure['error']))})" if failure["error"] else "")
+        )
 
 
 def _plot_by_depth(summary: dict[str, Any], path: Path) -> None:
@@ -167,11 +170,20 @@ def _plot_by_depth(summary: dict[str, Any], path: Path) -> None:
     figure, axis = plt.subplots(figsize=(7, 3.6))
     bars = axis.bar(levels, [r["correct"] / r["samples"] * 100 for r in rows], color="#3b7dd8")
     for bar, row in zip(bars, rows, strict=True):
-        axis.annotate(f"{row['correct']}/{row['samples']}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                      ha="center", va="bottom", fontsize=8)
+        axis.annotate(
+            f"{row['correct']}/{row['samples']}",
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     mode = "gold plans" if summary["mode"] == "oracle" else summary["model"]
-    axis.set(xlabel="nesting depth (longest chain of dependent calls)", ylabel="accuracy %", ylim=(0, 110),
-             title=f"NESTFUL math {summary['split']}: accuracy by depth ({mode})")
+    axis.set(
+        xlabel="nesting depth (longest chain of dependent calls)",
+        ylabel="accuracy %",
+        ylim=(0, 110),
+        title=f"NESTFUL math {summary['split']}: accuracy by depth ({mode})",
+    )
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
@@ -191,23 +203,35 @@ def loop(
 
     with _progress() as progress:
         task = progress.add_task("notebook loop vs planwerk", total=len(bench.SCENARIOS) + 1, status="")
-        report = _run(lambda: bench.run_loop_benchmark(
-            calls=calls, pause_s=pause, tick=lambda name: progress.update(task, advance=1, status=name)))
+        report = _run(
+            lambda: bench.run_loop_benchmark(
+                calls=calls, pause_s=pause, tick=lambda name: progress.update(task, advance=1, status=name)
+            )
+        )
     summary = report.summary() | {"machine": machine()}
     table = Table(title="Cost per task: notebook loop → planwerk (same scripted replies)")
     for column in ("task", "steps", "calls", "model calls", "prompt tokens", "wall s"):
         table.add_column(column, justify="right" if column != "task" else "left")
     for row in summary["scenarios"]:
         nb, pw = row["notebook"], row["planwerk"]
-        table.add_row(row["scenario"], str(row["steps"]), str(row["calls"]),
-                      f"{nb['llm_calls']} → {pw['llm_calls']}", f"{nb['prompt_tokens']} → {pw['prompt_tokens']}",
-                      f"{nb['wall_s']:.2f} → {pw['wall_s']:.2f}")
+        table.add_row(
+            row["scenario"],
+            str(row["steps"]),
+            str(row["calls"]),
+            f"{nb['llm_calls']} → {pw['llm_calls']}",
+            f"{nb['prompt_tokens']} → {pw['prompt_tokens']}",
+            f"{nb['wall_s']:.2f} → {pw['wall_s']:.2f}",
+        )
     out.print(table)
-    out.print(f"multi-step tasks: planwerk needs {summary['llm_calls_ratio']:.2f}× the notebook's model calls and "
-              f"{summary['prompt_tokens_ratio']:.2f}× its prompt tokens")
+    out.print(
+        f"multi-step tasks: planwerk needs {summary['llm_calls_ratio']:.2f}× the notebook's model calls and "
+        f"{summary['prompt_tokens_ratio']:.2f}× its prompt tokens"
+    )
     c = summary["concurrency"]
-    out.print(f"one step of {c['calls']} calls of {c['pause_s']:g} s: planwerk {c['planwerk_s']:.2f} s, notebook loop "
-              f"{c['notebook_s']:.2f} s (one after another ≥ {c['sequential_s']:.2f} s)")
+    out.print(
+        f"one step of {c['calls']} calls of {c['pause_s']:g} s: planwerk {c['planwerk_s']:.2f} s, notebook loop "
+        f"{c['notebook_s']:.2f} s (one after another ≥ {c['sequential_s']:.2f} s)"
+    )
     if plot:
         _plot_loop(summary, plot)
     if json_out:
@@ -227,10 +251,20 @@ def _plot_loop(summary: dict[str, Any], path: Path) -> None:
     x = range(len(names))
     figure, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     for axis, key, label in ((axes[0], "llm_calls", "model calls"), (axes[1], "prompt_tokens", "prompt tokens")):
-        axis.bar([i - 0.2 for i in x], [r["notebook"][key] for r in summary["scenarios"]], 0.4,
-                 label="notebook loop", color="#c0c0c0")
-        axis.bar([i + 0.2 for i in x], [r["planwerk"][key] for r in summary["scenarios"]], 0.4,
-                 label="planwerk", color="#3b7dd8")
+        axis.bar(
+            [i - 0.2 for i in x],
+            [r["notebook"][key] for r in summary["scenarios"]],
+            0.4,
+            label="notebook loop",
+            color="#c0c0c0",
+        )
+        axis.bar(
+            [i + 0.2 for i in x],
+            [r["planwerk"][key] for r in summary["scenarios"]],
+            0.4,
+            label="planwerk",
+            color="#3b7dd8",
+        )
         axis.set_xticks(list(x), names, rotation=15, fontsize=8)
         axis.set_title(f"{label} per task")
     axes[0].legend()

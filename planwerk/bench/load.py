@@ -35,8 +35,9 @@ from rich.table import Table
 from planwerk.graph.context import Context
 
 MATH_CONFIG: dict[str, Any] = {
-    "mcpServers": {"math": {"command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.math", "stdio"],
-                            "timeout": 30}}
+    "mcpServers": {
+        "math": {"command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}
+    }
 }
 """Only the bundled math server, over stdio."""
 _TASK = re.compile(r"Aufgabe (?P<tag>[\w-]+): Was ist (?P<a>-?\d+) mal (?P<b>-?\d+) plus (?P<c>-?\d+)\?")
@@ -177,8 +178,9 @@ def check_thread(task: Task, thread_id: str, answer: str | None, state: dict[str
         problems.append("a message of another task is in this thread")
     if answer != task.answer:
         problems.append(f"answer {answer!r}, expected {task.answer!r}")
-    return ThreadCheck(thread_id, correct=answer == task.answer, leaked=leaked, failed_calls=failed,
-                       problems=tuple(problems))
+    return ThreadCheck(
+        thread_id, correct=answer == task.answer, leaked=leaked, failed_calls=failed, problems=tuple(problems)
+    )
 
 
 def rss_mb() -> float:

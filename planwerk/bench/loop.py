@@ -248,15 +248,29 @@ class NotebookLoop:
             plan = parse_notebook_plan(str(reply.content))
             next_index = next((i for i in range(len(plan["steps"])) if i not in executed), None)
             if plan.get("final") is not None and next_index is None:
-                return LoopRun(plan["final"], calls, prompt_tokens, completion_tokens, len(tool_history),
-                               time.perf_counter() - started, results)
+                return LoopRun(
+                    plan["final"],
+                    calls,
+                    prompt_tokens,
+                    completion_tokens,
+                    len(tool_history),
+                    time.perf_counter() - started,
+                    results,
+                )
             if next_index is not None:
                 tool_history += await self.execute_step(plan["steps"][next_index], results, user)
                 executed.add(next_index)
                 continue
             user_input = self.FINAL_NUDGE
-        return LoopRun(self.FALLBACK, calls, prompt_tokens, completion_tokens, len(tool_history),
-                       time.perf_counter() - started, results)
+        return LoopRun(
+            self.FALLBACK,
+            calls,
+            prompt_tokens,
+            completion_tokens,
+            len(tool_history),
+            time.perf_counter() - started,
+            results,
+        )
 
     async def execute_step(
         self, step: Mapping[str, Any], results: dict[str, Any], user: Mapping[str, Any]
@@ -270,8 +284,13 @@ class NotebookLoop:
                 raise RuntimeError(f"tool {tool['name']} failed: {outcome.get('data')}")
             results[tool["id"]] = outcome["data"]
             entries.append(
-                {"role": "tool", "tool_id": tool["id"], "name": tool["name"], "arguments": args,
-                 "result": outcome["data"]}
+                {
+                    "role": "tool",
+                    "tool_id": tool["id"],
+                    "name": tool["name"],
+                    "arguments": args,
+                    "result": outcome["data"],
+                }
             )
         return entries
 
@@ -336,8 +355,15 @@ async def run_planwerk(scenario: Scenario, tools: ToolSource) -> LoopRun:
         state = await agent.state("loop")
     wall = time.perf_counter() - started
     meta = reply.metadata
-    return LoopRun(reply.answer, int(meta["llm_calls"]), int(meta["prompt_tokens"]), int(meta["completion_tokens"]),
-                   int(meta["tool_calls"]), wall, dict(state.get("results", {})))
+    return LoopRun(
+        reply.answer,
+        int(meta["llm_calls"]),
+        int(meta["prompt_tokens"]),
+        int(meta["completion_tokens"]),
+        int(meta["tool_calls"]),
+        wall,
+        dict(state.get("results", {})),
+    )
 
 
 async def run_notebook(scenario: Scenario, tools: ToolSource, call_tool: CallTool) -> LoopRun:
@@ -380,8 +406,9 @@ def _pause_plan(calls: int, pause_s: float) -> dict[str, Any]:
     return {"steps": [{"description": "unabhängige langsame Aufrufe", "tools": tools}], "final": None}
 
 
-async def measure_concurrency(tools: ToolSource, call_tool: CallTool, calls: int = 5,
-                              pause_s: float = 0.5) -> ConcurrencyFigures:
+async def measure_concurrency(
+    tools: ToolSource, call_tool: CallTool, calls: int = 5, pause_s: float = 0.5
+) -> ConcurrencyFigures:
     """Wall time of one step of ``calls`` pauses: planwerk's executor against the notebook's step loop."""
     from planwerk.execution import ExecutionPolicy, execute_plan
 
@@ -424,8 +451,13 @@ class LoopReport:
             "benchmark": "loop",
             "samples": len(self.scenarios),
             "scenarios": [
-                {"scenario": s.scenario, "steps": s.steps, "calls": s.calls, "notebook": row(s.notebook),
-                 "planwerk": row(s.planwerk)}
+                {
+                    "scenario": s.scenario,
+                    "steps": s.steps,
+                    "calls": s.calls,
+                    "notebook": row(s.notebook),
+                    "planwerk": row(s.planwerk),
+                }
                 for s in self.scenarios
             ],
             "llm_calls_ratio": ratio(lambda r: r.llm_calls, multi),

@@ -97,9 +97,7 @@ async def _measure(transport: Transport, url: str, calls: int, progress: Progres
     task = progress.add_task(f"{transport}: session per call", total=calls)
     client = MultiServerMCPClient({"math": connection})  # type: ignore[dict-item]
     add = next(t for t in await client.get_tools() if t.name == "add")
-    seconds = await _timed(
-        calls, lambda i: add.ainvoke({"arg_0": i, "arg_1": 1}), lambda: progress.advance(task)
-    )
+    seconds = await _timed(calls, lambda i: add.ainvoke({"arg_0": i, "arg_1": 1}), lambda: progress.advance(task))
     figures.append(_figure(transport, "session per call", seconds))
 
     task = progress.add_task(f"{transport}: persistent, raw session", total=calls)

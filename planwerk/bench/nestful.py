@@ -234,8 +234,9 @@ class SubsetToolSource:
         """Call ``name`` if it is offered; otherwise a ToolError naming the offered tools."""
         if name not in self._specs:
             offered = ", ".join(sorted(self._specs))
-            raise ToolError(f"tool {name!r} is not offered here; offered: {offered}", tool=name,
-                            kind="invalid_arguments")
+            raise ToolError(
+                f"tool {name!r} is not offered here; offered: {offered}", tool=name, kind="invalid_arguments"
+            )
         return await self._base.call(name, arguments)
 
 
@@ -454,8 +455,9 @@ def chat_model_for(spec: str) -> BaseChatModel:
     return load_chat_model(spec)
 
 
-async def planner_sample(sample: Sample, tools: ToolSource, model: BaseChatModel, *,
-                         max_plan_attempts: int = 3) -> SampleResult:
+async def planner_sample(
+    sample: Sample, tools: ToolSource, model: BaseChatModel, *, max_plan_attempts: int = 3
+) -> SampleResult:
     """Ask the real graph (profile ``math``, no retrieval) ``sample``'s question with only the sample's tools."""
     from planwerk.agent import Agent
     from planwerk.graph.context import Context
@@ -512,8 +514,15 @@ async def run_planner(
             try:
                 result = await planner_sample(sample, tools, chat_model)
             except Exception as error:  # one sample's crash (model, graph) is a wrong answer, not the end of the run
-                result = SampleResult(sample.sample_id, nesting_depth(sample.calls), False, None, sample.gold,
-                                      error=f"run failed: {type(error).__name__}: {error}", valid_plan=False)
+                result = SampleResult(
+                    sample.sample_id,
+                    nesting_depth(sample.calls),
+                    False,
+                    None,
+                    sample.gold,
+                    error=f"run failed: {type(error).__name__}: {error}",
+                    valid_plan=False,
+                )
             results.append(result)
             if tick:
                 tick(result)

@@ -129,9 +129,7 @@ def _check_arguments(arguments: Mapping[str, Any], spec: ToolSpec) -> list[str]:
     if properties and schema.get("additionalProperties") is not True:
         unknown = [k for k in arguments if k not in properties]
         if unknown:
-            problems.append(
-                f"unknown argument(s) {', '.join(map(repr, unknown))}; expected: {', '.join(properties)}"
-            )
+            problems.append(f"unknown argument(s) {', '.join(map(repr, unknown))}; expected: {', '.join(properties)}")
     # Referenced values are unknown until run time: validate the literal arguments only.
     referenced = {k for k, v in arguments.items() if ref_text(v) is not None or any(True for _ in iter_refs(v))}
     probe = {k: v for k, v in arguments.items() if k not in referenced}

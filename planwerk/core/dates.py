@@ -12,8 +12,28 @@ from datetime import date, datetime
 _NUMERIC_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}\.\d{1,2}\.(?:\d{2,4})?|\d{1,2}/\d{1,2}/\d{2,4}")
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 # Words dateparser accepts around a date that do not name one by themselves.
-_FILLER = {"am", "an", "in", "im", "vom", "von", "bis", "ab", "den", "der", "dem", "on", "the", "from", "to", "at",
-           "und", "and", "for", "für"}
+_FILLER = {
+    "am",
+    "an",
+    "in",
+    "im",
+    "vom",
+    "von",
+    "bis",
+    "ab",
+    "den",
+    "der",
+    "dem",
+    "on",
+    "the",
+    "from",
+    "to",
+    "at",
+    "und",
+    "and",
+    "for",
+    "für",
+}
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ MAX_NESTING = 64
 _FENCE = re.compile(r"```(?:json|JSON|javascript|js|python)?\s*\n?(.*?)```", re.DOTALL)
 _ROLE_PREFIX = re.compile(r"^\s*(?:<\|?assistant\|?>|assistant)\s*[:\n]", re.IGNORECASE)
 # "$ref:geo.lat" written without quotes, as in the notebook's recorded Llama output.
-_BARE_REF = re.compile(r'(?<=[:\[,])(\s*)\$ref:([A-Za-z_][\w\-]*(?:(?:\.[\w\-]+)|(?:\[\d+\]))*)')
+_BARE_REF = re.compile(r"(?<=[:\[,])(\s*)\$ref:([A-Za-z_][\w\-]*(?:(?:\.[\w\-]+)|(?:\[\d+\]))*)")
 _PLAN_KEYS = ("steps", "final", "ask_user")
 _CALL_ALIASES = {"tool": "name", "tool_name": "name", "function": "name"}
 _ARGS_ALIASES = ("args", "parameters", "params", "input", "arguments_json")
@@ -39,7 +39,7 @@ class PlanParseError(ValueError):
 def parse_plan(text: str) -> Plan:
     """Find, repair and validate the plan in a model's reply."""
     if not isinstance(text, str) or not text.strip():
-        raise PlanParseError("the reply is empty; expected one JSON object with \"steps\" and \"final\"")
+        raise PlanParseError('the reply is empty; expected one JSON object with "steps" and "final"')
     if len(text) > MAX_PLAN_TEXT:
         raise PlanParseError(f"the reply is {len(text)} characters long; a plan is far shorter")
     body = _ROLE_PREFIX.sub("", text.strip(), count=1)
@@ -58,8 +58,7 @@ def parse_plan(text: str) -> Plan:
     if errors:
         raise PlanParseError(errors[0])
     raise PlanParseError(
-        "no JSON object with \"steps\", \"final\" or \"ask_user\" found in the reply; "
-        "answer with exactly one JSON object"
+        'no JSON object with "steps", "final" or "ask_user" found in the reply; answer with exactly one JSON object'
     )
 
 

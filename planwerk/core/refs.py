@@ -105,7 +105,7 @@ def as_data(value: Any) -> Any:
     """A result whose text is JSON counts as that JSON (MCP servers without structured output send text)."""
     if isinstance(value, str):
         stripped = value.strip()
-        if stripped[:1] in ("{", "[") :
+        if stripped[:1] in ("{", "["):
             try:
                 return json.loads(stripped)
             except ValueError:
@@ -158,9 +158,7 @@ def _as_index(segment: str | int) -> int | None:
     return int(segment) if re.fullmatch(r"-?\d+", segment) else None
 
 
-def resolve_value(
-    value: Any, results: Mapping[str, Any], user: Mapping[str, Any]
-) -> Any:
+def resolve_value(value: Any, results: Mapping[str, Any], user: Mapping[str, Any]) -> Any:
     """Replace every reference inside ``value`` by the data it points to; raises :class:`RefError`."""
     text = ref_text(value)
     if text is not None:

@@ -42,8 +42,7 @@ def verify_calls(calls: Sequence[Mapping[str, Any]], attempts: int, max_attempts
     if attempts >= 2 and any(any(marker in e for marker in _NOT_FOUND) for e in errors):
         first = next(c for c, e in zip(failed, errors, strict=True) if any(m in e for m in _NOT_FOUND))
         question = (
-            f"Ich konnte mit {first['tool']} nichts finden ({first.get('error')}). "
-            "Kannst du die Angabe präzisieren?"
+            f"Ich konnte mit {first['tool']} nichts finden ({first.get('error')}). Kannst du die Angabe präzisieren?"
         )
         return Verification("ask_user", reason, question)
     if all(any(marker in e for marker in _UNAVAILABLE) or e.startswith("skipped") for e in errors):

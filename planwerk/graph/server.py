@@ -232,9 +232,7 @@ async def _postgres_saver(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
     if not size_text.isdigit() or int(size_text) < 1:
         raise ValueError(f"{POOL_SIZE_ENV}={size_text!r}: expected a positive whole number of connections")
     size = int(size_text)
-    async with await psycopg.AsyncConnection.connect(
-        uri, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
-    ) as conn:
+    async with await psycopg.AsyncConnection.connect(uri, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
     # The saver's own connection settings (see AsyncPostgresSaver.from_conn_string), plus the schema.
     pool = AsyncConnectionPool(

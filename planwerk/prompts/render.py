@@ -56,15 +56,14 @@ def render_tool(spec: ToolSpec) -> str:
 def render_catalog(specs: Mapping[str, ToolSpec]) -> str:
     """The tool catalog, sorted by name so the prompt prefix is stable."""
     if not specs:
-        return "(keine Tools verfügbar: antworte mit \"final\")"
+        return '(keine Tools verfügbar: antworte mit "final")'
     return "\n".join(render_tool(specs[name]) for name in sorted(specs))
 
 
 def render_examples(examples: Sequence[Example]) -> str:
     """Examples as question → plan, with compact JSON."""
     return "\n\n".join(
-        f"Frage: {e.question}\nPlan: {json.dumps(e.plan, ensure_ascii=False, separators=(',', ':'))}"
-        for e in examples
+        f"Frage: {e.question}\nPlan: {json.dumps(e.plan, ensure_ascii=False, separators=(',', ':'))}" for e in examples
     )
 
 

@@ -118,9 +118,7 @@ class MCPConfig:
 
     def secrets(self) -> tuple[str, ...]:
         """Every secret value of every server, longest first (so redaction replaces whole values first)."""
-        return tuple(
-            sorted({s for server in self.servers.values() for s in server.secrets()}, key=len, reverse=True)
-        )
+        return tuple(sorted({s for server in self.servers.values() for s in server.secrets()}, key=len, reverse=True))
 
 
 def redact(text: str, secrets: tuple[str, ...] | list[str]) -> str:
@@ -142,9 +140,7 @@ def expand(value: str, env: Mapping[str, str], where: str) -> str:
             return default
         if name == "PYTHON":
             return sys.executable
-        raise ConfigError(
-            f"{where}: environment variable {name} is not set (use ${{{name}:-default}} for a default)"
-        )
+        raise ConfigError(f"{where}: environment variable {name} is not set (use ${{{name}:-default}} for a default)")
 
     return _VAR.sub(sub, value)
 
@@ -164,9 +160,7 @@ def load_config(
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ConfigError(
-                f"{origin}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-            ) from None
+            raise ConfigError(f"{origin}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     if not isinstance(data, Mapping) or not isinstance(data.get("mcpServers"), Mapping):
         raise ConfigError('top level: expected an object with "mcpServers": {name: {...}}')
     servers: dict[str, ServerConfig] = {}
@@ -195,9 +189,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     if "command" in raw and "url" in raw:
-        raise ConfigError(
-            f'{where}: has both "command" and "url"; a server is either stdio (command) or HTTP (url)'
-        )
+        raise ConfigError(f'{where}: has both "command" and "url"; a server is either stdio (command) or HTTP (url)')
     transport = raw.get("transport", raw.get("type"))
     if transport is None:
         transport = "stdio" if "command" in raw else "streamable_http" if "url" in raw else None
@@ -212,9 +204,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise ConfigError(f"{where}.timeout: expected a positive number of seconds, got {timeout!r}")
     allowed = raw.get("allowed_tools")
-    if allowed is not None and (
-        not isinstance(allowed, list) or not all(isinstance(t, str) for t in allowed)
-    ):
+    if allowed is not None and (not isinstance(allowed, list) or not all(isinstance(t, str) for t in allowed)):
         raise ConfigError(f"{where}.allowed_tools: expected a list of tool names")
     allowed_set = frozenset(allowed) if allowed is not None else None
 

@@ -115,9 +115,7 @@ class MCPToolSource:
         """Call tool ``name``; the normalised result, or :class:`ToolError` naming server and tool."""
         if name not in self._tools:
             known = ", ".join(sorted(self._tools)) or "none"
-            raise ToolError(
-                f"unknown tool {name!r}; available tools: {known}", tool=name, kind="invalid_arguments"
-            )
+            raise ToolError(f"unknown tool {name!r}; available tools: {known}", tool=name, kind="invalid_arguments")
         server, tool = self._tools[name]
         if server.dead.is_set():
             raise ToolError(
@@ -182,9 +180,7 @@ class MCPToolSource:
                 server=server.name,
                 kind="timeout",
             )
-        if isinstance(leaf, _TRANSPORT_ERRORS) or (
-            isinstance(leaf, McpError) and "closed" in str(leaf).lower()
-        ):
+        if isinstance(leaf, _TRANSPORT_ERRORS) or (isinstance(leaf, McpError) and "closed" in str(leaf).lower()):
             server.mark_dead(what)
             return ToolError(
                 f"{tool}: server {server.name} is unavailable ({what})",

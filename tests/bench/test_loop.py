@@ -29,7 +29,11 @@ def test_notebook_references_use_the_result_as_root() -> None:
     results = {"geo": {"lat": 41.4, "items": [{"name": "Park"}]}}
     args = {"lat": {"$ref": "geo.lat"}, "first": "$ref:geo.items.0.name", "q": {"$ref": "user.raw"}, "n": 3}
     assert loop.resolve_notebook_arguments(args, results, {"raw": "Frage"}) == {
-        "lat": 41.4, "first": "Park", "q": "Frage", "n": 3}
+        "lat": 41.4,
+        "first": "Park",
+        "q": "Frage",
+        "n": 3,
+    }
     with pytest.raises(KeyError, match="unknown tool id in \\$ref: wx"):
         loop.resolve_notebook_arguments({"t": {"$ref": "wx.temp"}}, results, {})
 
@@ -47,13 +51,17 @@ async def test_notebook_loop_runs_one_step_per_model_call_and_resends_the_whole_
     model = ReplayChatModel.of(loop.notebook_script(scenario))
     run = await loop.NotebookLoop(model, call_tool).run("SYSTEM", "Frage")
     assert run.answer == "Das Ergebnis ist 120." and run.llm_calls == 4 and model.calls == 4
-    assert calls == [("add", {"arg_0": 12, "arg_1": 30}), ("multiply", {"arg_0": 42, "arg_1": 3}),
-                     ("subtract", {"arg_0": 126, "arg_1": 6})]
+    assert calls == [
+        ("add", {"arg_0": 12, "arg_1": 30}),
+        ("multiply", {"arg_0": 42, "arg_1": 3}),
+        ("subtract", {"arg_0": 126, "arg_1": 6}),
+    ]
     tool_messages = [[m for m in prompt if isinstance(m, ChatMessage)] for prompt in model.prompts]
     assert [len(m) for m in tool_messages] == [0, 1, 2, 3]  # the tool history grows and is sent every time
     assert json.loads(tool_messages[3][2].content)["result"] == {"result": 120}
     assert run.prompt_tokens == sum(  # the same estimate planwerk's replay model uses
-        sum(estimate_tokens(str(m.content)) for m in prompt) for prompt in model.prompts)
+        sum(estimate_tokens(str(m.content)) for m in prompt) for prompt in model.prompts
+    )
 
 
 async def test_notebook_loop_gives_up_after_max_iterations() -> None:

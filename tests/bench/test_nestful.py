@@ -30,8 +30,10 @@ def test_gold_calls_become_a_plan_with_refs_and_one_step_per_depth() -> None:
     ]
     plan = nestful.gold_plan(calls)
     assert [[c["id"] for c in step["tools"]] for step in plan["steps"]] == [["var_1", "var_2"], ["var_3"], ["var_4"]]
-    assert plan["steps"][1]["tools"][0]["arguments"] == {"arg_0": {"$ref": "var_1.result"},
-                                                         "arg_1": {"$ref": "var_2.result"}}
+    assert plan["steps"][1]["tools"][0]["arguments"] == {
+        "arg_0": {"$ref": "var_1.result"},
+        "arg_1": {"$ref": "var_2.result"},
+    }
     assert plan["steps"][2]["tools"][0]["arguments"] == {"arg_0": [{"$ref": "var_3.result"}, 5]}
     assert nestful.nesting_depth(calls) == 3
     assert nestful.convert_value("$var_1.result") == "$var_1.result"  # not the whole-string form: a literal
@@ -115,15 +117,23 @@ async def test_planner_through_the_graph_with_self_correction_and_scoring() -> N
     samples = nestful.load_samples("dev", 3)
     gold = nestful.replay_script(samples)  # [plan 1, answer 1, plan 2, answer 2, plan 3, answer 3]
     not_offered = sorted({"factorial", "choose", "volume_cone"} - samples[1].tool_names)[0]
-    bad_tool = json.dumps({"steps": [{"description": "x", "tools": [
-        {"id": "a", "name": not_offered, "arguments": {"arg_0": 3}}]}], "final": None})
+    bad_tool = json.dumps(
+        {
+            "steps": [{"description": "x", "tools": [{"id": "a", "name": not_offered, "arguments": {"arg_0": 3}}]}],
+            "final": None,
+        }
+    )
     wrong = json.loads(gold[4])
     wrong["steps"][0]["tools"][0]["arguments"]["arg_0"] = 99999
     script = [
         "Ich rechne das im Kopf: 5.",  # not a plan: the planner gets the problem back
-        gold[0], gold[1],
-        bad_tool, gold[2], gold[3],  # a tool the sample does not offer: rejected by the plan check
-        json.dumps(wrong), gold[5],  # a valid plan with a wrong number: scored wrong
+        gold[0],
+        gold[1],
+        bad_tool,
+        gold[2],
+        gold[3],  # a tool the sample does not offer: rejected by the plan check
+        json.dumps(wrong),
+        gold[5],  # a valid plan with a wrong number: scored wrong
     ]
     model = ReplayChatModel.of(script)
     report = await nestful.run_planner("dev", model, limit=3)
@@ -147,8 +157,21 @@ async def test_planner_through_the_graph_with_self_correction_and_scoring() -> N
 
 def test_cli_oracle_json_is_the_last_line_and_bad_options_are_explained(tmp_path: Path) -> None:
     runner = CliRunner()
-    result = runner.invoke(app, ["bench", "nestful", "--split", "test", "--oracle", "--limit", "5", "--json",
-                                 "--plot", str(tmp_path / "depth.png")])
+    result = runner.invoke(
+        app,
+        [
+            "bench",
+            "nestful",
+            "--split",
+            "test",
+            "--oracle",
+            "--limit",
+            "5",
+            "--json",
+            "--plot",
+            str(tmp_path / "depth.png"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["samples"] == 5 and summary["accuracy"] == 1.0 and summary["wall_s"] > 0
@@ -163,8 +186,22 @@ def test_cli_oracle_json_is_the_last_line_and_bad_options_are_explained(tmp_path
 def test_cli_planner_with_a_replay_file(tmp_path: Path) -> None:
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps(nestful.replay_script(nestful.load_samples("dev", 2))), encoding="utf-8")
-    result = CliRunner().invoke(app, ["bench", "nestful", "--split", "dev", "--model", f"replay:{replies}",
-                                      "--limit", "2", "--json", "--results", str(tmp_path / "r.jsonl")])
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "nestful",
+            "--split",
+            "dev",
+            "--model",
+            f"replay:{replies}",
+            "--limit",
+            "2",
+            "--json",
+            "--results",
+            str(tmp_path / "r.jsonl"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["mode"] == "planner" and summary["accuracy"] == 1.0 and summary["llm_calls_per_sample"] == 2

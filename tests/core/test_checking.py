@@ -47,8 +47,16 @@ def plan_of(*steps: list[dict[str, Any]], final: str | None = None) -> Plan:
 
 
 GEO = {"id": "geo", "name": "geocode", "arguments": {"destination": "Rom"}}
-WEATHER = {"id": "wx", "name": "get_weather", "arguments": {
-    "lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "start_date": "2026-01-23", "end_date": "2026-01-23"}}
+WEATHER = {
+    "id": "wx",
+    "name": "get_weather",
+    "arguments": {
+        "lat": {"$ref": "geo.lat"},
+        "lon": {"$ref": "geo.lon"},
+        "start_date": "2026-01-23",
+        "end_date": "2026-01-23",
+    },
+}
 
 
 def test_a_good_plan_passes() -> None:
@@ -58,9 +66,20 @@ def test_a_good_plan_passes() -> None:
 def test_every_problem_is_collected_in_one_message() -> None:
     bad = plan_of(
         [GEO, {"id": "geo", "name": "geocode", "arguments": {"destination": 5}}],
-        [{"id": "wx", "name": "get_wetter", "arguments": {}},
-         {"id": "sp", "name": "get_spots", "arguments": {"lat": {"$ref": "geo.latitude"}, "lon": {"$ref": "wx.lon"},
-                                                         "radius_km": "five", "activity": "jog", "colour": "red"}}],
+        [
+            {"id": "wx", "name": "get_wetter", "arguments": {}},
+            {
+                "id": "sp",
+                "name": "get_spots",
+                "arguments": {
+                    "lat": {"$ref": "geo.latitude"},
+                    "lon": {"$ref": "wx.lon"},
+                    "radius_km": "five",
+                    "activity": "jog",
+                    "colour": "red",
+                },
+            },
+        ],
     )
     problems = check_plan(bad, SPECS)
     text = "\n".join(problems)
@@ -95,8 +114,11 @@ def test_references_to_unknown_ids_same_step_and_self() -> None:
 
 
 def test_list_paths_follow_the_output_schema() -> None:
-    spots = {"id": "sp", "name": "get_spots", "arguments": {
-        "lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "radius_km": 5, "activity": "joggen"}}
+    spots = {
+        "id": "sp",
+        "name": "get_spots",
+        "arguments": {"lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "radius_km": 5, "activity": "joggen"},
+    }
     good = {"id": "g2", "name": "geocode", "arguments": {"destination": {"$ref": "sp.items.0.name"}}}
     assert check_plan(plan_of([GEO], [spots], [good]), SPECS) == []
     bad = {"id": "g2", "name": "geocode", "arguments": {"destination": {"$ref": "sp.items.name"}}}

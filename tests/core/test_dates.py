@@ -21,8 +21,10 @@ TODAY = date(2026, 11, 22)  # a Sunday
         ("Wetter übermorgen in Palma", [("übermorgen", "2026-11-24")]),
         ("Wie wird das Wetter in Madrid am 05.03.2027?", [("05.03.2027", "2027-03-05")]),
         ("Wetter am Samstag in Rom", [("Samstag", "2026-11-28")]),
-        ("What is the weather in Tarragona from 2026-12-01 to 2026-12-03?",
-         [("2026-12-01", "2026-12-01"), ("2026-12-03", "2026-12-03")]),
+        (
+            "What is the weather in Tarragona from 2026-12-01 to 2026-12-03?",
+            [("2026-12-01", "2026-12-01"), ("2026-12-03", "2026-12-03")],
+        ),
         ("Was ist (12 + 30) * 3?", []),
         ("Wo kann man das Razepato am besten beobachten?", []),
     ],
@@ -34,5 +36,6 @@ def test_find_dates(question: str, expected: list[tuple[str, str]]) -> None:
 def test_prompt_names_the_question_dates_instead_of_today() -> None:
     # With today's date beside an absolute date, the packaged 0.5B model wrote today's date (measured).
     assert render_dates("Wetter in Barcelona am 1. Dezember 2026?", TODAY) == (
-        "Daten in der Frage: „1. Dezember 2026“ = 2026-12-01.")
+        "Daten in der Frage: „1. Dezember 2026“ = 2026-12-01."
+    )
     assert render_dates("Wie wird das Wetter in Barcelona?", TODAY) == "Heute ist Sonntag, 2026-11-22."

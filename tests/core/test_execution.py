@@ -31,10 +31,14 @@ def call(call_id: str, seconds: float, **extra: object) -> dict:
 
 async def test_each_call_starts_as_soon_as_its_references_are_done() -> None:
     # c needs only a (fast); it must not wait for b (slow) even though both are in step 0.
-    plan = Plan.model_validate({"steps": [
-        {"tools": [call("a", 0.05), call("b", 0.6)]},
-        {"tools": [call("c", 0.05, value={"$ref": "a.value"})]},
-    ]})
+    plan = Plan.model_validate(
+        {
+            "steps": [
+                {"tools": [call("a", 0.05), call("b", 0.6)]},
+                {"tools": [call("c", 0.05, value={"$ref": "a.value"})]},
+            ]
+        }
+    )
     start = time.perf_counter()
     records = await execute_plan(plan, make_tools())
     assert [r["status"] for r in records.values()] == ["ok", "ok", "ok"]
@@ -50,10 +54,25 @@ async def test_independent_calls_run_concurrently() -> None:
 
 
 async def test_timeouts_and_failures_are_recorded_and_dependants_skipped() -> None:
-    plan = Plan.model_validate({"steps": [
-        {"tools": [call("slow", 5), {"id": "bad", "name": "boom", "arguments": {"reason": "kaputt"}}, call("ok", 0)]},
-        {"tools": [call("after", 0, value={"$ref": "slow.value"}), call("fine", 0, value={"$ref": "ok.value"})]},
-    ]})
+    plan = Plan.model_validate(
+        {
+            "steps": [
+                {
+                    "tools": [
+                        call("slow", 5),
+                        {"id": "bad", "name": "boom", "arguments": {"reason": "kaputt"}},
+                        call("ok", 0),
+                    ]
+                },
+                {
+                    "tools": [
+                        call("after", 0, value={"$ref": "slow.value"}),
+                        call("fine", 0, value={"$ref": "ok.value"}),
+                    ]
+                },
+            ]
+        }
+    )
     events: list[dict] = []
     start = time.perf_counter()
     records = await execute_plan(plan, make_tools(), policy=ExecutionPolicy(timeout_s=0.2), emit=events.append)
@@ -67,16 +86,23 @@ async def test_timeouts_and_failures_are_recorded_and_dependants_skipped() -> No
 
 
 async def test_bad_reference_at_run_time_is_an_error_record() -> None:
-    plan = Plan.model_validate({"steps": [{"tools": [call("a", 0)]},
-                                          {"tools": [call("b", 0, value={"$ref": "a.missing"})]}]})
+    plan = Plan.model_validate(
+        {"steps": [{"tools": [call("a", 0)]}, {"tools": [call("b", 0, value={"$ref": "a.missing"})]}]}
+    )
     records = await execute_plan(plan, make_tools())
     assert "no key 'missing' in a" in records["b"]["error"]
 
 
 def test_dependencies_and_depth() -> None:
-    plan = Plan.model_validate({"steps": [
-        {"tools": [call("a", 0)]}, {"tools": [call("b", 0, value={"$ref": "a.value"})]},
-        {"tools": [call("c", 0, value={"$ref": "b.value"}, name={"$ref": "a.name"})]}]})
+    plan = Plan.model_validate(
+        {
+            "steps": [
+                {"tools": [call("a", 0)]},
+                {"tools": [call("b", 0, value={"$ref": "a.value"})]},
+                {"tools": [call("c", 0, value={"$ref": "b.value"}, name={"$ref": "a.name"})]},
+            ]
+        }
+    )
     assert call_dependencies(plan) == {"a": frozenset(), "b": frozenset({"a"}), "c": frozenset({"a", "b"})}
     assert dependency_depth(plan) == {"a": 0, "b": 1, "c": 2}
 

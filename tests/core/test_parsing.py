@@ -31,16 +31,16 @@ def test_recorded_prose_with_pseudo_json_picks_the_fenced_plan() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "```json\n{\"steps\": [{\"description\": \"d\", \"tools\": [{\"id\": \"g\", \"name\": \"geocode\", "
-        "\"arguments\": {\"destination\": \"Rom\"}}]}], \"final\": null}\n```",
+        '```json\n{"steps": [{"description": "d", "tools": [{"id": "g", "name": "geocode", '
+        '"arguments": {"destination": "Rom"}}]}], "final": null}\n```',
         "{'steps': [{'description': 'd', 'tools': [{'id': 'g', 'name': 'geocode', "
         "'arguments': {'destination': 'Rom'}}]}], 'final': None}",
-        "{steps: [{description: \"d\", tools: [{id: \"g\", name: \"geocode\", "
-        "arguments: {destination: \"Rom\"},},],},], final: null,}",
-        "Here is the plan: {\"steps\": [{\"description\": \"d\", \"tools\": [{\"id\": \"g\", \"name\": \"geocode\", "
-        "\"arguments\": \"{\\\"destination\\\": \\\"Rom\\\"}\"}]}], \"final\": null} Hope it helps!",
-        "{\"steps\": [{\"description\": \"d\", \"tools\": [{\"id\": \"g\", \"tool\": \"geocode\", "
-        "\"args\": {\"destination\": \"Rom\"}}]}], \"final\": \"null\"}",
+        '{steps: [{description: "d", tools: [{id: "g", name: "geocode", '
+        'arguments: {destination: "Rom"},},],},], final: null,}',
+        'Here is the plan: {"steps": [{"description": "d", "tools": [{"id": "g", "name": "geocode", '
+        '"arguments": "{\\"destination\\": \\"Rom\\"}"}]}], "final": null} Hope it helps!',
+        '{"steps": [{"description": "d", "tools": [{"id": "g", "tool": "geocode", '
+        '"args": {"destination": "Rom"}}]}], "final": "null"}',
     ],
     ids=["fence", "python-dict", "unquoted-keys-trailing-commas", "chatter-args-as-string", "aliases"],
 )
@@ -52,14 +52,18 @@ def test_repairable_slips(text: str) -> None:
 
 
 def test_true_false_none_become_json_values() -> None:
-    plan = parse_plan("{'steps': [{'tools': [{'id': 'w', 'name': 'get_weather', 'arguments': "
-                      "{'include_raw': False, 'x': True, 'y': None}}]}], 'final': None}")
+    plan = parse_plan(
+        "{'steps': [{'tools': [{'id': 'w', 'name': 'get_weather', 'arguments': "
+        "{'include_raw': False, 'x': True, 'y': None}}]}], 'final': None}"
+    )
     assert plan.steps[0].tools[0].arguments == {"include_raw": False, "x": True, "y": None}
 
 
 def test_bare_string_ref_is_read_as_ref_object() -> None:
-    plan = parse_plan('{"steps": [{"tools": [{"id": "p", "name": "get_parks", "arguments": '
-                      '{"lat": $ref:geo.lat, "lon": "$ref:geo.lon"}}]}], "final": null}')
+    plan = parse_plan(
+        '{"steps": [{"tools": [{"id": "p", "name": "get_parks", "arguments": '
+        '{"lat": $ref:geo.lat, "lon": "$ref:geo.lon"}}]}], "final": null}'
+    )
     arguments = plan.steps[0].tools[0].arguments
     assert arguments["lat"] == {"$ref": "geo.lat"}
     assert arguments["lon"] == "$ref:geo.lon"  # the string form stays; resolution understands it
@@ -76,8 +80,11 @@ def test_final_only_and_ask_user() -> None:
         ("", "empty"),
         ("Ich weiß es leider nicht.", "no JSON object"),
         ('{"steps": [{"tools": [{"id": "g", "name": "geocode", "arguments": {"destination": "Ro', "cut off"),
-        ('{"steps": [{"tools": [{"id": "g", "name": "geocode", "arguments": {"$ref": "a.b", "$ref": "a.c"}}]}], '
-         '"final": null}', "appears twice"),
+        (
+            '{"steps": [{"tools": [{"id": "g", "name": "geocode", "arguments": {"$ref": "a.b", "$ref": "a.c"}}]}], '
+            '"final": null}',
+            "appears twice",
+        ),
         ('{"steps": [{"tools": [{"id": "g", "arguments": {}}]}], "final": null}', "name"),
         ("[" * 200 + "]" * 200, "nested deeper"),
     ],

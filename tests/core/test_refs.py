@@ -71,4 +71,6 @@ def test_paths_never_reach_attributes() -> None:
 def test_parse_and_dependencies() -> None:
     assert parse_ref("spots.items[0].name").path == ("items", 0, "name")
     assert dependencies({"a": {"$ref": "geo.lat"}, "b": ["$ref:spots.items.0"], "c": {"$ref": "user.raw"}}) == {
-        "geo", "spots"}
+        "geo",
+        "spots",
+    }

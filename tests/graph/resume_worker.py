@@ -40,8 +40,13 @@ def tools(log: Path) -> FunctionToolSource:
 
 
 async def main(mode: str, db: str, log: str, replay: str, thread_id: str) -> None:
-    agent = Agent(model=ReplayChatModel.from_file(replay), tools=tools(Path(log)), retriever=False, db=db,
-                  context=Context(today="2026-11-22", tool_timeout_s=120))
+    agent = Agent(
+        model=ReplayChatModel.from_file(replay),
+        tools=tools(Path(log)),
+        retriever=False,
+        db=db,
+        context=Context(today="2026-11-22", tool_timeout_s=120),
+    )
     async with agent:
         if mode == "start":
             reply = await agent.ask("Rechne bitte.", thread_id=thread_id)

@@ -31,8 +31,16 @@ def plan_json(*steps: list[dict[str, Any]], final: str | None = None) -> str:
 
 
 GEO = {"id": "geo", "name": "geocode", "arguments": {"destination": "Barcelona"}}
-WEATHER = {"id": "wx", "name": "get_weather", "arguments": {
-    "lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "start_date": "2026-11-22", "end_date": "2026-11-22"}}
+WEATHER = {
+    "id": "wx",
+    "name": "get_weather",
+    "arguments": {
+        "lat": {"$ref": "geo.lat"},
+        "lon": {"$ref": "geo.lon"},
+        "start_date": "2026-11-22",
+        "end_date": "2026-11-22",
+    },
+}
 GOOD_PLAN = plan_json([GEO], [WEATHER])
 
 
@@ -46,8 +54,13 @@ async def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
 
 
 def agent(model: ReplayChatModel, checkpointer: BaseCheckpointSaver, log: list | None = None, **context: Any) -> Agent:
-    return Agent(model=model, tools=travel_tools(log), retriever=False, checkpointer=checkpointer,
-                 context=Context(today="2026-11-22", **context))
+    return Agent(
+        model=model,
+        tools=travel_tools(log),
+        retriever=False,
+        checkpointer=checkpointer,
+        context=Context(today="2026-11-22", **context),
+    )
 
 
 async def test_notebook_barcelona_plan_runs_both_tools_in_two_model_calls(checkpointer: BaseCheckpointSaver) -> None:
@@ -72,8 +85,16 @@ async def test_events_are_json_and_complete(checkpointer: BaseCheckpointSaver) -
     async with agent(model, checkpointer) as planwerk:
         events = [e async for e in planwerk.events(QUESTION, thread_id="t")]
     kinds = [e["event"] for e in events]
-    assert kinds == ["start", "retrieval", "plan", "tool_call", "tool_result", "tool_call", "tool_result",
-                     "final_answer"]
+    assert kinds == [
+        "start",
+        "retrieval",
+        "plan",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "final_answer",
+    ]
     for event in events:
         assert json.loads(json.dumps(event)) == event
     call = next(e for e in events if e["event"] == "tool_call" and e["id"] == "wx")
@@ -150,8 +171,14 @@ async def test_ask_user_interrupts_and_resumes_with_the_answer(checkpointer: Bas
 
 
 async def test_second_question_sees_the_first_and_history_is_trimmed(checkpointer: BaseCheckpointSaver) -> None:
-    model = ReplayChatModel.of([GOOD_PLAN, "Heute 17 °C.", json.dumps({"steps": [], "final": "Ja, 17 °C."}),
-                                json.dumps({"steps": [], "final": "Gern."})])
+    model = ReplayChatModel.of(
+        [
+            GOOD_PLAN,
+            "Heute 17 °C.",
+            json.dumps({"steps": [], "final": "Ja, 17 °C."}),
+            json.dumps({"steps": [], "final": "Gern."}),
+        ]
+    )
     async with agent(model, checkpointer, history_max_tokens=30) as planwerk:
         await planwerk.ask(QUESTION, thread_id="conv")
         await planwerk.ask("Und ist das warm genug für den Strand?", thread_id="conv")
@@ -198,8 +225,12 @@ async def test_sync_api_ask_and_iter_events(tmp_path: Path) -> None:
 
     replay = tmp_path / "replay.json"
     replay.write_text(json.dumps([GOOD_PLAN, "17 °C.", GOOD_PLAN, "Wieder 17 °C."]), encoding="utf-8")
-    options = {"model": ReplayChatModel.from_file(replay), "tools": travel_tools(), "retriever": False,
-               "context": TODAY}
+    options = {
+        "model": ReplayChatModel.from_file(replay),
+        "tools": travel_tools(),
+        "retriever": False,
+        "context": TODAY,
+    }
     import asyncio
 
     reply = await asyncio.to_thread(ask, QUESTION, **options)
@@ -227,5 +258,9 @@ async def test_clean_plans_can_be_learned_as_examples(tmp_path: Path, monkeypatc
     saved = load_user_examples()
     assert [e.question for e in saved] == ["Wie ist heute das Wetter in Barcelona?"]  # the failed run is not kept
     assert json.loads(GOOD_PLAN) == saved[0].plan
-    assert select_examples("Wie ist heute das Wetter in Barcelona?", ["geocode", "get_weather"], k=1,
-                           ranking="words")[0].question == "Wie ist heute das Wetter in Barcelona?"
+    assert (
+        select_examples("Wie ist heute das Wetter in Barcelona?", ["geocode", "get_weather"], k=1, ranking="words")[
+            0
+        ].question
+        == "Wie ist heute das Wetter in Barcelona?"
+    )

@@ -10,15 +10,29 @@ import sys
 import time
 from pathlib import Path
 
-PLAN = {"steps": [
-    {"description": "both", "tools": [{"id": "a", "name": "fast", "arguments": {"name": "a"}},
-                                      {"id": "b", "name": "slow", "arguments": {"name": "b"}}]},
-    {"description": "after a", "tools": [{"id": "c", "name": "fast",
-                                           "arguments": {"name": "c", "value": {"$ref": "a.value"}}}]},
-    {"description": "after b and c", "tools": [{"id": "d", "name": "fast", "arguments": {
-        "name": "d", "value": {"$ref": "b.value"}}}, {"id": "e", "name": "fast", "arguments": {
-        "name": "e", "value": {"$ref": "c.value"}}}]},
-], "final": None}
+PLAN = {
+    "steps": [
+        {
+            "description": "both",
+            "tools": [
+                {"id": "a", "name": "fast", "arguments": {"name": "a"}},
+                {"id": "b", "name": "slow", "arguments": {"name": "b"}},
+            ],
+        },
+        {
+            "description": "after a",
+            "tools": [{"id": "c", "name": "fast", "arguments": {"name": "c", "value": {"$ref": "a.value"}}}],
+        },
+        {
+            "description": "after b and c",
+            "tools": [
+                {"id": "d", "name": "fast", "arguments": {"name": "d", "value": {"$ref": "b.value"}}},
+                {"id": "e", "name": "fast", "arguments": {"name": "e", "value": {"$ref": "c.value"}}},
+            ],
+        },
+    ],
+    "final": None,
+}
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -27,9 +41,21 @@ def worker(mode: str, tmp: Path, replay: list[str], slow_seconds: float, thread:
     replay_file.write_text(json.dumps(replay), encoding="utf-8")
     env = {**os.environ, "SLOW_SECONDS": str(slow_seconds)}
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.graph.resume_worker", mode, str(tmp / "threads.sqlite"), str(tmp / "calls.log"),
-         str(replay_file), thread],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "tests.graph.resume_worker",
+            mode,
+            str(tmp / "threads.sqlite"),
+            str(tmp / "calls.log"),
+            str(replay_file),
+            thread,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -67,8 +93,13 @@ def test_killed_run_resumes_without_repeating_finished_calls(tmp_path: Path) -> 
     result = json.loads(out.strip().splitlines()[-1])
     assert result["answer"] == answer
     # The same results as an uninterrupted run.
-    assert result["results"] == {"a": {"value": 1}, "b": {"value": 10}, "c": {"value": 2}, "d": {"value": 11},
-                                 "e": {"value": 3}}
+    assert result["results"] == {
+        "a": {"value": 1},
+        "b": {"value": 10},
+        "c": {"value": 2},
+        "d": {"value": 11},
+        "e": {"value": 3},
+    }
 
 
 def test_uninterrupted_run_gives_the_same_results(tmp_path: Path) -> None:
@@ -76,4 +107,9 @@ def test_uninterrupted_run_gives_the_same_results(tmp_path: Path) -> None:
     out, err = run.communicate(timeout=120)
     assert run.returncode == 0, err
     assert json.loads(out.strip().splitlines()[-1])["results"] == {
-        "a": {"value": 1}, "b": {"value": 10}, "c": {"value": 2}, "d": {"value": 11}, "e": {"value": 3}}
+        "a": {"value": 1},
+        "b": {"value": 10},
+        "c": {"value": 2},
+        "d": {"value": 11},
+        "e": {"value": 3},
+    }

@@ -43,29 +43,42 @@ async def test_two_runs_on_the_same_thread_at_once_are_queued_not_interleaved(fi
     log: list[str] = []
     # Every model call takes 0.2 s, so without the per-thread queue the two turns would overlap.
     model = ArithmeticChatModel(delay_s=0.2)
-    async with Agent(model=model, profile="math", tools=arithmetic_tools(log), retriever=False,
-                     context=MATH) as agent:
-        replies = await asyncio.gather(agent.ask(first.question, thread_id="same"),
-                                       agent.ask(second.question, thread_id="same"))
+    async with Agent(model=model, profile="math", tools=arithmetic_tools(log), retriever=False, context=MATH) as agent:
+        replies = await asyncio.gather(
+            agent.ask(first.question, thread_id="same"), agent.ask(second.question, thread_id="same")
+        )
         state = await agent.state("same")
     assert [r.answer for r in replies] == [first.answer, second.answer]
     messages = state["messages"]
     assert [m.type for m in messages] == ["human", "ai", "human", "ai"]
     assert [m.content for m in messages] == [first.question, first.answer, second.question, second.answer]
     # The tool calls of the two turns did not interleave either: m, s of the first, then m, s of the second.
-    assert log == [f"multiply {first.a} {first.b}", f"add {float(first.a * first.b)} {first.c}",
-                   f"multiply {second.a} {second.b}", f"add {float(second.a * second.b)} {second.c}"]
+    assert log == [
+        f"multiply {first.a} {first.b}",
+        f"add {float(first.a * first.b)} {first.c}",
+        f"multiply {second.a} {second.b}",
+        f"add {float(second.a * second.b)} {second.c}",
+    ]
     assert state["question"] == second.question and state["results"]["s"]["result"] == second.expected
     figures.record("same_thread", concurrent_runs=2, turns_in_checkpoint=len(messages) // 2, interleaved=0)
 
 
 async def test_fifty_concurrent_sessions_on_the_real_math_server(figures: Any) -> None:
     result = await run_load(threads=50, rounds=2, delay_s=0.01)
-    figures.record("load", threads=result.threads, rounds=result.rounds, turns=result.turns,
-                   tool_calls=result.tool_calls, failed_calls=result.failed_calls,
-                   wrong_answers=result.wrong_answers, leaked_threads=result.leaked_threads,
-                   baseline_turn_s=result.baseline_turn_s, wall_s=result.wall_s, turn_p95_s=result.turn_p95_s,
-                   rss_growth_per_thread_kb=result.rss_growth_per_thread_kb)
+    figures.record(
+        "load",
+        threads=result.threads,
+        rounds=result.rounds,
+        turns=result.turns,
+        tool_calls=result.tool_calls,
+        failed_calls=result.failed_calls,
+        wrong_answers=result.wrong_answers,
+        leaked_threads=result.leaked_threads,
+        baseline_turn_s=result.baseline_turn_s,
+        wall_s=result.wall_s,
+        turn_p95_s=result.turn_p95_s,
+        rss_growth_per_thread_kb=result.rss_growth_per_thread_kb,
+    )
     assert result.problems == ()
     assert result.turns == 100 and result.tool_calls == 200
     assert result.failed_calls == result.wrong_answers == result.leaked_threads == 0
@@ -81,9 +94,12 @@ def test_the_thread_check_notices_a_leak() -> None:
         def __init__(self, kind: str, content: str):
             self.type, self.content = kind, content
 
-    state = {"question": other.question, "results": {"m": {"result": other.a * other.b},
-                                                     "s": {"result": other.expected}},
-             "messages": [Message("human", other.question), Message("ai", other.answer)], "calls": []}
+    state = {
+        "question": other.question,
+        "results": {"m": {"result": other.a * other.b}, "s": {"result": other.expected}},
+        "messages": [Message("human", other.question), Message("ai", other.answer)],
+        "calls": [],
+    }
     check = check_thread(mine, "t", other.answer, state)
     assert check.leaked and not check.correct and len(check.problems) == 4
 
@@ -111,8 +127,9 @@ async def test_planning_does_not_block_the_event_loop(monkeypatch: pytest.Monkey
             last = now
 
     beat = asyncio.create_task(heartbeat())
-    async with Agent(model=ArithmeticChatModel(), profile="math", tools=arithmetic_tools([]), retriever=False,
-                     context=MATH) as agent:
+    async with Agent(
+        model=ArithmeticChatModel(), profile="math", tools=arithmetic_tools([]), retriever=False, context=MATH
+    ) as agent:
         reply = await agent.ask(task_for(5).question, thread_id="loop")
     stop.set()
     await beat

@@ -51,17 +51,25 @@ async def test_fifty_concurrent_threads_against_langgraph_dev(
     try:
         server.start()
         client = get_client(url=server.url, timeout=120)
-        assistant = await client.assistants.create("planwerk", context={
-            "profile": "math", "mcp_config": write_math_config(folder / "mcp.json"), "today": "2026-11-22"})
+        assistant = await client.assistants.create(
+            "planwerk",
+            context={"profile": "math", "mcp_config": write_math_config(folder / "mcp.json"), "today": "2026-11-22"},
+        )
         aid = assistant["assistant_id"]
-        models = [write_replay(folder / f"replay-{i}.json", [plan(add("s", i, 1000)), answer(i)])
-                  for i in range(THREADS)]
+        models = [
+            write_replay(folder / f"replay-{i}.json", [plan(add("s", i, 1000)), answer(i)]) for i in range(THREADS)
+        ]
         threads = [(await client.threads.create())["thread_id"] for _ in range(THREADS)]
 
         async def run(i: int) -> float:
             started = time.monotonic()
-            await client.runs.wait(threads[i], aid, input={"messages": [{"role": "user", "content": question(i)}]},
-                                   context={"model": models[i]}, raise_error=True)
+            await client.runs.wait(
+                threads[i],
+                aid,
+                input={"messages": [{"role": "user", "content": question(i)}]},
+                context={"model": models[i]},
+                raise_error=True,
+            )
             return time.monotonic() - started
 
         started = time.monotonic()
@@ -78,9 +86,16 @@ async def test_fifty_concurrent_threads_against_langgraph_dev(
         shared = (await client.threads.create())["thread_id"]
         first = write_replay(folder / "first.json", [plan(add("s", 1, 1)), "Eins plus eins ist 2."])
         second = write_replay(folder / "second.json", [plan(add("s", 2, 2)), "Zwei plus zwei ist 4."])
-        runs = [await client.runs.create(shared, aid, input={"messages": [{"role": "user", "content": text}]},
-                                         context={"model": model}, multitask_strategy="enqueue")
-                for text, model in (("Was ist 1 + 1?", first), ("Was ist 2 + 2?", second))]
+        runs = [
+            await client.runs.create(
+                shared,
+                aid,
+                input={"messages": [{"role": "user", "content": text}]},
+                context={"model": model},
+                multitask_strategy="enqueue",
+            )
+            for text, model in (("Was ist 1 + 1?", first), ("Was ist 2 + 2?", second))
+        ]
         for queued in runs:
             await client.runs.join(shared, queued["run_id"])
         values = (await client.threads.get_state(shared))["values"]
@@ -88,11 +103,23 @@ async def test_fifty_concurrent_threads_against_langgraph_dev(
         server.stop()
     finally:
         server.kill()
-    figures.record("dev_server_load", threads=THREADS, runs=THREADS + 2, wall_s=round(wall, 2),
-                   run_p50_s=round(sorted(latencies)[THREADS // 2], 2), run_max_s=round(max(latencies), 2),
-                   leaks=len(problems), enqueued_same_thread=2, jobs_per_worker=JOBS)
+    figures.record(
+        "dev_server_load",
+        threads=THREADS,
+        runs=THREADS + 2,
+        wall_s=round(wall, 2),
+        run_p50_s=round(sorted(latencies)[THREADS // 2], 2),
+        run_max_s=round(max(latencies), 2),
+        leaks=len(problems),
+        enqueued_same_thread=2,
+        jobs_per_worker=JOBS,
+    )
     assert problems == []
-    assert turns == [("human", "Was ist 1 + 1?"), ("ai", "Eins plus eins ist 2."),
-                     ("human", "Was ist 2 + 2?"), ("ai", "Zwei plus zwei ist 4.")]
+    assert turns == [
+        ("human", "Was ist 1 + 1?"),
+        ("ai", "Eins plus eins ist 2."),
+        ("human", "Was ist 2 + 2?"),
+        ("ai", "Zwei plus zwei ist 4."),
+    ]
     assert "BlockingError" not in Path(server.log).read_text(errors="replace")
     assert json.dumps(values["results"]) == '{"s": {"result": 4.0}}'

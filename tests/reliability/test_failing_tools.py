@@ -49,8 +49,7 @@ def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
 
 
 def agent(config: Path, model: ReplayChatModel, **context: Any) -> Agent:
-    return Agent(model=model, mcp_config=config, retriever=False,
-                 context=Context(today="2026-11-22", **context))
+    return Agent(model=model, mcp_config=config, retriever=False, context=Context(today="2026-11-22", **context))
 
 
 async def ask(planwerk: Agent, question: str, thread_id: str) -> tuple[Reply, float]:
@@ -64,9 +63,7 @@ def by_id(reply: Reply, kind: str) -> dict[str, dict[str, Any]]:
     return {e["id"]: e for e in reply.events if e["event"] == kind}
 
 
-async def test_a_hanging_tool_is_cut_at_the_timeout_and_both_servers_keep_serving(
-    tmp_path: Path, figures: Any
-) -> None:
+async def test_a_hanging_tool_is_cut_at_the_timeout_and_both_servers_keep_serving(tmp_path: Path, figures: Any) -> None:
     model = ReplayChatModel.of([
         plan([call("h", "hang"), call("a", "add", arg_0=2, arg_1=3)]), "Die Rechnung ergab 5; ein Dienst hing.",
         plan([call("o", "ok", text="noch da"), call("a2", "add", arg_0=4, arg_1=4)]), "Beide antworten.",
@@ -82,8 +79,16 @@ async def test_a_hanging_tool_is_cut_at_the_timeout_and_both_servers_keep_servin
     assert 1.0 <= hung["duration_s"] < 1.0 + 2.0  # cut at the configured timeout, not the server's 20 s
     results = by_id(second, "tool_result")
     assert results["o"]["result"]["text"] == "noch da" and results["a2"]["result"] == {"result": 8.0}
-    figures.record("failing_tools", injected=1, runs=2, timeouts=1, lost_results=0,
-                   hung_call_s=hung["duration_s"], hang_run_s=round(first_s, 2), next_run_s=round(second_s, 2))
+    figures.record(
+        "failing_tools",
+        injected=1,
+        runs=2,
+        timeouts=1,
+        lost_results=0,
+        hung_call_s=hung["duration_s"],
+        hang_run_s=round(first_s, 2),
+        next_run_s=round(second_s, 2),
+    )
 
 
 async def test_a_server_that_kills_itself_fails_its_calls_fast_and_spares_the_other(
@@ -103,8 +108,9 @@ async def test_a_server_that_kills_itself_fails_its_calls_fast_and_spares_the_ot
     assert "server faulty is unavailable" in dead
     assert by_id(second, "tool_result")["a2"]["result"] == {"result": 4.0}
     assert second.answer == "Nur Mathe geht noch." and second_s < 5.0  # no waiting on a dead server
-    figures.record("failing_tools", injected=1, runs=2, server_deaths=1, lost_results=0,
-                   dead_server_run_s=round(second_s, 2))
+    figures.record(
+        "failing_tools", injected=1, runs=2, server_deaths=1, lost_results=0, dead_server_run_s=round(second_s, 2)
+    )
 
 
 async def test_garbage_results_and_errors_go_back_to_the_planner_and_retries_are_bounded(
@@ -128,15 +134,19 @@ async def test_garbage_results_and_errors_go_back_to_the_planner_and_retries_are
     assert len(attempts) == 3  # max_plan_attempts, then an honest answer
     assert bounded.answer == "Der Dienst lehnt alles ab." and bounded.metadata["failed_tool_calls"] == 3
     assert model.calls == 7
-    figures.record("failing_tools", injected=4, runs=2, self_corrections=3, bounded_attempts=len(attempts),
-                   lost_results=0)
+    figures.record(
+        "failing_tools", injected=4, runs=2, self_corrections=3, bounded_attempts=len(attempts), lost_results=0
+    )
 
 
 async def test_servers_down_at_start_are_named_and_the_run_uses_the_others(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, figures: Any
 ) -> None:
-    config = write_config(tmp_path, ghost={"command": sys.executable, "args": ["-c", "import sys; sys.exit(1)"]},
-                          missing={"command": "/nonexistent/mcp-server"})
+    config = write_config(
+        tmp_path,
+        ghost={"command": sys.executable, "args": ["-c", "import sys; sys.exit(1)"]},
+        missing={"command": "/nonexistent/mcp-server"},
+    )
     model = ReplayChatModel.of([
         plan([call("x", "ghost_tool")]), plan([call("a", "add", arg_0=20, arg_1=22)]), "42.",
     ])  # fmt: skip
@@ -151,5 +161,11 @@ async def test_servers_down_at_start_are_named_and_the_run_uses_the_others(
     replan = next(e for e in reply.events if e["event"] == "replan")
     assert "unknown tool 'ghost_tool'" in replan["reason"]
     assert reply.answer == "42." and open_s < 15.0
-    figures.record("failing_tools", injected=2, runs=1, servers_down_at_start=2, lost_results=0,
-                   start_with_dead_servers_s=round(open_s, 2))
+    figures.record(
+        "failing_tools",
+        injected=2,
+        runs=1,
+        servers_down_at_start=2,
+        lost_results=0,
+        start_with_dead_servers_s=round(open_s, 2),
+    )

@@ -60,8 +60,9 @@ async def test_a_malformed_mcp_config_is_named_before_anything_runs(tmp_path: Pa
             pass
 
 
-@pytest.mark.parametrize("field", ["tool_timeout_s", "max_concurrency", "max_plan_attempts", "retrieval_k",
-                                   "history_max_tokens"])
+@pytest.mark.parametrize(
+    "field", ["tool_timeout_s", "max_concurrency", "max_plan_attempts", "retrieval_k", "history_max_tokens"]
+)
 @pytest.mark.parametrize("value", [0, -1, "5"])
 def test_limits_in_the_run_context_must_be_positive(field: str, value: Any) -> None:
     # Before: tool_timeout_s=-1 was accepted and cut only the calls that happened to await (silently).
@@ -130,10 +131,12 @@ async def run_with_a_token(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> 
         "logs (INFO and up)": "\n".join(text for level, text in records if level >= logging.INFO),
         "logs (DEBUG)": "\n".join(text for level, text in records if level < logging.INFO),
         "checkpoints": _dump([(s.values, s.metadata, s.tasks, s.config) for s in history]),
-        "traces of graph, nodes and model": _dump([r.model_dump(exclude={"child_runs"}) for r in traced
-                                                   if r.run_type != "tool"]),
-        "traces of MCP tool runs": _dump([r.model_dump(exclude={"child_runs"}) for r in traced
-                                          if r.run_type == "tool"]),
+        "traces of graph, nodes and model": _dump(
+            [r.model_dump(exclude={"child_runs"}) for r in traced if r.run_type != "tool"]
+        ),
+        "traces of MCP tool runs": _dump(
+            [r.model_dump(exclude={"child_runs"}) for r in traced if r.run_type == "tool"]
+        ),
         "prompts": _dump([[m.content for m in prompt] for prompt in model.prompts]),
     }
 

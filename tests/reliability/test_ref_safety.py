@@ -46,8 +46,14 @@ class Spy:
 def _data() -> tuple[dict[str, Any], dict[str, Any]]:
     spy = Spy()
     results = {
-        "geo": {"lat": 41.38, "lon": 2.17, "name": "Barcelona", "__class__": "a key named __class__ is data",
-                "nested": [{"a": 1}, [2, 3]], "obj": spy},
+        "geo": {
+            "lat": 41.38,
+            "lon": 2.17,
+            "name": "Barcelona",
+            "__class__": "a key named __class__ is data",
+            "nested": [{"a": 1}, [2, 3]],
+            "obj": spy,
+        },
         "obj": spy,
         "text": '{"json": {"inside": [1, 2]}}',
         "refs": {"x": {"$ref": "user.token"}, "y": "$ref:geo.lat"},
@@ -71,9 +77,35 @@ def _reachable(value: Any, found: list[Any]) -> None:
             _reachable(item, found)
 
 
-SEGMENTS = st.sampled_from(["__class__", "__dict__", "__globals__", "__init__", "__builtins__", "lat", "secret",
-                            "obj", "nested", "0", "1", "-1", "[0]", "[-1]", "[99]", "result", "json", "inside",
-                            "x", "y", "$ref", "__import__('os')", "eval(1)", "mro()", "k"]) | st.text(max_size=8)
+SEGMENTS = st.sampled_from(
+    [
+        "__class__",
+        "__dict__",
+        "__globals__",
+        "__init__",
+        "__builtins__",
+        "lat",
+        "secret",
+        "obj",
+        "nested",
+        "0",
+        "1",
+        "-1",
+        "[0]",
+        "[-1]",
+        "[99]",
+        "result",
+        "json",
+        "inside",
+        "x",
+        "y",
+        "$ref",
+        "__import__('os')",
+        "eval(1)",
+        "mro()",
+        "k",
+    ]
+) | st.text(max_size=8)
 ROOTS = st.sampled_from(["geo", "obj", "text", "refs", "list", "user", "nope", "__class__", ""])
 
 
@@ -101,8 +133,10 @@ def test_ref_paths_reach_only_the_data(root: str, segments: list[str], dotted: b
         CHECKED["resolved"] += 1
         # The value is the user object, or a node of the data, or JSON parsed from a result string: never an
         # attribute, a method, a class or anything computed.
-        assert value == user or any(value is node for node in nodes) or any(
-            type(value) is type(node) and value == node for node in nodes
+        assert (
+            value == user
+            or any(value is node for node in nodes)
+            or any(type(value) is type(node) and value == node for node in nodes)
         ), f"{path!r} reached {value!r}"
         assert not callable(value) or isinstance(value, Spy)
     assert Spy.touched == [], f"{path!r} touched the object: {Spy.touched}"
@@ -113,8 +147,13 @@ def test_references_inside_results_are_data_not_resolved_again(figures: Any) -> 
     assert resolve_value({"$ref": "refs.x"}, results, user) == {"$ref": "user.token"}
     assert resolve_value({"$ref": "refs.y"}, results, user) == "$ref:geo.lat"
     assert resolve_value({"$ref": "geo.obj"}, results, user) is results["obj"]  # the object itself, untouched
-    figures.record("ref_safety", paths=CHECKED["paths"], resolved=CHECKED["resolved"], refused=CHECKED["refused"],
-                   attribute_accesses=0)
+    figures.record(
+        "ref_safety",
+        paths=CHECKED["paths"],
+        resolved=CHECKED["resolved"],
+        refused=CHECKED["refused"],
+        attribute_accesses=0,
+    )
 
 
 async def test_oversized_results_are_truncated_in_state_and_cut_in_the_prompt(figures: Any) -> None:
@@ -136,8 +175,9 @@ async def test_oversized_results_are_truncated_in_state_and_cut_in_the_prompt(fi
     # Through the graph (default policy, 200,000 characters): the state keeps the note, the prompt is cut.
     plan = json.dumps({"steps": [{"tools": [{"id": "d", "name": "dump", "arguments": {"size": 300_000}}]}]})
     model = ReplayChatModel.of([plan, "Zu groß, aber angekommen."])
-    async with Agent(model=model, tools=FunctionToolSource([dump]), retriever=False,
-                     context=Context(today="2026-11-22")) as agent:
+    async with Agent(
+        model=model, tools=FunctionToolSource([dump]), retriever=False, context=Context(today="2026-11-22")
+    ) as agent:
         reply = await agent.ask("Gib mir alles.", thread_id="big")
         state = await agent.state("big")
     kept = state["results"]["d"]
@@ -147,5 +187,6 @@ async def test_oversized_results_are_truncated_in_state_and_cut_in_the_prompt(fi
     assert "gekürzt" in answer_prompt
     assert len(answer_prompt) < 3 * MAX_RESULT_CHARS_IN_PROMPT
     assert reply.answer == "Zu groß, aber angekommen."
-    figures.record("size_limits", result_chars=300_012, kept_in_state=len(json.dumps(kept)),
-                   answer_prompt_chars=len(answer_prompt))
+    figures.record(
+        "size_limits", result_chars=300_012, kept_in_state=len(json.dumps(kept)), answer_prompt_chars=len(answer_prompt)
+    )

@@ -40,9 +40,7 @@ def free_port() -> int:
 
 def server_env(folder: Path) -> dict[str, str]:
     """The dev server's environment: offline, no tracing, PLANWERK_HOME and the checkpoint DB under ``folder``."""
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(DROPPED_ENV_PREFIXES) and k not in DROPPED_ENV
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(DROPPED_ENV_PREFIXES) and k not in DROPPED_ENV}
     return {
         **env,
         **OFFLINE_ENV,
@@ -75,12 +73,25 @@ class DevServer:
         """Start the server and wait until it answers; fails with the log's tail if it does not."""
         if not LANGGRAPH.exists():
             pytest.fail(f"{LANGGRAPH} is missing: install planwerk with the serve extra (pip install -e '.[serve]')")
-        command = [str(LANGGRAPH), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
-                   "--port", str(self.port), "--config", str(ROOT / "langgraph.json")]
+        command = [
+            str(LANGGRAPH),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--config",
+            str(ROOT / "langgraph.json"),
+        ]
         started = time.monotonic()
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                command, cwd=self.folder, env={**server_env(self.folder), **self.extra_env}, stdout=log,
+                command,
+                cwd=self.folder,
+                env={**server_env(self.folder), **self.extra_env},
+                stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: MCP servers it spawned go down with it
             )
@@ -149,8 +160,11 @@ def write_replay(path: Path, replies: list[str]) -> str:
 
 def write_math_config(path: Path) -> str:
     """An MCP config with only the bundled math server (stdio); returns its path."""
-    config = {"mcpServers": {"math": {
-        "command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}}}
+    config = {
+        "mcpServers": {
+            "math": {"command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}
+        }
+    }
     path.write_text(json.dumps(config), encoding="utf-8")
     return str(path)
 

@@ -67,8 +67,19 @@ def private_postgres() -> Iterator[str]:
     try:
         run(str(bindir / "initdb"), "-D", str(data), "-U", "planwerk", "-A", "trust", "-E", "UTF8", "--no-sync")
         options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
-        run(str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "server.log"),
-            "-w", "-t", str(TIMEOUT_S), "start")
+        run(
+            str(bindir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            options,
+            "-l",
+            str(folder / "server.log"),
+            "-w",
+            "-t",
+            str(TIMEOUT_S),
+            "start",
+        )
         try:
             yield f"postgresql://planwerk@127.0.0.1:{port}/postgres"
         finally:

@@ -68,7 +68,8 @@ async def test_graph_registered_with_context_form_and_state_schemas(server: DevS
     assert {"plan", "results", "calls", "clarifications"} <= schemas["state_schema"]["properties"].keys()
     graph = await client.assistants.get_graph(assistants[0]["assistant_id"])
     assert {"prepare", "retrieve", "plan", "ask_user", "execute", "verify", "finalize"} <= {
-        node["id"] for node in graph["nodes"]}
+        node["id"] for node in graph["nodes"]
+    }
     log = server.log.read_text(errors="replace")
     assert "Using custom checkpointer: AsyncSqliteSaver" in log
     assert (server.folder / "checkpoints.sqlite").is_file()
@@ -83,9 +84,16 @@ async def test_thread_conversation_interrupt_resume_state_and_history(
     asking_model = write_replay(tmp_path / "asking.json", [ASK])
     answering_model = write_replay(tmp_path / "answering.json", [plan(add("t", 7, 8)), "7 + 8 = 15."])
     # Context per assistant: model, profile, MCP config; runs of this assistant inherit it.
-    assistant = await client.assistants.create("planwerk", context={
-        "model": model, "profile": "math", "mcp_config": write_math_config(tmp_path / "mcp.json"),
-        "today": "2026-11-22"}, name="math-replay")
+    assistant = await client.assistants.create(
+        "planwerk",
+        context={
+            "model": model,
+            "profile": "math",
+            "mcp_config": write_math_config(tmp_path / "mcp.json"),
+            "today": "2026-11-22",
+        },
+        name="math-replay",
+    )
     aid = assistant["assistant_id"]
     thread = (await client.threads.create())["thread_id"]
 
@@ -98,19 +106,33 @@ async def test_thread_conversation_interrupt_resume_state_and_history(
     assert any(event == "updates" and "execute" in data for event, data in first)
 
     # Run 2, per-run context (another model) on top of the assistant's: the model is shown the first turn.
-    second = await stream(client, thread, aid, input={"messages": [{"role": "user", "content": "Und mal 4?"}]},
-                          context={"model": per_run_model}, stream_mode=["custom", "events"])
+    second = await stream(
+        client,
+        thread,
+        aid,
+        input={"messages": [{"role": "user", "content": "Und mal 4?"}]},
+        context={"model": per_run_model},
+        stream_mode=["custom", "events"],
+    )
     assert custom(second)[-1]["answer"] == "5 mal 4 ist 20."
-    prompts = [data["data"]["input"]["messages"][0] for event, data in second
-               if event == "events" and data["event"] == "on_chat_model_start"]
+    prompts = [
+        data["data"]["input"]["messages"][0]
+        for event, data in second
+        if event == "events" and data["event"] == "on_chat_model_start"
+    ]
     assert len(prompts) == 1
     texts = [m["content"] if isinstance(m, dict) else m.content for m in prompts[0]]
     assert texts[0].startswith(MATH_PERSONA[:40])  # the assistant's profile still applies
     assert "Was ist 2 + 3?" in texts and "2 + 3 = 5." in texts
 
     # Run 3: the planner asks the user; the thread is interrupted with the question.
-    third = await stream(client, thread, aid, input={"messages": [{"role": "user", "content": "Rechne was aus."}]},
-                         context={"model": asking_model})
+    third = await stream(
+        client,
+        thread,
+        aid,
+        input={"messages": [{"role": "user", "content": "Rechne was aus."}]},
+        context={"model": asking_model},
+    )
     assert [e["event"] for e in custom(third)][-1] == "ask_user"
     interrupts = [data["__interrupt__"] for event, data in third if event == "updates" and "__interrupt__" in data]
     assert interrupts[0][0]["value"] == {"question": "Welche zwei Zahlen soll ich addieren?"}
@@ -123,7 +145,12 @@ async def test_thread_conversation_interrupt_resume_state_and_history(
     # Resume with the answer: the run finishes the question.
     resumed = await stream(client, thread, aid, command={"resume": "7 und 8"}, context={"model": answering_model})
     assert [e["event"] for e in custom(resumed)] == [
-        "ask_user", "plan", "tool_call", "tool_result", "final_answer"]  # ask_user re-runs from its start
+        "ask_user",
+        "plan",
+        "tool_call",
+        "tool_result",
+        "final_answer",
+    ]  # ask_user re-runs from its start
     assert custom(resumed)[-1]["answer"] == "7 + 8 = 15."
     assert (await client.threads.get(thread))["status"] == "idle"
 
@@ -134,8 +161,7 @@ async def test_thread_conversation_interrupt_resume_state_and_history(
     assert values["messages"][-3]["content"] == "Welche zwei Zahlen soll ich addieren?"
     assert values["answer"] == "7 + 8 = 15." and values["user"]["answer"] == "7 und 8"
     assert values["results"] == {"t": {"result": 15.0}}
-    assert [(c["tool"], c["args"], c["status"]) for c in values["calls"]] == [
-        ("add", {"arg_0": 7, "arg_1": 8}, "ok")]
+    assert [(c["tool"], c["args"], c["status"]) for c in values["calls"]] == [("add", {"arg_0": 7, "arg_1": 8}, "ok")]
 
     history = await client.threads.get_history(thread, limit=200)
     steps = [h["metadata"]["step"] for h in history]
@@ -149,8 +175,13 @@ async def test_thread_conversation_interrupt_resume_state_and_history(
 
 async def test_bad_context_fails_the_run_with_a_clear_error(client: LangGraphClient, tmp_path: Path) -> None:
     thread = (await client.threads.create())["thread_id"]
-    parts = await stream(client, thread, "planwerk", input={"messages": [{"role": "user", "content": "1+1?"}]},
-                         context={"profile": "astrology"})
+    parts = await stream(
+        client,
+        thread,
+        "planwerk",
+        input={"messages": [{"role": "user", "content": "1+1?"}]},
+        context={"profile": "astrology"},
+    )
     errors = [data for event, data in parts if event == "error"]
     assert errors and "unknown profile 'astrology'" in json.dumps(errors[0])
     assert (await client.threads.get(thread))["status"] == "error"
@@ -176,8 +207,13 @@ async def test_sigkilled_server_loses_no_finished_step(dev_server_factory: type[
     client = get_client(url=first.url, timeout=60)
     thread = (await client.threads.create())["thread_id"]
     context = {"model": before, "profile": "math", "mcp_config": mcp}
-    parts = await stream(client, thread, "planwerk", context=context,
-                         input={"messages": [{"role": "user", "content": "Addiere zwei Zahlen."}]})
+    parts = await stream(
+        client,
+        thread,
+        "planwerk",
+        context=context,
+        input={"messages": [{"role": "user", "content": "Addiere zwei Zahlen."}]},
+    )
     assert custom(parts)[-1]["event"] == "ask_user"
     interrupted_at = time.time()
     # The checkpoints are in SQLite at once; the dev server's own thread record reaches disk every 10 s.
@@ -193,8 +229,9 @@ async def test_sigkilled_server_loses_no_finished_step(dev_server_factory: type[
     assert state["values"]["plan"]["ask_user"] == "Welche zwei Zahlen soll ich addieren?"
     # The planner is not asked again for the question: only the reply after the answer is needed.
     after = write_replay(tmp_path / "after-crash.json", [plan(add("u", 20, 22)), "20 + 22 = 42."])
-    resumed = await stream(client, thread, "planwerk", command={"resume": "20 und 22"},
-                           context={**context, "model": after})
+    resumed = await stream(
+        client, thread, "planwerk", command={"resume": "20 und 22"}, context={**context, "model": after}
+    )
     assert custom(resumed)[-1]["answer"] == "20 + 22 = 42."
     assert (await client.threads.get_state(thread))["values"]["results"] == {"u": {"result": 42.0}}
     assert second.stop(), second.tail()

@@ -23,8 +23,17 @@ from tests.serving.postgres import PostgresUnavailable, private_postgres
 pytestmark = pytest.mark.timeout(120)
 
 ASK = json.dumps({"ask_user": "Für welche Stadt?"})
-BY_ANSWER = json.dumps({"steps": [{"description": "", "tools": [
-    {"id": "geo", "name": "geocode", "arguments": {"destination": {"$ref": "user.answer"}}}]}], "final": None})
+BY_ANSWER = json.dumps(
+    {
+        "steps": [
+            {
+                "description": "",
+                "tools": [{"id": "geo", "name": "geocode", "arguments": {"destination": {"$ref": "user.answer"}}}],
+            }
+        ],
+        "final": None,
+    }
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +59,9 @@ async def test_python_session_resumes_on_a_new_connection(postgres_uri: str, mon
     context = Context(profile="math", today="2026-11-22")
     async with make_checkpointer() as saver:
         assert isinstance(saver, AsyncPostgresSaver)
-        async with Agent(model=ReplayChatModel.of([ASK]), tools=travel_tools(), retriever=False,
-                         checkpointer=saver, context=context) as agent:
+        async with Agent(
+            model=ReplayChatModel.of([ASK]), tools=travel_tools(), retriever=False, checkpointer=saver, context=context
+        ) as agent:
             first = await agent.ask("Wo liegt das?", thread_id="pg-1")
     assert first.question == "Für welche Stadt?" and first.answer is None
     assert checkpoint_rows(postgres_uri, "pg-1") > 0
@@ -59,8 +69,10 @@ async def test_python_session_resumes_on_a_new_connection(postgres_uri: str, mon
     log: list = []
     model = ReplayChatModel.of([BY_ANSWER, "Barcelona liegt bei 41.38 N."])
     # A new pool: nothing is left in memory from the first session.
-    async with make_checkpointer() as saver, Agent(model=model, tools=travel_tools(log), retriever=False,
-                                                   checkpointer=saver, context=context) as agent:
+    async with (
+        make_checkpointer() as saver,
+        Agent(model=model, tools=travel_tools(log), retriever=False, checkpointer=saver, context=context) as agent,
+    ):
         second = await agent.resume("Barcelona", thread_id="pg-1")
         state = await agent.state("pg-1")
     assert second.answer == "Barcelona liegt bei 41.38 N."

@@ -28,34 +28,49 @@ from tests.serving.conftest import add, plan, write_math_config, write_replay
 
 
 def test_run_context_takes_known_fields_and_drops_the_rest() -> None:
-    context = run_context({"model": "replay:x.json", "profile": "math", "retrieval_k": "2", "thread_id": "t1",
-                           "langgraph_request_id": "r"})
+    context = run_context(
+        {
+            "model": "replay:x.json",
+            "profile": "math",
+            "retrieval_k": "2",
+            "thread_id": "t1",
+            "langgraph_request_id": "r",
+        }
+    )
     assert context == Context(model="replay:x.json", profile="math", retrieval_k=2)
     assert run_context({"model": None, "mcp_config": None}) == Context()  # a form's empty fields: the defaults
     assert run_context(None) == Context()
     assert run_context(context) is context
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ({"retrieval_k": "viele"}, "context.retrieval_k: Input should be a valid integer"),
-    ({"constrained_decoding": "vielleicht"}, "context.constrained_decoding: Input should be a valid boolean"),
-    ({"profile": "astrology"}, "unknown profile 'astrology'; known profiles: math, travel"),
-    (["model"], "run context must be an object with Context fields, got list"),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"retrieval_k": "viele"}, "context.retrieval_k: Input should be a valid integer"),
+        ({"constrained_decoding": "vielleicht"}, "context.constrained_decoding: Input should be a valid boolean"),
+        ({"profile": "astrology"}, "unknown profile 'astrology'; known profiles: math, travel"),
+        (["model"], "run context must be an object with Context fields, got list"),
+    ],
+)
 def test_run_context_rejects_bad_values_naming_the_key(value: Any, message: str) -> None:
     with pytest.raises(ValueError) as error:
         run_context(value)
     assert message in str(error.value)
 
 
-@pytest.mark.parametrize(("env", "expected"), [
-    ({}, ("sqlite", str(Path(".langgraph_api") / "planwerk-checkpoints.sqlite"))),
-    ({"PLANWERK_CHECKPOINT_DB": "/data/t.sqlite"}, ("sqlite", "/data/t.sqlite")),
-    ({"DATABASE_URI": ":memory:"}, ("sqlite", str(Path(".langgraph_api") / "planwerk-checkpoints.sqlite"))),
-    ({"DATABASE_URI": "postgresql://u@db:5432/lg"}, ("postgres", "postgresql://u@db:5432/lg")),
-    ({"PLANWERK_POSTGRES_URI": "postgres://a@b/c", "DATABASE_URI": "postgresql://x@y/z"},
-     ("postgres", "postgres://a@b/c")),
-])
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, ("sqlite", str(Path(".langgraph_api") / "planwerk-checkpoints.sqlite"))),
+        ({"PLANWERK_CHECKPOINT_DB": "/data/t.sqlite"}, ("sqlite", "/data/t.sqlite")),
+        ({"DATABASE_URI": ":memory:"}, ("sqlite", str(Path(".langgraph_api") / "planwerk-checkpoints.sqlite"))),
+        ({"DATABASE_URI": "postgresql://u@db:5432/lg"}, ("postgres", "postgresql://u@db:5432/lg")),
+        (
+            {"PLANWERK_POSTGRES_URI": "postgres://a@b/c", "DATABASE_URI": "postgresql://x@y/z"},
+            ("postgres", "postgres://a@b/c"),
+        ),
+    ],
+)
 def test_checkpoint_backend_choice(env: dict[str, str], expected: tuple[str, str]) -> None:
     assert checkpoint_backend(env) == expected
 
@@ -140,13 +155,18 @@ async def test_factory_connects_mcp_only_for_runs_and_keeps_the_topology(
     assert opened == []  # schemas and state reads start no MCP server
 
     model = write_replay(tmp_path / "factory.json", [plan(add("s", 2, 3)), "2 + 3 = 5."])
-    context = {"model": model, "profile": "math", "mcp_config": write_math_config(tmp_path / "mcp.json"),
-               "thread_id": "mirrored-configurable-key"}
+    context = {
+        "model": model,
+        "profile": "math",
+        "mcp_config": write_math_config(tmp_path / "mcp.json"),
+        "thread_id": "mirrored-configurable-key",
+    }
     runtime = _ExecutionRuntime(access_context="threads.create_run", store=store, context=context)
     async with make_graph(runtime) as run_graph:
         assert topology(run_graph) == read_shape
-        out = await run_graph.ainvoke({"messages": [{"role": "user", "content": "Was ist 2 + 3?"}]},
-                                      context=run_context(context))
+        out = await run_graph.ainvoke(
+            {"messages": [{"role": "user", "content": "Was ist 2 + 3?"}]}, context=run_context(context)
+        )
     assert len(opened) == 1 and list(opened[0].servers) == ["math"]
     assert out["answer"] == "2 + 3 = 5."
     assert out["results"] == {"s": {"result": 5.0}}  # the call ran on the math server over stdio
@@ -168,12 +188,15 @@ async def test_tracing_is_off_without_langsmith_variables(tmp_path: Path, monkey
     try:
         assert not langsmith.utils.tracing_is_enabled()
         model = write_replay(tmp_path / "tracing.json", [json.dumps({"steps": [], "final": "Hallo."})])
-        runtime = _ExecutionRuntime(access_context="threads.create_run", store=InMemoryStore(),
-                                    context={"model": model, "profile": "math",
-                                             "mcp_config": write_math_config(tmp_path / "mcp.json")})
+        runtime = _ExecutionRuntime(
+            access_context="threads.create_run",
+            store=InMemoryStore(),
+            context={"model": model, "profile": "math", "mcp_config": write_math_config(tmp_path / "mcp.json")},
+        )
         async with make_graph(runtime) as graph:
-            out = await graph.ainvoke({"messages": [{"role": "user", "content": "Hallo"}]},
-                                      context=run_context(runtime.context))
+            out = await graph.ainvoke(
+                {"messages": [{"role": "user", "content": "Hallo"}]}, context=run_context(runtime.context)
+            )
         assert out["answer"] == "Hallo."
         assert tracers == []  # no LangSmith tracer, so no client and no network call
         # The control: the standard variables switch it on (nothing is run, so nothing is sent).

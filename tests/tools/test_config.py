@@ -37,9 +37,7 @@ def test_env_expansion_with_defaults_and_the_parent_environment_passed_to_stdio(
             },
         }
     }
-    config = load_config(
-        raw, env={"TOKEN": "s3cr3t-token", "OVERPASS": "http://stub/api", "PYTHON": "/opt/py"}
-    )
+    config = load_config(raw, env={"TOKEN": "s3cr3t-token", "OVERPASS": "http://stub/api", "PYTHON": "/opt/py"})
     api = config.servers["api"]
     assert isinstance(api, HttpServer)
     assert api.url == "http://127.0.0.1:9000/mcp"
@@ -56,9 +54,7 @@ def test_env_expansion_with_defaults_and_the_parent_environment_passed_to_stdio(
 
 
 def test_config_from_a_file_and_from_a_json_string(tmp_path: Path) -> None:
-    text = json.dumps(
-        {"mcpServers": {"m": {"command": "python3", "args": []}, "off": {"url": "x", "disabled": True}}}
-    )
+    text = json.dumps({"mcpServers": {"m": {"command": "python3", "args": []}, "off": {"url": "x", "disabled": True}}})
     path = tmp_path / "servers.json"
     path.write_text(text)
     assert set(load_config(path, env={}).servers) == {"m"}
@@ -128,7 +124,5 @@ def test_secrets_never_show_in_repr_or_errors() -> None:
     assert "Authorization" in shown  # the names are fine
     assert redact("401 for Bearer tok-123456789 (tok-123456789)", config.secrets()) == "401 for *** (***)"
     with pytest.raises(ConfigError) as info:
-        load_config(
-            {"mcpServers": {"a": {"url": "http://h", "headers": {"Authorization": ["Bearer tok-1"]}}}}, env={}
-        )
+        load_config({"mcpServers": {"a": {"url": "http://h", "headers": {"Authorization": ["Bearer tok-1"]}}}}, env={})
     assert "tok-1" not in str(info.value)

@@ -43,9 +43,7 @@ async def test_default_config_over_stdio_with_parallel_calls_on_one_session(
         monkeypatch.setenv(key, value)
     async with open_tools() as tools:
         assert isinstance(tools, ToolSource)
-        assert {"geocode", "get_weather", "get_parks", "get_spots", "rank_spots", "add", "sqrt"} <= set(
-            tools.specs
-        )
+        assert {"geocode", "get_weather", "get_parks", "get_spots", "rank_spots", "add", "sqrt"} <= set(tools.specs)
         assert tools.specs["add"].server == "math" and tools.specs["geocode"].server == "travel"
         assert tools.specs["add"].output_schema["properties"]["result"]["type"] == "number"
         assert tools.specs["get_weather"].input_schema["required"] == ["lat", "lon", "start_date", "end_date"]
@@ -77,13 +75,9 @@ async def test_default_config_over_stdio_with_parallel_calls_on_one_session(
         error = await _error(tools.call("divide", {"arg_0": 1, "arg_1": 0}))
         assert (error.kind, error.tool, error.server) == ("error", "divide", "math")
         assert "division by zero" in str(error) and "math" in str(error)
-        bad = await _error(
-            tools.call("get_spots", {"lat": 41.4, "lon": 2.1, "radius_km": 5, "activity": "surfing"})
-        )
+        bad = await _error(tools.call("get_spots", {"lat": 41.4, "lon": 2.1, "radius_km": 5, "activity": "surfing"}))
         assert bad.kind == "error" and "unknown activity 'surfing'" in str(bad)
-        assert await tools.call("add", {"arg_0": 1, "arg_1": 2}) == {
-            "result": 3.0
-        }  # the session is still fine
+        assert await tools.call("add", {"arg_0": 1, "arg_1": 2}) == {"result": 3.0}  # the session is still fine
         unknown = await _error(tools.call("teleport", {}))
         assert unknown.kind == "invalid_arguments" and "available tools: add" in str(unknown)
         invalid = await _error(tools.call("add", {"arg_0": "one", "arg_1": 2}))
@@ -120,9 +114,7 @@ async def test_travel_server_over_streamable_http(upstream_stub: str, tmp_path: 
 
 async def test_a_third_party_server_from_pypi_works_through_the_same_config() -> None:
     config = {
-        "mcpServers": {
-            "time": {"command": "${PYTHON}", "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
-        }
+        "mcpServers": {"time": {"command": "${PYTHON}", "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}}
     }
     async with open_tools(config) as tools:
         assert {"get_current_time", "convert_time"} <= set(tools.specs)

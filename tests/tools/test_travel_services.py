@@ -150,9 +150,7 @@ async def test_retries_on_5xx_and_429_are_bounded(settings: HttpSettings) -> Non
 
 @respx.mock
 async def test_upstream_rejection_carries_its_reason(settings: HttpSettings) -> None:
-    respx.get(f"{BASE}/v1/archive").respond(
-        400, json={"error": True, "reason": "Parameter 'latitude' is out"}
-    )
+    respx.get(f"{BASE}/v1/archive").respond(400, json={"error": True, "reason": "Parameter 'latitude' is out"})
     with pytest.raises(ValueError, match=r"HTTP 400.*Parameter 'latitude' is out"):
         await weather.get_weather(
             HttpJson(settings), 41.4, 2.2, date(2025, 1, 1), date(2025, 1, 2), today=date(2026, 1, 16)
@@ -218,9 +216,7 @@ async def test_weather_mode_choice() -> None:
     assert weather.choose_mode(date(2026, 1, 20), date(2026, 2, 2), today) == "historical_fallback"
     assert weather.same_day(date(2028, 2, 29), 2027) == date(2027, 2, 28)
     with pytest.raises(ValueError, match="must not be before"):
-        await weather.get_weather(
-            HttpJson(HttpSettings()), 0, 0, date(2026, 2, 2), date(2026, 2, 1), today=today
-        )
+        await weather.get_weather(HttpJson(HttpSettings()), 0, 0, date(2026, 2, 2), date(2026, 2, 1), today=today)
 
 
 def test_settings_come_from_the_environment(tmp_path: Path) -> None:
@@ -230,11 +226,7 @@ def test_settings_come_from_the_environment(tmp_path: Path) -> None:
         "PLANWERK_HTTP_RETRIES": "0",
     }
     settings = HttpSettings.from_env(env)
-    assert (
-        settings.overpass_url == "http://o.test/api"
-        and settings.cache_dir == tmp_path
-        and settings.retries == 0
-    )
+    assert settings.overpass_url == "http://o.test/api" and settings.cache_dir == tmp_path and settings.retries == 0
     assert settings.nominatim_url.startswith("https://nominatim.openstreetmap.org")
     assert HttpSettings.from_env({"PLANWERK_CACHE_DIR": "off"}).cache_dir is None
     with pytest.raises(ValueError, match="PLANWERK_HTTP_TIMEOUT must be a number"):

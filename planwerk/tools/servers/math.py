@@ -430,9 +430,7 @@ def build_server(host: str = "127.0.0.1", port: int = 8000) -> Any:
 
     server = FastMCP("math", host=host, port=port)
     for tool in TOOLS:
-        server.add_tool(
-            _as_mcp_function(tool), name=tool.name, description=tool.description, structured_output=True
-        )
+        server.add_tool(_as_mcp_function(tool), name=tool.name, description=tool.description, structured_output=True)
     return server
 
 

@@ -21,9 +21,7 @@ async def geocode(http: HttpJson, destination: str) -> Coordinates:
     except ServiceUnreachable as unreachable:
         found = gazetteer_lookup(query)
         if found is None:
-            raise ServiceUnreachable(
-                f"{unreachable}; and {query!r} is not in the offline gazetteer"
-            ) from None
+            raise ServiceUnreachable(f"{unreachable}; and {query!r} is not in the offline gazetteer") from None
         return found
     if not isinstance(data, list) or not data:
         raise ValueError(f"Nominatim found no place for destination={query!r}")
@@ -50,9 +48,7 @@ def gazetteer_lookup(destination: str) -> Coordinates | None:
     # Exact (case-insensitive) name matches first; alternate names (e.g. "Rom", "Barcellona") next.
     cities = [c for c in gc.get_cities().values() if c["name"].casefold() == lowered]
     if not cities:
-        cities = gc.search_cities(
-            name, attribute="alternatenames", case_sensitive=False, contains_search=False
-        )
+        cities = gc.search_cities(name, attribute="alternatenames", case_sensitive=False, contains_search=False)
     if not cities:
         return None
     best = max(cities, key=lambda c: c.get("population", 0))

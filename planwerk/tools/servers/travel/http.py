@@ -178,15 +178,11 @@ class HttpJson:
         if response.status_code == 429 or response.status_code >= 500:
             raise _Retryable(response)
         if response.status_code >= 400:
-            raise UpstreamError(
-                f"{url} rejected the request (HTTP {response.status_code}): {_reason(response)}"
-            )
+            raise UpstreamError(f"{url} rejected the request (HTTP {response.status_code}): {_reason(response)}")
         try:
             return response.json()
         except ValueError:
-            raise UpstreamError(
-                f"{url} answered with something that is not JSON: {response.text[:200]!r}"
-            ) from None
+            raise UpstreamError(f"{url} answered with something that is not JSON: {response.text[:200]!r}") from None
 
 
 def _reason(response: httpx.Response) -> str:

@@ -66,9 +66,7 @@ class Spot(BaseModel):
     activity: str
     tags: dict[str, Any] = Field(default_factory=dict, description="OSM tags of the element.")
     distance_km: float | None = Field(default=None, description="Great-circle distance from the query point.")
-    travel_time_min: float | None = Field(
-        default=None, description="Rough travel time (speed by distance band)."
-    )
+    travel_time_min: float | None = Field(default=None, description="Rough travel time (speed by distance band).")
     score: float | None = Field(default=None, description="0..100, see score_breakdown (rank_spots only).")
     score_breakdown: dict[str, float] = Field(
         default_factory=dict,

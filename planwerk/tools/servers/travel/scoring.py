@@ -33,11 +33,7 @@ def score_breakdown(distance_km: float, weather: WeatherProfile | None, activity
         tmax = weather.temp_max_c
         if tmax is not None:
             terms["temperature"] = -10.0 if tmax >= 33 else 5.0 if 20 <= tmax <= 28 else 0.0
-        if (
-            weather.wind_max_kmh is not None
-            and weather.wind_max_kmh >= 45
-            and activity in {"beach", "hiking"}
-        ):
+        if weather.wind_max_kmh is not None and weather.wind_max_kmh >= 45 and activity in {"beach", "hiking"}:
             terms["wind"] = -8.0
     if activity == "running":
         terms["activity"] = 2.0

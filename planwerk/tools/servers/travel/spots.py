@@ -62,9 +62,7 @@ async def get_spots(
     return parse_spots(data, canonical, lat, lon)
 
 
-async def get_parks(
-    http: HttpJson, lat: float, lon: float, radius_km: float, max_elements: int = 5
-) -> list[Spot]:
+async def get_parks(http: HttpJson, lat: float, lon: float, radius_km: float, max_elements: int = 5) -> list[Spot]:
     """Parks (OSM leisure=park) near ``lat, lon``, nearest first, at most ``max_elements``."""
     spots = await get_spots(http, lat, lon, radius_km, "parks", max_elements=max_elements)
     return sorted(spots, key=lambda s: s.distance_km or 0.0)[:max_elements]

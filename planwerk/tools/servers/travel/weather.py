@@ -55,9 +55,7 @@ async def _daily(http: HttpJson, url: str, mode: str, lat: float, lon: float, st
     return await http.request(f"Open-Meteo {mode}", "GET", url, params=params)
 
 
-async def _estimate(
-    http: HttpJson, lat: float, lon: float, start: date, end: date, *, today: date
-) -> WeatherProfile:
+async def _estimate(http: HttpJson, lat: float, lon: float, start: date, end: date, *, today: date) -> WeatherProfile:
     years = [today.year - i for i in range(1, ESTIMATE_YEARS + 1)]
 
     async def fetch(year: int) -> list[WeatherDay]:
