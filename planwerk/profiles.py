@@ -21,6 +21,8 @@ class Profile:
     """Which retrieval corpus to search: ``default`` is the packaged one, ``None`` disables retrieval."""
     examples: str = "travel"
     """Which packaged example library to choose few-shot examples from."""
+    approve: frozenset[str] = frozenset()
+    """Tool names whose calls pause for a person's approval (besides tools a server marks destructive)."""
 
 
 PROFILES: dict[str, Profile] = {

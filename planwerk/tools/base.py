@@ -11,9 +11,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import TypeAdapter, create_model
+
+ToolFailureKind = Literal["error", "timeout", "unavailable", "invalid_arguments", "not_found"]
+"""The failure kinds a tool source reports (a subset of :data:`planwerk.core.calls.FailureKind`):
+``error`` (the tool reported one), ``timeout``, ``unavailable`` (server or service unreachable),
+``invalid_arguments`` and ``not_found`` (the tool ran and found nothing for the input)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,8 @@ class ToolSpec:
     """JSON schema of the result, when the tool declares one (used to check ``$ref`` paths)."""
     server: str | None = None
     """Name of the MCP server (or other origin) that provides the tool, for error messages."""
+    destructive: bool = False
+    """The tool changes or deletes something (MCP ``destructiveHint``): calls pause for a person's approval."""
 
 
 class ToolError(Exception):
@@ -38,12 +45,12 @@ class ToolError(Exception):
     The message is meant for people and for the planner: it names the server and tool and says what happened.
     """
 
-    def __init__(self, message: str, *, tool: str = "", server: str | None = None, kind: str = "error"):
+    def __init__(self, message: str, *, tool: str = "", server: str | None = None, kind: ToolFailureKind = "error"):
         super().__init__(message)
         self.tool = tool
         self.server = server
-        self.kind = kind
-        """``"error"`` (the tool reported one), ``"timeout"``, ``"unavailable"`` or ``"invalid_arguments"``."""
+        self.kind: ToolFailureKind = kind
+        """Why the call failed; it reaches the verifier unchanged in the call record's ``kind``."""
 
 
 @runtime_checkable

@@ -1,0 +1,76 @@
+"""The call log: one record per tool call, with a typed failure kind the verifier decides on. Pure: no I/O."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from typing_extensions import TypedDict
+
+CallStatus = Literal["ok", "error", "skipped"]
+"""``ok``: the call returned a result; ``error``: it failed; ``skipped``: it never ran (an upstream call failed)."""
+
+FailureKind = Literal["timeout", "unavailable", "invalid_arguments", "ref", "skipped", "not_found", "rejected", "error"]
+"""Why a call failed, from the tool source (or the resolver) to the verifier:
+
+- ``timeout``: the call did not finish in time;
+- ``unavailable``: the server or service cannot be reached (down, crashed, connection refused);
+- ``invalid_arguments``: the arguments do not fit the tool (the planner can fix them);
+- ``ref``: a ``$ref`` could not be resolved against the earlier results (the planner can fix it);
+- ``skipped``: not run because a call it depends on failed;
+- ``not_found``: the tool ran and found nothing for the given input (e.g. an unknown place);
+- ``rejected``: a person declined the call at the approval interrupt;
+- ``error``: any other failure the tool reported.
+"""
+
+TRANSIENT_KINDS: frozenset[FailureKind] = frozenset({"timeout", "unavailable"})
+"""Failures that may go away when the same call is tried again (the per-call retry policy retries these)."""
+
+
+class CallRecord(TypedDict):
+    """One entry of the call log."""
+
+    id: str
+    """The call's id in the plan."""
+    tool: str
+    """The tool's name."""
+    step: int
+    """The plan step the call ran in (after any re-ordering)."""
+    args: dict[str, Any] | None
+    """The arguments as resolved (``None`` when resolution failed or the call was skipped)."""
+    result: Any
+    """The normalised result (``None`` on failure)."""
+    error: str | None
+    """What went wrong, for people and for the planner (``None`` on success)."""
+    status: CallStatus
+    kind: FailureKind | None
+    """Why it failed (``None`` on success)."""
+    duration_s: float
+    """Wall time of the call itself (0 for calls that never ran)."""
+
+
+def call_record(
+    call_id: str,
+    tool: str,
+    *,
+    step: int = 0,
+    args: dict[str, Any] | None = None,
+    result: Any = None,
+    error: str | None = None,
+    kind: FailureKind | None = None,
+    duration_s: float = 0.0,
+) -> CallRecord:
+    """A :class:`CallRecord`; a record with an ``error`` must name its ``kind`` (``error`` when unsure)."""
+    if error is not None and kind is None:
+        kind = "error"
+    status: CallStatus = "ok" if error is None else ("skipped" if kind == "skipped" else "error")
+    return CallRecord(
+        id=call_id,
+        tool=tool,
+        step=step,
+        args=args,
+        result=result if error is None else None,
+        error=error,
+        status=status,
+        kind=kind if error is not None else None,
+        duration_s=round(duration_s, 4),
+    )
