@@ -1,44 +1,104 @@
-"""The runtime context: per-assistant and per-run configuration (not state). Studio renders it as a form."""
+"""The runtime context: per-assistant and per-run configuration (not state). Studio renders it as a form.
+
+Each field's description lives in ``field(metadata={"description": ...})``: that is what reaches the JSON schema
+the LangGraph server hands to Studio (``graph.get_context_jsonschema()``); attribute docstrings do not.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
+
+ProfileName = Literal["travel", "math"]
+"""The names in :data:`planwerk.profiles.PROFILES`, spelled out so the schema lists them (a test keeps both equal)."""
 
 
 @dataclass(kw_only=True)
 class Context:
     """How a run behaves. Every field can be set per assistant and per run."""
 
-    model: str = "default"
-    """Chat model spec: ``default``, ``hf:<id or folder>``, ``gguf:<file>[#<tokenizer>]``, ``endpoint:<url>``,
-    ``replay:<file>``."""
-    profile: str = "travel"
-    """Which profile (persona, allowed tools, corpus) to use."""
-    mcp_config: str | None = None
-    """Path of an ``{"mcpServers": ...}`` JSON file; the bundled servers when empty."""
-    retrieval_k: int = 4
-    """How many chunks to retrieve."""
-    retrieval_threshold: float | None = None
-    """Minimum relevance of a chunk; the retriever's calibrated default when empty."""
-    max_plan_attempts: int = 3
-    """Planner calls per question before planwerk gives an honest failure answer."""
-    tool_timeout_s: float = 30.0
-    """Timeout of one tool call."""
-    max_concurrency: int = 8
-    """Tool calls in flight at once."""
-    history_max_tokens: int = 2000
-    """The conversation is trimmed to this many tokens (approximate) before it reaches the model."""
-    constrained_decoding: bool = True
-    """Generate plans under a JSON schema when the model supports it."""
-    today: str | None = None
-    """ISO date the prompt calls "today"; the real date when empty (set it for reproducible runs)."""
-    learn_examples: bool = False
-    """Save a plan whose calls all succeeded as a few-shot example for similar questions
-    (``$PLANWERK_HOME/examples.jsonl``), so the planner learns from its own clean runs."""
+    model: str = field(
+        default="default",
+        metadata={
+            "description": "Chat model spec: 'default' (the packaged Qwen2.5-Coder-0.5B), 'hf:<hub id or folder>', "
+            "'gguf:<file>[#<tokenizer>]', 'endpoint:<url>' (an OpenAI-compatible server) or 'replay:<file>' "
+            "(recorded replies, for tests and demos)."
+        },
+    )
+    profile: ProfileName = field(
+        default="travel",
+        metadata={"description": "The profile: persona, the tools plans may use, and the retrieval corpus."},
+    )
+    mcp_config: str | None = field(
+        default=None,
+        metadata={
+            "description": 'Path (on the server) of an {"mcpServers": ...} JSON file; '
+            "empty: the bundled travel and math servers."
+        },
+    )
+    retrieval_k: int = field(default=4, metadata={"description": "How many chunks to retrieve for a question."})
+    retrieval_threshold: float | None = field(
+        default=None,
+        metadata={"description": "Minimum relevance (0 to 1) of a retrieved chunk; empty: the calibrated default."},
+    )
+    max_plan_attempts: int = field(
+        default=3,
+        metadata={"description": "Planner calls per question before planwerk gives an honest failure answer."},
+    )
+    tool_timeout_s: float = field(default=30.0, metadata={"description": "Timeout of one tool call, in seconds."})
+    tool_retry_attempts: int = field(
+        default=2,
+        metadata={
+            "description": "Attempts of a tool call whose failure is transient (timeout, server unavailable), "
+            "the first included; 1 disables retries."
+        },
+    )
+    approve_destructive: bool = field(
+        default=True,
+        metadata={
+            "description": "Pause before calls to tools a server marks destructive (MCP destructiveHint) or the "
+            "profile lists in its approve set, and wait for a person's approval."
+        },
+    )
+    max_concurrency: int = field(default=8, metadata={"description": "Tool calls in flight at once."})
+    history_max_tokens: int = field(
+        default=2000,
+        metadata={"description": "The conversation is trimmed to about this many tokens before it reaches the model."},
+    )
+    constrained_decoding: bool = field(
+        default=True,
+        metadata={"description": "Generate plans under the plan's JSON schema where the model supports it."},
+    )
+    today: str | None = field(
+        default=None,
+        metadata={
+            "description": "ISO date (YYYY-MM-DD) the prompt calls today; empty: the real date "
+            "(set it for reproducible runs)."
+        },
+    )
+    learn_examples: bool = field(
+        default=False,
+        metadata={
+            "description": "Save a plan whose calls all succeeded as a few-shot example for similar questions "
+            "($PLANWERK_HOME/examples.jsonl), so the planner learns from its own clean runs."
+        },
+    )
 
     def __post_init__(self) -> None:
         # A zero or negative limit would silently disable timeouts or planning: say so at once.
-        for name in ("tool_timeout_s", "max_concurrency", "max_plan_attempts", "retrieval_k", "history_max_tokens"):
+        for name in (
+            "tool_timeout_s",
+            "tool_retry_attempts",
+            "max_concurrency",
+            "max_plan_attempts",
+            "retrieval_k",
+            "history_max_tokens",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"Context.{name} must be a positive number, got {value!r}")
+        # An attempt count of 1.5 means nothing; an engine would round it one way or the other without a word.
+        if not isinstance(self.tool_retry_attempts, int):
+            raise ValueError(f"Context.tool_retry_attempts must be a whole number, got {self.tool_retry_attempts!r}")
+        if not isinstance(self.approve_destructive, bool):
+            raise ValueError(f"Context.approve_destructive must be true or false, got {self.approve_destructive!r}")
