@@ -9,7 +9,7 @@ functions (handy for embedding planwerk in an app, and for tests about the engin
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -75,34 +75,74 @@ ToolFunction = Callable[..., Awaitable[Any]]
 
 
 class FunctionToolSource:
-    """A :class:`ToolSource` over plain ``async def`` functions; schemas come from their type hints."""
+    """A :class:`ToolSource` over plain ``async def`` functions; schemas come from their type hints.
 
-    def __init__(self, functions: Mapping[str, ToolFunction] | list[ToolFunction], server: str = "local"):
+    Failure kinds: a function that raises :class:`ToolError` chooses its own ``kind`` (e.g. ``not_found``);
+    arguments that do not fit the function's schema are ``invalid_arguments`` (checked and repaired before the
+    call, as for MCP tools); any other exception is ``error``. A ``LookupError`` or ``KeyError`` is NOT taken to
+    mean ``not_found``: inside a function it is as likely a bug as a missing input, and only the function knows.
+    """
+
+    def __init__(
+        self,
+        functions: Mapping[str, ToolFunction] | list[ToolFunction],
+        server: str = "local",
+        *,
+        destructive: Collection[str] = (),
+    ):
+        """``functions`` by name (or named by ``__name__``); ``destructive``: the names whose calls need approval."""
         items = functions.items() if isinstance(functions, Mapping) else ((f.__name__, f) for f in functions)
         self._functions: dict[str, ToolFunction] = dict(items)
-        self._specs = {name: _spec_from_function(name, fn, server) for name, fn in self._functions.items()}
+        # A misspelt name would silently let a destructive tool run without approval.
+        if unknown := sorted(set(destructive) - set(self._functions)):
+            raise ValueError(f"destructive names no tool of this source: {', '.join(unknown)}")
+        self._server = server
+        self._signatures = {name: inspect.signature(fn) for name, fn in self._functions.items()}
+        self._specs = {
+            name: _spec_from_function(name, fn, server, destructive=name in destructive)
+            for name, fn in self._functions.items()
+        }
 
     @property
     def specs(self) -> Mapping[str, ToolSpec]:
+        """The tools by name."""
         return self._specs
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        """Call function ``name``; its result (a Pydantic model as a dict), or :class:`ToolError`."""
+        # repair imports ToolError from this module, so it is imported here, not at the top.
+        from planwerk.tools.repair import check_arguments
+
+        server = self._server
         try:
             fn = self._functions[name]
         except KeyError:
-            raise ToolError(f"unknown tool {name!r}", tool=name, server="local", kind="invalid_arguments") from None
+            raise ToolError(f"unknown tool {name!r}", tool=name, server=server, kind="invalid_arguments") from None
+        args = check_arguments(self._specs[name].input_schema, arguments, tool=name, server=server)
+        try:  # the schema allows extra keys; the function's signature does not
+            self._signatures[name].bind(**args)
+        except TypeError as exc:
+            raise ToolError(
+                f"invalid arguments for {name} on server {server}: {exc}",
+                tool=name,
+                server=server,
+                kind="invalid_arguments",
+            ) from None
         try:
-            result = await fn(**arguments)
-        except ToolError:
+            result = await fn(**args)
+        except ToolError as exc:
+            # The function chose the kind; only fill in where it came from, if it did not say.
+            exc.tool = exc.tool or name
+            exc.server = exc.server or server
             raise
         except Exception as exc:  # a tool's own failure is data for the verifier, not a crash
-            raise ToolError(f"{name} failed: {type(exc).__name__}: {exc}", tool=name, server="local") from exc
+            raise ToolError(f"{name} failed: {type(exc).__name__}: {exc}", tool=name, server=server) from exc
         if hasattr(result, "model_dump"):
             return result.model_dump(mode="json")
         return result
 
 
-def _spec_from_function(name: str, fn: ToolFunction, server: str) -> ToolSpec:
+def _spec_from_function(name: str, fn: ToolFunction, server: str, *, destructive: bool = False) -> ToolSpec:
     signature = inspect.signature(fn)
     hints = inspect.get_annotations(fn, eval_str=True)
     fields: dict[str, Any] = {}
@@ -124,4 +164,5 @@ def _spec_from_function(name: str, fn: ToolFunction, server: str) -> ToolSpec:
         input_schema=input_schema,
         output_schema=output_schema,
         server=server,
+        destructive=destructive,
     )

@@ -4,6 +4,26 @@
 process spawn over stdio, about 0.5 s). Each session lives in its own owner task: when a server dies, the
 transport's ExceptionGroup ends that task only, the server is marked unavailable, and calls to the other
 servers go on. Every call is bounded by the server's timeout.
+
+**Failure kinds.** Every failure is a :class:`~planwerk.tools.base.ToolError` whose ``kind`` comes from structure,
+never from the wording of a message:
+
+- ``timeout``: the call ran past the server's timeout (ours, or the MCP session's read timeout: JSON-RPC code 408);
+- ``unavailable``: the transport broke or the connection closed (JSON-RPC ``CONNECTION_CLOSED``); the server is
+  then marked dead;
+- ``invalid_arguments``: the arguments do not fit the tool's input schema (checked here before sending, see
+  ``planwerk.tools.repair``), an unknown tool name, or a JSON-RPC ``INVALID_PARAMS`` (-32602) error from the server;
+- otherwise the kind the server names in its error result. The convention, which any MCP server may follow
+  (``planwerk.tools.servers.failures`` implements the server side for FastMCP): an ``isError`` result whose
+  ``_meta`` holds ``{"planwerk/error": {"kind": "<kind>"}}`` with kind ``not_found``, ``invalid_arguments``,
+  ``unavailable``, ``timeout`` or ``error``. The text content stays the human message. An error result without
+  that key (any other server) is ``error``. langchain-mcp-adapters 0.3 turns an error result into an exception
+  that keeps only the text, so a tool-call interceptor reads ``_meta`` from the raw ``CallToolResult`` first.
+
+**Destructive tools.** :attr:`ToolSpec.destructive <planwerk.tools.base.ToolSpec.destructive>` (the call waits for
+a person's approval) is true only when the server annotates the tool ``destructiveHint: true`` and not
+``readOnlyHint: true``. The MCP spec's default for a tool without annotations is "may be destructive"; following
+it would make every call of every unannotated third-party tool ask for approval, so only an explicit hint counts.
 """
 
 from __future__ import annotations
@@ -11,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,14 +40,26 @@ import anyio
 import httpx
 from langchain_core.tools import BaseTool, ToolException
 from langchain_mcp_adapters.client import MultiServerMCPClient
-from langchain_mcp_adapters.tools import load_mcp_tools
+from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult
+from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
+from mcp import ClientSession
 from mcp.shared.exceptions import McpError
+from mcp.types import (
+    CONNECTION_CLOSED,
+    INVALID_PARAMS,
+    CallToolResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
 
-from planwerk.tools.base import ToolError, ToolSpec
+from planwerk.tools.base import ToolError, ToolFailureKind, ToolSpec
 from planwerk.tools.config import MCPConfig, ServerConfig, load_config, redact
 from planwerk.tools.redaction import secrets_redacted
 from planwerk.tools.repair import check_arguments
 from planwerk.tools.results import normalise
+from planwerk.tools.servers.failures import failure_kind
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +71,39 @@ _TRANSPORT_ERRORS = (
     ConnectionError,
     OSError,
 )
+# The MCP SDK's client raises McpError with the HTTP status 408 when the session's read timeout passes; the
+# TypeScript SDK uses -32001 for the same.
+_TIMEOUT_CODES = frozenset({408, -32001})
+
+
+class _ReportedFailure(Exception):
+    """A tool call ended in an error result (``isError``); ``kind`` is what the server named in ``_meta``."""
+
+    def __init__(self, message: str, kind: ToolFailureKind):
+        super().__init__(message)
+        self.kind: ToolFailureKind = kind
+
+
+async def _read_failure_kind(
+    request: MCPToolCallRequest, handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]
+) -> MCPToolCallResult:
+    """Tool-call interceptor: an error result becomes :class:`_ReportedFailure` with the kind from its ``_meta``.
+
+    Here, not after the adapter: it turns an error result into an exception with the text only.
+    """
+    result = await handler(request)
+    if isinstance(result, CallToolResult) and result.isError:
+        text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+        raise _ReportedFailure(text or "the tool reported an error without a message", failure_kind(result.meta))
+    return result
+
+
+def is_destructive(annotations: ToolAnnotations | None) -> bool:
+    """Whether a tool with these MCP annotations needs approval: ``destructiveHint`` true and not read-only.
+
+    Only an explicit hint counts (see the module docstring): no annotations, or no ``destructiveHint``, is False.
+    """
+    return annotations is not None and annotations.destructiveHint is True and annotations.readOnlyHint is not True
 
 
 @dataclass(eq=False)
@@ -52,7 +117,8 @@ class _Server:
     dead: asyncio.Event = field(default_factory=asyncio.Event)
     reason: str = ""
     tools: list[BaseTool] = field(default_factory=list)
-    output_schemas: dict[str, Any] = field(default_factory=dict)
+    listed: dict[str, Tool] = field(default_factory=dict)
+    """The tools as the server listed them (schemas, annotations)."""
     task: asyncio.Task[None] | None = None
 
     @property
@@ -91,12 +157,14 @@ class MCPToolSource:
                     continue
                 self._tools[tool.name] = (server, tool)
                 schema = tool.args_schema if isinstance(tool.args_schema, dict) else {"type": "object"}
+                listed = server.listed.get(tool.name)
                 self._specs[tool.name] = ToolSpec(
                     name=tool.name,
                     description=tool.description or "",
                     input_schema=schema,
-                    output_schema=server.output_schemas.get(tool.name),
+                    output_schema=(listed.outputSchema or None) if listed is not None else None,
                     server=server.name,
+                    destructive=is_destructive(listed.annotations if listed is not None else None),
                 )
         if allowed is not None and (missing := sorted(set(allowed) - set(self._tools))):
             log.warning("allowed MCP tools not offered by any available server: %s", ", ".join(missing))
@@ -169,18 +237,31 @@ class MCPToolSource:
 
     def _tool_error(self, server: _Server, tool: str, exc: BaseException) -> ToolError:
         leaf = _leaf(exc)
-        if isinstance(leaf, ToolException):  # the tool itself reported an error (isError result)
+        if isinstance(leaf, _ReportedFailure):  # the tool ran and reported an error result, with its kind
+            text = redact(str(leaf), server.secrets)
+            return ToolError(
+                f"{tool} on server {server.name} failed: {text}", tool=tool, server=server.name, kind=leaf.kind
+            )
+        if isinstance(leaf, ToolException):  # an error result that bypassed the interceptor: no kind to read
             text = redact(str(leaf), server.secrets)
             return ToolError(f"{tool} on server {server.name} failed: {text}", tool=tool, server=server.name)
         what = redact(_describe(leaf), server.secrets)
-        if isinstance(leaf, McpError) and "timed out" in str(leaf).lower():
+        code = leaf.error.code if isinstance(leaf, McpError) else None
+        if code in _TIMEOUT_CODES:
             return ToolError(
                 f"{tool} on server {server.name} timed out: {what}",
                 tool=tool,
                 server=server.name,
                 kind="timeout",
             )
-        if isinstance(leaf, _TRANSPORT_ERRORS) or (isinstance(leaf, McpError) and "closed" in str(leaf).lower()):
+        if code == INVALID_PARAMS:  # the server rejected the call at the protocol level (JSON-RPC -32602)
+            return ToolError(
+                f"invalid arguments for {tool} on server {server.name}: {what}",
+                tool=tool,
+                server=server.name,
+                kind="invalid_arguments",
+            )
+        if isinstance(leaf, _TRANSPORT_ERRORS) or code == CONNECTION_CLOSED:
             server.mark_dead(what)
             return ToolError(
                 f"{tool}: server {server.name} is unavailable ({what})",
@@ -207,9 +288,16 @@ async def _own_session(client: MultiServerMCPClient, server: _Server) -> None:
     """Open the session, load the tools, then hold the session until ``stop`` (or until it breaks)."""
     try:
         async with client.session(server.name) as session:
-            listed = await session.list_tools()
-            server.output_schemas = {t.name: t.outputSchema for t in listed.tools if t.outputSchema}
-            server.tools = await load_mcp_tools(session, server_name=server.name)
+            # One listing gives both the LangChain tools and what the adapter does not keep in a usable form
+            # (output schemas for $ref checks, annotations for approval).
+            listed = await _list_tools(session)
+            server.listed = {t.name: t for t in listed}
+            server.tools = [
+                convert_mcp_tool_to_langchain_tool(
+                    session, t, server_name=server.name, tool_interceptors=[_read_failure_kind]
+                )
+                for t in listed
+            ]
             server.ready.set()
             await server.stop.wait()
         server.mark_dead("closed")
@@ -217,6 +305,19 @@ async def _own_session(client: MultiServerMCPClient, server: _Server) -> None:
         server.mark_dead(_describe(_leaf(exc)))
     finally:
         server.mark_dead("closed")
+
+
+async def _list_tools(session: ClientSession) -> list[Tool]:
+    """Every tool the server offers, across pages."""
+    tools: list[Tool] = []
+    cursor: str | None = None
+    for _ in range(1000):  # a server that keeps returning a cursor must not hang the start-up
+        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools.extend(page.tools)
+        cursor = page.nextCursor
+        if not cursor:
+            break
+    return tools
 
 
 @contextlib.asynccontextmanager

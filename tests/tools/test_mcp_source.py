@@ -76,7 +76,7 @@ async def test_default_config_over_stdio_with_parallel_calls_on_one_session(
         assert (error.kind, error.tool, error.server) == ("error", "divide", "math")
         assert "division by zero" in str(error) and "math" in str(error)
         bad = await _error(tools.call("get_spots", {"lat": 41.4, "lon": 2.1, "radius_km": 5, "activity": "surfing"}))
-        assert bad.kind == "error" and "unknown activity 'surfing'" in str(bad)
+        assert bad.kind == "invalid_arguments" and "unknown activity 'surfing'" in str(bad)  # kind sent in _meta
         assert await tools.call("add", {"arg_0": 1, "arg_1": 2}) == {"result": 3.0}  # the session is still fine
         unknown = await _error(tools.call("teleport", {}))
         assert unknown.kind == "invalid_arguments" and "available tools: add" in str(unknown)

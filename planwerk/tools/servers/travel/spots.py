@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planwerk.tools.servers.failures import ToolFailure
 from planwerk.tools.servers.travel.http import HttpJson
 from planwerk.tools.servers.travel.models import Spot
 from planwerk.tools.servers.travel.scoring import haversine_km, travel_time_min
@@ -39,9 +40,10 @@ def normalize_activity(activity: str) -> str:
         return ACTIVITY_NAMES[key]
     except KeyError:
         known = ", ".join(sorted(SELECTORS))
-        raise ValueError(
+        raise ToolFailure(
             f"unknown activity {activity!r}; expected one of {known} (German names such as wandern, laufen, "
-            "strand, kultur work too)"
+            "strand, kultur work too)",
+            kind="invalid_arguments",
         ) from None
 
 

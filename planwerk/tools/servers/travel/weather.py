@@ -8,6 +8,7 @@ from datetime import date, timedelta
 from statistics import mean
 from typing import Any, Literal
 
+from planwerk.tools.servers.failures import ToolFailure
 from planwerk.tools.servers.travel.http import HttpJson, ServiceUnreachable
 from planwerk.tools.servers.travel.models import WeatherDay, WeatherProfile
 
@@ -34,7 +35,7 @@ async def get_weather(
 ) -> WeatherProfile:
     """The weather profile for ``start..end`` (inclusive) at ``lat, lon``."""
     if end < start:
-        raise ValueError(f"end_date ({end}) must not be before start_date ({start})")
+        raise ToolFailure(f"end_date ({end}) must not be before start_date ({start})", kind="invalid_arguments")
     mode = choose_mode(start, end, today)
     if mode == "historical_fallback":
         return await _estimate(http, lat, lon, start, end, today=today)
