@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,3 +21,27 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def fixtures() -> Path:
     """The tests' fixture folder."""
     return FIXTURES
+
+
+NOTES_SCRIPT = Path(__file__).parent / "tools" / "notes_server.py"
+"""The note-store MCP server with a slow write (``tests/tools/notes_server.py``)."""
+
+
+def notes_config(timeout_s: float = 20) -> dict[str, Any]:
+    """MCP config for the notes server over stdio (its write delay comes from ``NOTES_WRITE_DELAY_S``)."""
+    return {
+        "mcpServers": {"notes": {"command": sys.executable, "args": [str(NOTES_SCRIPT), "stdio"], "timeout": timeout_s}}
+    }
+
+
+@pytest.fixture
+async def notes_tools() -> AsyncIterator[Any]:
+    """An ``MCPToolSource`` on a fresh notes server (empty store, default 0.3 s write delay) over stdio.
+
+    Shared by the MCP tests and the graph tests about side-effect order.
+    """
+    from planwerk.tools.mcp import open_tools  # the MCP stack is heavy; only tests that use it pay for it
+
+    async with open_tools(notes_config()) as tools:
+        assert not tools.unavailable, tools.unavailable
+        yield tools

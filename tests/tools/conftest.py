@@ -30,6 +30,8 @@ BEACH_FILE = "overpass_10el_2026-01-16T152158_fbe39af2.json"
 SIGHTSEEING_FILE = "overpass_80el_2026-01-15T155550_bc85a7ff.json"
 PARKS_FILE = "overpass_80el_2026-01-16T151956_8f979496.json"
 RUNNING_FILE = "overpass_80el_2026-01-15T155654_0fd3bf5d.json"
+UNKNOWN_PLACE = "Atlantis"
+"""The one place the upstream stub's Nominatim does not know (it answers ``[]``, as Nominatim does)."""
 
 
 def recorded(name: str) -> Any:
@@ -76,7 +78,9 @@ class _UpstreamStub(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         url = urlparse(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
-        if url.path == "/search":
+        if url.path == "/search" and query.get("q") == UNKNOWN_PLACE:
+            self._send([])
+        elif url.path == "/search":
             self._send(nominatim_body(*BARCELONA, "Barcelona, Catalunya, España"))
         elif url.path == "/v1/forecast":
             self._send(recorded(FORECAST_FILE))
