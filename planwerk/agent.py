@@ -25,14 +25,19 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
+from langgraph.types import Command, Interrupt
 
+from planwerk.core.approval import parse_approval
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
 from planwerk.tools.base import ToolSource
+
+RECURSION_LIMIT = 1_000
+"""Supersteps per run: each plan step costs two (resolver and calls), a plan has at most 64 calls, the planner at
+most a few attempts; the limit only stops a loop that never ends."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,8 @@ class Reply:
     """The answer; ``None`` while the thread waits for the user (see ``question``)."""
     question: str | None = None
     """What the agent asks the user (the thread is interrupted; continue with :meth:`Agent.resume`)."""
+    interrupts: list[dict[str, Any]] = field(default_factory=list)
+    """The pending interrupts (``ask_user`` or ``approval``) when the thread waits for a person."""
     events: list[dict[str, Any]] = field(default_factory=list)
     """Every event of the turn, in order."""
 
@@ -132,32 +139,36 @@ class Agent:
         return self._retriever
 
     def _config(self, thread_id: str) -> dict[str, Any]:
-        return {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
+        return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
 
     async def events(
-        self, question: str | None = None, *, thread_id: str | None = None, resume: str | None = None
+        self,
+        question: str | None = None,
+        *,
+        thread_id: str | None = None,
+        resume: Any = None,
+        interrupt_id: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
-        """Run one turn and yield its events (JSON-able dicts with an ``event`` key).
+        """Run one turn and yield its events (:mod:`planwerk.events`: JSON-able dicts with an ``event`` key).
 
-        Give ``question`` for a new turn, ``resume`` to answer an ``ask_user`` question, or neither to continue
-        an interrupted (crashed) run of ``thread_id``. When the run pauses for the user, the last event is
-        ``{"event": "interrupt", "question": ...}``.
+        Give ``question`` for a new turn, ``resume`` to answer the pending interrupt (the ``ask_user`` question,
+        or an approval: ``"approve"``, ``"reject"`` or ``{"action": "edit", "args": {...}}``), or neither to
+        continue an interrupted (crashed) run of ``thread_id``. With several pending interrupts (approvals of
+        calls of one step), ``interrupt_id`` picks one; without it the answer applies to all of them. When the
+        run pauses, the last events are ``{"event": "interrupt", "kind": ..., "interrupt_id": ..., ...}``.
         """
         if self.graph is None:
             raise RuntimeError("use the agent inside 'async with Agent(...) as agent'")
         thread_id = thread_id or uuid.uuid4().hex
         run_input: Any
-        if resume is not None:
-            run_input = Command(resume=resume)
-        elif question is not None:
-            run_input = {"messages": [{"role": "user", "content": question}]}
-        else:
-            run_input = None
+        run_input = {"messages": [{"role": "user", "content": question}]} if question is not None else None
         config = self._config(thread_id)
         # Runs on one thread are queued, never interleaved (two turns writing one checkpoint would mix).
         async with self._thread_lock(thread_id):
             if question is None:
-                await self._check_continuable(config, thread_id, answering=resume is not None)
+                pending = await self._check_continuable(config, thread_id, answering=resume is not None)
+                if resume is not None:
+                    run_input = _resume_command(pending, resume, interrupt_id)
             async for mode, chunk in self.graph.astream(
                 run_input, config, context=self.context, stream_mode=["custom", "updates"]
             ):
@@ -165,8 +176,7 @@ class Agent:
                     yield {**chunk, "thread_id": thread_id}
                 elif mode == "updates" and "__interrupt__" in chunk:
                     for item in chunk["__interrupt__"]:
-                        value = item.value if isinstance(item.value, dict) else {"question": str(item.value)}
-                        yield {"event": "interrupt", **value, "thread_id": thread_id}
+                        yield {**interrupt_event(item), "thread_id": thread_id}
 
     @contextlib.asynccontextmanager
     async def _thread_lock(self, thread_id: str) -> AsyncIterator[None]:
@@ -182,8 +192,11 @@ class Agent:
             else:
                 self._thread_locks[thread_id] = (lock, users - 1)
 
-    async def _check_continuable(self, config: dict[str, Any], thread_id: str, *, answering: bool) -> None:
-        """A clear error instead of LangGraph's ``EmptyInputError`` when there is nothing to resume."""
+    async def _check_continuable(
+        self, config: dict[str, Any], thread_id: str, *, answering: bool
+    ) -> tuple[Interrupt, ...]:
+        """The thread's pending interrupts; a clear error instead of LangGraph's ``EmptyInputError`` when there is
+        nothing to resume."""
         assert self.graph is not None
         snapshot = await self.graph.aget_state(config)
         if not snapshot.values:
@@ -192,6 +205,7 @@ class Agent:
             raise ValueError(f"thread {thread_id!r} is not waiting for an answer; ask a new question instead")
         if not answering and not snapshot.next:
             raise ValueError(f"thread {thread_id!r} has no interrupted run to continue; ask a new question instead")
+        return tuple(snapshot.interrupts)
 
     async def ask(self, question: str, *, thread_id: str | None = None) -> Reply:
         """Run one turn and collect it."""
@@ -200,18 +214,20 @@ class Agent:
         thread_id = thread_id or uuid.uuid4().hex
         return await self._collect(self.events(question, thread_id=thread_id), thread_id)
 
-    async def resume(self, answer: str | None = None, *, thread_id: str) -> Reply:
-        """Answer the agent's question (or, with ``None``, continue an interrupted run) on ``thread_id``."""
-        return await self._collect(self.events(thread_id=thread_id, resume=answer), thread_id)
+    async def resume(self, answer: Any = None, *, thread_id: str, interrupt_id: str | None = None) -> Reply:
+        """Answer the agent's question or an approval (or, with ``None``, continue an interrupted run)."""
+        stream = self.events(thread_id=thread_id, resume=answer, interrupt_id=interrupt_id)
+        return await self._collect(stream, thread_id)
 
     async def _collect(self, stream: AsyncIterator[dict[str, Any]], thread_id: str) -> Reply:
         events = [event async for event in stream]
         final = next((e for e in reversed(events) if e["event"] == "final_answer"), None)
-        pending = next((e for e in reversed(events) if e["event"] == "interrupt"), None)
+        pending = [e for e in events if e["event"] == "interrupt"] if final is None else []
         return Reply(
             thread_id=thread_id,
             answer=final["answer"] if final else None,
-            question=pending["question"] if pending and not final else None,
+            question=pending[-1].get("question") if pending else None,
+            interrupts=pending,
             events=events,
         )
 
@@ -223,6 +239,27 @@ class Agent:
         if not snapshot.values:
             raise KeyError(f"unknown thread id {thread_id!r}: no checkpoint exists for it")
         return dict(snapshot.values)
+
+
+def interrupt_event(item: Interrupt) -> dict[str, Any]:
+    """A LangGraph interrupt as an :class:`~planwerk.events.InterruptEvent`."""
+    value = dict(item.value) if isinstance(item.value, dict) else {"question": str(item.value)}
+    kind = value.pop("kind", "ask_user")
+    return {"event": "interrupt", "kind": kind, "interrupt_id": item.id, **value}
+
+
+def _resume_command(pending: tuple[Interrupt, ...], answer: Any, interrupt_id: str | None) -> Command:
+    """The ``Command`` that answers the pending interrupt(s); approvals are checked before anything runs."""
+    chosen = [i for i in pending if interrupt_id is None or i.id == interrupt_id]
+    if not chosen:
+        known = ", ".join(i.id for i in pending)
+        raise ValueError(f"no pending interrupt {interrupt_id!r} on this thread; pending: {known}")
+    for item in chosen:
+        if isinstance(item.value, dict) and item.value.get("kind") == "approval":
+            parse_approval(answer)  # ApprovalError (a ValueError) says what is expected
+    if len(pending) == 1:
+        return Command(resume=answer)
+    return Command(resume={item.id: answer for item in chosen})
 
 
 def _check_model_spec(spec: str) -> None:

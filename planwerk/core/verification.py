@@ -1,16 +1,23 @@
-"""The verifier's decision after execution: done, self-correct, replan, ask the user, or give up. Pure."""
+"""The verifier's decision after execution: done, self-correct, replan, ask the user, or give up. Pure.
+
+It decides on the calls' failure kinds (:data:`planwerk.core.calls.FailureKind`), set where the failure happened
+(the tool source, the resolver, the approval step), never on the wording of an error message.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from planwerk.core.calls import CallRecord, FailureKind
 
 Decision = Literal["done", "self_correct", "replan", "ask_user", "give_up"]
-_NOT_FOUND = ("not found", "nicht gefunden", "no result", "keine ergebnisse", "unknown location")
-_FIXABLE = ("$ref", "invalid", "validation", "argument", "schema", "skipped")
-# A service that is down stays down for the next plan too: answer honestly with what there is instead.
-_UNAVAILABLE = ("unreachable", "timed out", "unavailable", "connection", "server down")
+
+FIXABLE_KINDS: frozenset[FailureKind] = frozenset({"invalid_arguments", "ref", "skipped"})
+"""Failures the planner can fix with other arguments or references (self-correction)."""
+SERVICE_KINDS: frozenset[FailureKind] = frozenset({"timeout", "unavailable"})
+"""A service that is down stays down for the next plan too: answer honestly with what there is instead."""
 
 
 @dataclass(frozen=True)
@@ -19,34 +26,37 @@ class Verification:
 
     decision: Decision
     reason: str = ""
-    question: str | None = None
-    """For ``ask_user``: what to ask."""
+    not_found: CallRecord | None = None
+    """For ``ask_user``: the call that found nothing (the question to the user names it)."""
 
 
-def verify_calls(calls: Sequence[Mapping[str, Any]], attempts: int, max_attempts: int) -> Verification:
-    """Decide from the call log of the last execution.
+def verify_calls(calls: Sequence[CallRecord], attempts: int, max_attempts: int) -> Verification:
+    """Decide from the latest record of each call of the plan that ran.
 
     - every call succeeded: ``done``;
-    - a call failed because the user's input names something that does not exist, twice: ``ask_user``;
-    - failures the planner can fix (bad arguments or references): ``self_correct``;
-    - other tool errors: ``replan`` (another tool or other arguments);
-    - services unreachable or timed out, or no attempts left: ``give_up`` (an honest answer with what there is).
+    - a person rejected a call: ``give_up`` (planning around their decision is not the agent's call);
+    - services unreachable or timed out (and only skips besides): ``give_up``, an honest answer;
+    - no planner attempts left: ``give_up``;
+    - something the user named was not found, on the second attempt or later: ``ask_user``;
+    - only fixable failures (bad arguments, references, skips), or a first "not found": ``self_correct``;
+    - other tool errors: ``replan`` (another tool or other arguments).
     """
-    failed = [c for c in calls if c.get("status") != "ok"]
+    failed = [c for c in calls if c["status"] != "ok"]
     if not failed:
         return Verification("done")
-    reason = "\n".join(f"- {c['id']} ({c['tool']}): {c.get('error')}" for c in failed)
+    reason = "\n".join(f"- {c['id']} ({c['tool']}, {c['kind']}): {c['error']}" for c in failed)
+    kinds = {c["kind"] or "error" for c in failed}
+    if "rejected" in kinds:
+        return Verification("give_up", reason)
+    if kinds <= SERVICE_KINDS | {"skipped"} and kinds & SERVICE_KINDS:
+        return Verification("give_up", reason)
     if attempts >= max_attempts:
         return Verification("give_up", reason)
-    errors = [str(c.get("error") or "").lower() for c in failed]
-    if attempts >= 2 and any(any(marker in e for marker in _NOT_FOUND) for e in errors):
-        first = next(c for c, e in zip(failed, errors, strict=True) if any(m in e for m in _NOT_FOUND))
-        question = (
-            f"Ich konnte mit {first['tool']} nichts finden ({first.get('error')}). Kannst du die Angabe präzisieren?"
-        )
-        return Verification("ask_user", reason, question)
-    if all(any(marker in e for marker in _UNAVAILABLE) or e.startswith("skipped") for e in errors):
-        return Verification("give_up", reason)
-    if all(any(marker in e for marker in _FIXABLE) for e in errors):
+    if "not_found" in kinds:
+        if attempts >= 2:
+            first = next(c for c in failed if c["kind"] == "not_found")
+            return Verification("ask_user", reason, not_found=first)
+        return Verification("self_correct", reason)
+    if kinds <= FIXABLE_KINDS:
         return Verification("self_correct", reason)
     return Verification("replan", reason)

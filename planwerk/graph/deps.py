@@ -37,6 +37,13 @@ class Deps:
     retriever: Retriever | None = None
     """The retriever; ``None`` skips retrieval."""
     _resolved: dict[str, BaseChatModel] = field(default_factory=dict, init=False, repr=False)
+    _call_slots: dict[int, asyncio.Semaphore] = field(default_factory=dict, init=False, repr=False)
+
+    def call_slots(self, limit: int) -> asyncio.Semaphore:
+        """The semaphore that bounds tool calls in flight over these deps (one per limit, shared by all runs)."""
+        if limit not in self._call_slots:
+            self._call_slots[limit] = asyncio.Semaphore(limit)
+        return self._call_slots[limit]
 
     async def model_for(self, spec: str) -> BaseChatModel:
         """The bound model, or the one ``spec`` names, loaded off the event loop once for these deps.

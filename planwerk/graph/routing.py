@@ -1,4 +1,4 @@
-"""Routing: pure functions of the state."""
+"""Routing after the verifier: a pure function of the state (the other nodes route with ``Command``)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,10 @@ from typing import Literal
 
 from planwerk.graph.state import AgentState
 
-
-def after_plan(state: AgentState) -> Literal["execute", "ask_user", "finalize", "plan"]:
-    """Where the planner's outcome leads."""
-    return state.get("route", "finalize")
+VerifyRoute = Literal["finalize", "plan", "ask_user"]
 
 
-def after_verify(state: AgentState) -> Literal["finalize", "plan", "ask_user"]:
+def after_verify(state: AgentState) -> VerifyRoute:
     """Where the verifier's decision leads."""
     verdict = state.get("verdict", "done")
     if verdict in ("self_correct", "replan"):

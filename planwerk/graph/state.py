@@ -8,11 +8,10 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from planwerk.execution import CallRecord
+from planwerk.core.calls import CallRecord
 from planwerk.rag.base import Hit
 
 Verdict = Literal["done", "self_correct", "replan", "ask_user", "give_up"]
-PlanRoute = Literal["execute", "ask_user", "finalize", "plan"]
 
 
 def merge_results(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
@@ -52,34 +51,47 @@ class AgentState(InputState):
     """The current question (the last human message)."""
     user: NotRequired[dict[str, Any]]
     """Fields for ``user.*`` references: ``raw`` is the question; answers to ``ask_user`` add fields."""
-    context: NotRequired[list[Hit]]
+    hits: NotRequired[list[Hit]]
     """Retrieved chunks with score and source."""
+    reply: NotRequired[str | None]
+    """The planner's last raw reply, waiting for the check."""
     plan: NotRequired[dict[str, Any] | None]
-    """The plan that runs (or ran) for the current question."""
+    """The plan that runs (or ran) for the current question, after any re-ordering of its steps."""
+    next_step: NotRequired[int]
+    """Index of the plan's next step for the resolver; steps before it have finished."""
     plan_errors: NotRequired[list[str]]
     """Why the last reply or plan was rejected, or which calls failed (for people and Studio)."""
     feedback: NotRequired[list[dict[str, str]]]
     """``{"reply", "problems"}`` pairs the planner sees on its next attempt (self-correction)."""
-    route: NotRequired[PlanRoute]
-    """Where the planner sends the run next."""
     clarifications: NotRequired[list[dict[str, str]]]
     """``{"question", "answer"}`` pairs from ``ask_user`` interrupts for the current question."""
     results: NotRequired[Annotated[dict[str, Any], merge_results]]
-    """Results by call id, kept the moment they arrive."""
+    """Results by call id; the step's results are in the checkpoint when the step ends."""
     calls: NotRequired[Annotated[list[CallRecord], append_calls]]
-    """The call log: tool, resolved arguments, result or error, duration."""
+    """The call log: tool, step, resolved arguments, result or error with its kind, duration."""
     attempts: NotRequired[int]
     """Planner attempts for the current question."""
     verdict: NotRequired[Verdict]
     """The verifier's decision."""
     pending_question: NotRequired[str | None]
-    """What to ask the user (set by the planner or the verifier)."""
+    """What to ask the user (set by the check or the verifier)."""
     answer: NotRequired[str | None]
     """The final answer for the current question."""
     usage: NotRequired[Annotated[dict[str, float], add_usage]]
     """Model calls and tokens for the current question."""
     started_at: NotRequired[float]
     """Wall-clock start of the current question (``time.time()``)."""
+
+
+class CallTask(TypedDict):
+    """The per-call node's input, sent by the resolver: one call with its references resolved."""
+
+    id: str
+    tool: str
+    step: int
+    args: dict[str, Any]
+    approval: bool
+    """Whether a person must approve the call before it runs (an interrupt)."""
 
 
 class OutputState(TypedDict):
@@ -90,4 +102,4 @@ class OutputState(TypedDict):
     plan: NotRequired[dict[str, Any] | None]
     results: NotRequired[dict[str, Any]]
     calls: NotRequired[list[CallRecord]]
-    context: NotRequired[list[Hit]]
+    hits: NotRequired[list[Hit]]

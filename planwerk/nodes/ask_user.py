@@ -1,4 +1,8 @@
-"""Asking the user: a LangGraph interrupt, resumed with ``Command(resume="<answer>")``."""
+"""Asking the user: a LangGraph interrupt, resumed with ``Command(resume="<answer>")``.
+
+The ``ask_user`` event is emitted by the node that decided to ask (``check`` or ``verify``), not here: LangGraph
+runs this node again from the top on resume, and the event must appear once.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +14,13 @@ from langgraph.types import interrupt
 
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import event
+from planwerk.prompts.protocol import DEFAULT_CLARIFICATION
 
 
 async def ask_user(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Pause the thread with the question; the answer becomes ``user.answer`` and goes to the planner."""
-    question = state.get("pending_question") or "Kannst du deine Frage genauer formulieren?"
-    runtime.stream_writer(event("ask_user", question=question))
-    answer = interrupt({"question": question})
+    question = state.get("pending_question") or DEFAULT_CLARIFICATION
+    answer = interrupt({"kind": "ask_user", "question": question})
     # Studio and the SDK resume with a string; a form may send {"answer": ...}.
     answer_text = str(answer.get("answer", answer)) if isinstance(answer, dict) else str(answer)
     return {

@@ -1,4 +1,4 @@
-"""Helpers the nodes share: the profile of a run, events, usage accounting."""
+"""Helpers the nodes share: the profile of a run, usage accounting, the conversation before the question."""
 
 from __future__ import annotations
 
@@ -54,11 +54,6 @@ def history_before_question(state: AgentState) -> list[BaseMessage]:
 def reply_text(reply: Any) -> str:
     """A model reply's text content."""
     return reply.text if hasattr(reply, "text") else str(reply)
-
-
-def event(name: str, **fields: Any) -> dict[str, Any]:
-    """A JSON-able event for LangGraph's custom stream."""
-    return {"event": name, **fields}
 
 
 def counters(usage: Mapping[str, float]) -> dict[str, int]:

@@ -9,12 +9,12 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from planwerk.events import FinalAnswerEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, add_usage
 from planwerk.nodes.common import (
     counters,
-    event,
     history_before_question,
     profile_of,
     reply_text,
@@ -22,9 +22,11 @@ from planwerk.nodes.common import (
     usage_of,
 )
 from planwerk.prompts.examples import add_example
+from planwerk.prompts.protocol import NO_PLAN_ANSWER
 from planwerk.prompts.render import build_answer_messages, trim_history
 
-NO_PLAN_ANSWER = "Ich konnte für diese Frage keinen ausführbaren Plan erstellen. Gründe:\n{problems}"
+ANSWER_TAGS = ("planwerk:answer",)
+"""The answer is what a chat shows: its tokens stream (``messages`` mode) under the id of the stored message."""
 
 
 async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
@@ -32,6 +34,7 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     plan = state.get("plan")
     calls = state.get("calls", [])
     usage_update: dict[str, float] = {}
+    message_id: str | None = None
     if plan is None:
         answer = NO_PLAN_ANSWER.format(problems="\n".join(f"- {p}" for p in state.get("plan_errors", [])))
     elif not calls and plan.get("final"):
@@ -43,11 +46,12 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
             question=state["question"],
             today=today_of(runtime.context),
             calls=calls,
-            hits=state.get("context", []),
+            hits=state.get("hits", []),
             history=trim_history(history_before_question(state), runtime.context.history_max_tokens),
         )
-        reply = await model.ainvoke(messages, config={"tags": ["planwerk:answer"]})
+        reply = await model.ainvoke(messages, config={"tags": list(ANSWER_TAGS)})
         answer = reply_text(reply).strip()
+        message_id = reply.id
         usage_update = usage_of(reply, messages)
     usage = add_usage(state.get("usage", {}), usage_update)
     metadata = {
@@ -60,5 +64,6 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     if runtime.context.learn_examples and plan is not None and calls and metadata["failed_tool_calls"] == 0:
         example = {"steps": plan["steps"], "final": None}  # the shape the planner writes
         await asyncio.to_thread(add_example, state["question"], example)
-    runtime.stream_writer(event("final_answer", answer=answer, metadata=metadata))
-    return {"answer": answer, "messages": [AIMessage(answer)], "usage": usage_update}
+    runtime.stream_writer(FinalAnswerEvent(event="final_answer", answer=answer, metadata=metadata))
+    # The stored message keeps the streamed reply's id, so a chat UI that saw the tokens shows the answer once.
+    return {"answer": answer, "messages": [AIMessage(answer, id=message_id)], "usage": usage_update}

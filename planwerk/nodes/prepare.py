@@ -8,9 +8,9 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from planwerk.events import StartEvent
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import event
 
 MAX_QUESTION_CHARS = 8_000
 """Longer questions are rejected: they would crowd out the tools and the context in a small model's window."""
@@ -36,12 +36,14 @@ def current_question(state: AgentState) -> str:
 async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Start a question: ``user.raw`` is the question, earlier results and counters are cleared."""
     question = current_question(state)
-    runtime.stream_writer(event("start", question=question))
+    runtime.stream_writer(StartEvent(event="start", question=question))
     return {
         "question": question,
         "user": {**{k: v for k, v in state.get("user", {}).items() if k != "raw"}, "raw": question},
-        "context": [],
+        "hits": [],
+        "reply": None,
         "plan": None,
+        "next_step": 0,
         "plan_errors": [],
         "feedback": [],
         "clarifications": [],

@@ -1,4 +1,4 @@
-"""Verification: decide from the call log what comes next (a pure decision; see core.verification)."""
+"""Verification: decide from the call log what comes next (a pure decision on failure kinds; see core.verification)."""
 
 from __future__ import annotations
 
@@ -9,32 +9,36 @@ from langgraph.runtime import Runtime
 
 from planwerk.core.plan import Plan
 from planwerk.core.verification import verify_calls
+from planwerk.events import AskUserEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import event
-from planwerk.prompts.protocol import FAILED_CALLS_INSTRUCTIONS
+from planwerk.prompts.protocol import FAILED_CALLS_INSTRUCTIONS, NOT_FOUND_QUESTION
 from planwerk.prompts.render import render_result
 
 
 async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Done, self-correct or replan (errors back to the planner), ask the user, or give up honestly."""
+    """Done, self-correct or replan (failed calls back to the planner), ask the user, or give up honestly."""
     plan = Plan.model_validate(state["plan"])
-    plan_ids = {call.id for _, call in plan.calls()}
-    # Ids may be reused by a corrected plan: judge each id by its latest record.
+    # Ids may be reused by a corrected plan: judge each call of this plan by its latest record.
     latest = {c["id"]: c for c in state.get("calls", [])}
-    last_calls = [latest[call_id] for call_id in plan_ids if call_id in latest]
-    outcome = verify_calls(last_calls, state.get("attempts", 0), runtime.context.max_plan_attempts)
+    last_calls = [latest[call.id] for _, call in plan.calls() if call.id in latest]
+    attempts = state.get("attempts", 0)
+    outcome = verify_calls(last_calls, attempts, runtime.context.max_plan_attempts)
     update: dict[str, Any] = {"verdict": outcome.decision}
     if outcome.decision in ("self_correct", "replan"):
-        runtime.stream_writer(event("replan", reason=outcome.reason, decision=outcome.decision))
+        runtime.stream_writer(
+            ReplanEvent(event="replan", reason=outcome.reason, decision=outcome.decision, attempt=attempts)
+        )
         available = {k: render_result(v)[:300] for k, v in state.get("results", {}).items()}
         problems = FAILED_CALLS_INSTRUCTIONS.format(
             problems=outcome.reason, available=json.dumps(available, ensure_ascii=False) if available else "keine"
         )
         reply = json.dumps(state["plan"], ensure_ascii=False)
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
-    elif outcome.decision == "ask_user":
-        update["pending_question"] = outcome.question
+    elif outcome.decision == "ask_user" and outcome.not_found is not None:
+        question = NOT_FOUND_QUESTION.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
+        runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
+        update["pending_question"] = question
     elif outcome.decision == "give_up":
         update["plan_errors"] = outcome.reason.splitlines()
     return update

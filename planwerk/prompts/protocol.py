@@ -36,3 +36,21 @@ Bisherige Ergebnisse (per $ref weiter nutzbar): {available}
 Schreibe einen neuen Plan, der die Fehler behebt (andere Argumente oder ein anderes Tool), oder gib mit "final"
 eine ehrliche Antwort."""
 """Feedback after execution failures (self-correction and replanning)."""
+
+NO_PLAN_ANSWER = "Ich konnte für diese Frage keinen ausführbaren Plan erstellen. Gründe:\n{problems}"
+"""The honest answer when no reply of the planner passed the check."""
+
+DEFAULT_CLARIFICATION = "Kannst du deine Frage genauer formulieren?"
+"""What ``ask_user`` asks when the planner asked for clarification without a question."""
+
+NOT_FOUND_QUESTION = "Ich konnte mit {tool} nichts finden ({error}). Kannst du die Angabe präzisieren?"
+"""The verifier's question to the user when a call found nothing twice."""
+
+CLARIFICATION_TURN = "\nRückfrage: {question}\nAntwort des Nutzers: {answer}"
+"""How an earlier ``ask_user`` exchange is appended to the question for the planner."""
+
+APPROVAL_QUESTION = "{tool} ausführen mit {args}? Antworte mit approve, reject oder edit (neue Argumente)."
+"""The sentence an approval interrupt shows a person."""
+
+REJECTED_CALL = "{tool}: abgelehnt{reason}"
+"""The call log's error text for a call a person rejected (``reason`` is empty or ``": <why>"``)."""

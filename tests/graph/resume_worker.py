@@ -1,6 +1,6 @@
 """A planwerk process for the crash test: runs (or resumes) a thread with tools that log every call.
 
-Usage: python -m tests.graph.resume_worker <start|resume> <db> <log> <replay file> <thread id>
+Usage: python -m tests.graph.resume_worker <start|resume|peek> <db> <log> <replay file> <thread id>
 The slow tool sleeps ``SLOW_SECONDS`` (env), so the test can kill the process while it runs.
 """
 
@@ -48,6 +48,10 @@ async def main(mode: str, db: str, log: str, replay: str, thread_id: str) -> Non
         context=Context(today="2026-11-22", tool_timeout_s=120),
     )
     async with agent:
+        if mode == "peek":  # the checkpointed state, without running anything
+            state = await agent.state(thread_id)
+            print(json.dumps({"results": state.get("results", {})}))
+            return
         if mode == "start":
             reply = await agent.ask("Rechne bitte.", thread_id=thread_id)
         else:

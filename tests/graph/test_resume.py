@@ -10,18 +10,16 @@ import sys
 import time
 from pathlib import Path
 
+# Step 1 holds the slow call b beside c; the kill comes while b runs, after a (step 0) and c finished.
 PLAN = {
     "steps": [
+        {"description": "first", "tools": [{"id": "a", "name": "fast", "arguments": {"name": "a"}}]},
         {
-            "description": "both",
+            "description": "b and, after a, c",
             "tools": [
-                {"id": "a", "name": "fast", "arguments": {"name": "a"}},
                 {"id": "b", "name": "slow", "arguments": {"name": "b"}},
+                {"id": "c", "name": "fast", "arguments": {"name": "c", "value": {"$ref": "a.value"}}},
             ],
-        },
-        {
-            "description": "after a",
-            "tools": [{"id": "c", "name": "fast", "arguments": {"name": "c", "value": {"$ref": "a.value"}}}],
         },
         {
             "description": "after b and c",
@@ -70,17 +68,23 @@ def wait_for(log: Path, lines: set[str], timeout: float = 60) -> None:
 
 
 def test_killed_run_resumes_without_repeating_finished_calls(tmp_path: Path) -> None:
-    answer = "a, c und e sind fertig, b und d auch."
+    answer = "a und c waren fertig, b, d und e auch."
     first = worker("start", tmp_path, [json.dumps(PLAN), answer], slow_seconds=60)
     try:
-        wait_for(tmp_path / "calls.log", {"end a", "end c", "end e", "start b"})
+        wait_for(tmp_path / "calls.log", {"end a", "end c", "start b"})
         time.sleep(0.3)  # let the checkpointer write the finished tasks
         first.send_signal(signal.SIGKILL)
     finally:
         first.wait(timeout=30)
     assert first.returncode == -signal.SIGKILL
     before = (tmp_path / "calls.log").read_text().splitlines()
-    assert not any(line.startswith("start d") for line in before)
+    assert not any(line.startswith(("start d", "start e")) for line in before)  # step 2 waits for all of step 1
+
+    # What the checkpoint holds after the kill: step 0's result, and c's (its node run finished), not b's.
+    peek = worker("peek", tmp_path, [], slow_seconds=0)
+    out, err = peek.communicate(timeout=120)
+    assert peek.returncode == 0, err
+    assert json.loads(out.strip().splitlines()[-1])["results"] == {"a": {"value": 1}, "c": {"value": 2}}
 
     # The resumed process gets only the answer reply: the plan was checkpointed, it is not asked again.
     second = worker("resume", tmp_path, [answer], slow_seconds=0.05)
@@ -89,7 +93,7 @@ def test_killed_run_resumes_without_repeating_finished_calls(tmp_path: Path) -> 
     resumed = [line for line in (tmp_path / "calls.log").read_text().splitlines() if line not in before]
     started_again = sorted(line.split()[1] for line in resumed if line.startswith("start"))
     print(f"crash test: killed after {len(before)} log lines; resumed calls: {started_again}")
-    assert started_again == ["b", "d"]  # a, c and e finished before the kill and were not repeated
+    assert started_again == ["b", "d", "e"]  # a and c finished before the kill and were not repeated
     result = json.loads(out.strip().splitlines()[-1])
     assert result["answer"] == answer
     # The same results as an uninterrupted run.

@@ -33,7 +33,7 @@ def travel_tools(log: list[tuple[str, dict]] | None = None) -> FunctionToolSourc
         calls.append(("geocode", {"destination": destination}))
         known = {"Barcelona": (41.3825802, 2.177073), "Rom": (41.8933203, 12.4829321)}
         if destination not in known:
-            raise ToolError(f"geocode: place {destination!r} not found", tool="geocode")
+            raise ToolError(f"geocode: place {destination!r} not found", tool="geocode", kind="not_found")
         lat, lon = known[destination]
         return Coordinates(lat=lat, lon=lon, name=destination)
 

@@ -71,7 +71,7 @@ async def test_an_injected_tool_error_cannot_make_the_planner_run_a_disallowed_t
     assert log == ["geocode Atlantis"]  # delete_all never ran
     assert INJECTION in model.prompts[1][-1].content  # the model did see the injected text (as data)
     assert "delete_all" not in model.prompts[0][0].content  # and was never shown the tool
-    rejected = [e["reason"] for e in reply.events if e["event"] == "replan" and "attempt" in e]
+    rejected = [e["reason"] for e in reply.events if e["event"] == "replan" and e["decision"] == "rejected"]
     assert len(rejected) == 1
     assert "tool 'delete_all' is not allowed in this profile; allowed: geocode" in rejected[0]
     assert reply.answer == "Atlantis kenne ich nicht."

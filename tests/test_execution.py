@@ -1,4 +1,4 @@
-"""The executor: eager scheduling, concurrency, timeouts, failures recorded and never raised."""
+"""The plain executor: steps as barriers, concurrency within a step, timeouts, failures recorded with their kind."""
 
 from __future__ import annotations
 
@@ -29,21 +29,21 @@ def call(call_id: str, seconds: float, **extra: object) -> dict:
     return {"id": call_id, "name": "wait", "arguments": {"name": call_id, "seconds": seconds, **extra}}
 
 
-async def test_each_call_starts_as_soon_as_its_references_are_done() -> None:
-    # c needs only a (fast); it must not wait for b (slow) even though both are in step 0.
+async def test_a_step_starts_only_when_every_call_of_the_steps_before_has_finished() -> None:
+    # c needs only a (fast), and d references nothing: both still wait for b (slow), because b is in step 0.
     plan = Plan.model_validate(
         {
             "steps": [
-                {"tools": [call("a", 0.05), call("b", 0.6)]},
-                {"tools": [call("c", 0.05, value={"$ref": "a.value"})]},
+                {"tools": [call("a", 0.05), call("b", 0.5)]},
+                {"tools": [call("c", 0.05, value={"$ref": "a.value"}), call("d", 0.05)]},
             ]
         }
     )
     start = time.perf_counter()
     records = await execute_plan(plan, make_tools())
-    assert [r["status"] for r in records.values()] == ["ok", "ok", "ok"]
-    assert STARTED["c"] - start < 0.4
-    assert time.perf_counter() - start < 0.9
+    assert [r["status"] for r in records.values()] == ["ok", "ok", "ok", "ok"]
+    assert STARTED["c"] - start >= 0.5 and STARTED["d"] - start >= 0.5
+    assert [r["step"] for r in records.values()] == [0, 0, 1, 1]
 
 
 async def test_independent_calls_run_concurrently() -> None:
@@ -77,9 +77,10 @@ async def test_timeouts_and_failures_are_recorded_and_dependants_skipped() -> No
     start = time.perf_counter()
     records = await execute_plan(plan, make_tools(), policy=ExecutionPolicy(timeout_s=0.2), emit=events.append)
     assert time.perf_counter() - start < 2
-    assert records["slow"]["error"] == "wait timed out after 0.2 s"
-    assert records["bad"]["error"] == "boom failed: RuntimeError: kaputt"
+    assert records["slow"]["error"] == "wait timed out after 0.2 s" and records["slow"]["kind"] == "timeout"
+    assert records["bad"]["error"] == "boom failed: RuntimeError: kaputt" and records["bad"]["kind"] == "error"
     assert records["after"]["status"] == "skipped" and "slow" in records["after"]["error"]
+    assert records["after"]["kind"] == "skipped" and records["fine"]["kind"] is None
     assert records["fine"]["status"] == "ok"
     kinds = [(e["event"], e["id"]) for e in events]
     assert ("tool_error", "slow") in kinds and ("tool_result", "fine") in kinds
@@ -90,7 +91,7 @@ async def test_bad_reference_at_run_time_is_an_error_record() -> None:
         {"steps": [{"tools": [call("a", 0)]}, {"tools": [call("b", 0, value={"$ref": "a.missing"})]}]}
     )
     records = await execute_plan(plan, make_tools())
-    assert "no key 'missing' in a" in records["b"]["error"]
+    assert "no key 'missing' in a" in records["b"]["error"] and records["b"]["kind"] == "ref"
 
 
 def test_dependencies_and_depth() -> None:

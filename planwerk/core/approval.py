@@ -1,0 +1,61 @@
+"""A person's answer to an approval interrupt: approve, edit the arguments, or reject. Pure: no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ApprovalAction = Literal["approve", "edit", "reject"]
+
+EXPECTED = 'expected "approve", "reject", {"action": "reject", "reason": "..."} or {"action": "edit", "args": {...}}'
+"""What an approval answer may be, for error messages."""
+
+
+class ApprovalError(ValueError):
+    """An answer to an approval interrupt that is none of the accepted forms."""
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    """What to do with a call that waited for approval."""
+
+    action: ApprovalAction
+    args: dict[str, Any] = field(default_factory=dict)
+    """For ``edit``: the arguments to call the tool with instead."""
+    reason: str = ""
+    """For ``reject``: why, when the person said."""
+
+
+_APPROVE_WORDS = {"approve", "approved", "yes", "y", "ok", "ja", "j"}
+_REJECT_WORDS = {"reject", "rejected", "no", "n", "nein", "deny"}
+
+
+def parse_approval(value: Any) -> ApprovalDecision:
+    """Read a resume value: ``True``/``"approve"``/``"yes"``, ``False``/``"reject"``/``"no"``, or a dict with
+    ``action`` (``approve``, ``edit`` with ``args``, ``reject`` with an optional ``reason``).
+
+    Raises :class:`ApprovalError` saying what was wrong and what is expected.
+    """
+    if isinstance(value, bool):
+        return ApprovalDecision("approve" if value else "reject")
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _APPROVE_WORDS:
+            return ApprovalDecision("approve")
+        if word in _REJECT_WORDS:
+            return ApprovalDecision("reject")
+        raise ApprovalError(f"unknown approval answer {value[:80]!r}; {EXPECTED}")
+    if isinstance(value, Mapping):
+        action = str(value.get("action", "")).strip().lower()
+        if action == "approve":
+            return ApprovalDecision("approve")
+        if action == "reject":
+            return ApprovalDecision("reject", reason=str(value.get("reason") or "")[:500])
+        if action == "edit":
+            args = value.get("args")
+            if not isinstance(args, Mapping):
+                raise ApprovalError(f'"edit" needs "args", an object of the new arguments; {EXPECTED}')
+            return ApprovalDecision("edit", args=dict(args))
+        raise ApprovalError(f"unknown approval action {action!r}; {EXPECTED}")
+    raise ApprovalError(f"an approval answer cannot be a {type(value).__name__}; {EXPECTED}")

@@ -1,0 +1,100 @@
+"""The per-call node: one node run per tool call, its input the call with its references resolved.
+
+Each run is its own LangGraph task, so a finished call is checkpointed when it ends and a resumed thread does not
+call it again. Before a call to a destructive tool (or one the profile lists) it interrupts for a person's
+approval; a transient failure (timeout, server unavailable) is raised for the node's ``RetryPolicy`` until the
+run's ``tool_retry_attempts`` are used, then recorded like any other failure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy, interrupt
+
+from planwerk.core.approval import ApprovalDecision, ApprovalError, parse_approval
+from planwerk.core.calls import TRANSIENT_KINDS, CallRecord, call_record
+from planwerk.core.scheduling import ReadyCall
+from planwerk.events import ToolCallEvent
+from planwerk.execution import ExecutionPolicy, call_one, result_event
+from planwerk.graph.context import Context
+from planwerk.graph.deps import Deps
+from planwerk.graph.state import CallTask
+from planwerk.prompts.protocol import APPROVAL_QUESTION, REJECTED_CALL
+from planwerk.prompts.render import render_result
+
+MAX_APPROVAL_ASKS = 3
+"""An approval answer that is none of the accepted forms is asked again (naming the problem) this many times."""
+
+
+class TransientCallError(Exception):
+    """A call failed in a way that may pass (timeout, unavailable): raised so the node's retry policy retries."""
+
+    def __init__(self, record: CallRecord):
+        super().__init__(record["error"])
+        self.record = record
+
+
+def call_retry_policy(max_attempts: int = 3, initial_interval: float = 0.5) -> RetryPolicy:
+    """The per-call node's retry policy: transient failures only; ``Context.tool_retry_attempts`` caps it per run."""
+    return RetryPolicy(
+        max_attempts=max_attempts,
+        initial_interval=initial_interval,
+        retry_on=TransientCallError,
+    )
+
+
+def ask_approval(task: CallTask) -> ApprovalDecision:
+    """Interrupt with the call and its resolved arguments until a person gives an answer that parses."""
+    request: dict[str, Any] = {
+        "kind": "approval",
+        "question": APPROVAL_QUESTION.format(tool=task["tool"], args=render_result(task["args"])),
+        "id": task["id"],
+        "tool": task["tool"],
+        "args": task["args"],
+    }
+    for _ in range(MAX_APPROVAL_ASKS):
+        try:
+            return parse_approval(interrupt(request))
+        except ApprovalError as error:
+            request = {**request, "error": str(error)}
+    return ApprovalDecision("reject", reason="no valid approval answer")
+
+
+async def call_tool(task: CallTask, runtime: Runtime[Context], *, deps: Deps, retry: RetryPolicy) -> dict[str, Any]:
+    """Make the call (after approval when needed) and record it; the result joins ``results``."""
+    context = runtime.context
+    args = task["args"]
+    if task["approval"]:
+        decision = ask_approval(task)
+        if decision.action == "reject":
+            reason = f": {decision.reason}" if decision.reason else ""
+            record = call_record(
+                task["id"],
+                task["tool"],
+                step=task["step"],
+                args=args,
+                error=REJECTED_CALL.format(tool=task["tool"], reason=reason),
+                kind="rejected",
+            )
+            runtime.stream_writer(result_event(record))
+            return {"calls": [record]}
+        if decision.action == "edit":
+            args = decision.args
+    attempt = runtime.execution_info.node_attempt if runtime.execution_info is not None else 1
+    runtime.stream_writer(
+        ToolCallEvent(event="tool_call", id=task["id"], tool=task["tool"], args=args, attempt=attempt)
+    )
+    call = ReadyCall(id=task["id"], tool=task["tool"], step=task["step"], args=args)
+    policy = ExecutionPolicy(timeout_s=context.tool_timeout_s, max_concurrency=context.max_concurrency)
+    async with deps.call_slots(context.max_concurrency):
+        record = await call_one(deps.tools, call, policy)
+    retrying = record["kind"] in TRANSIENT_KINDS and attempt < min(context.tool_retry_attempts, retry.max_attempts)
+    runtime.stream_writer(result_event(record, retrying=retrying))
+    if retrying:
+        raise TransientCallError(record)
+    update: dict[str, Any] = {"calls": [record]}
+    if record["status"] == "ok":
+        update["results"] = {record["id"]: record["result"]}
+    return update

@@ -1,0 +1,72 @@
+"""The gate: parse the planner's reply tolerantly, re-order contradicting steps, check the plan, route."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from planwerk.core.checking import check_plan
+from planwerk.core.parsing import PlanParseError, parse_plan
+from planwerk.core.plan import Plan
+from planwerk.core.scheduling import reorder_steps
+from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
+from planwerk.graph.context import Context
+from planwerk.graph.deps import Deps
+from planwerk.graph.state import AgentState
+from planwerk.nodes.common import profile_of
+from planwerk.prompts.protocol import DEFAULT_CLARIFICATION, REPAIR_INSTRUCTIONS
+
+CheckRoute = Literal["plan", "ask_user", "resolve_refs", "finalize"]
+CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "finalize")
+MAX_REPLY_IN_FEEDBACK = 4_000
+"""A rejected reply is shown back to the planner cut to this many characters."""
+
+
+async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> Command[CheckRoute]:
+    """A plan that passes goes to the resolver (or ``ask_user``, or straight to ``finalize`` when it calls
+    nothing); a rejected reply goes back to ``plan`` with the problems, until the attempts are used up."""
+    context = runtime.context
+    text = state.get("reply") or ""
+    attempts = state.get("attempts", 0)
+    available = state.get("results", {}).keys()
+    reordered = False
+    try:
+        candidate = parse_plan(text)
+        if (valid_steps := reorder_steps(candidate, available)) is not None:
+            candidate, reordered = valid_steps, True
+        parsed: Plan | None = candidate
+        problems = check_plan(
+            candidate,
+            deps.tools.specs,
+            user_fields=state.get("user", {}).keys(),
+            allowed_tools=profile_of(context).allowed_tools,
+            available=available,
+        )
+    except PlanParseError as error:
+        parsed, problems = None, [str(error)]
+    if problems:
+        runtime.stream_writer(
+            ReplanEvent(event="replan", reason="\n".join(problems), decision="rejected", attempt=attempts)
+        )
+        rejected = {
+            "reply": text[:MAX_REPLY_IN_FEEDBACK],
+            "problems": REPAIR_INSTRUCTIONS.format(problems="\n".join(problems)),
+        }
+        update: dict[str, Any] = {
+            "plan": None,
+            "reply": None,
+            "plan_errors": problems,
+            "feedback": [*state.get("feedback", []), rejected],
+        }
+        return Command(update=update, goto="plan" if attempts < context.max_plan_attempts else "finalize")
+    assert parsed is not None
+    plan = parsed.model_dump()
+    runtime.stream_writer(PlanEvent(event="plan", plan=plan, attempt=attempts, reordered=reordered))
+    update = {"plan": plan, "reply": None, "plan_errors": [], "feedback": [], "next_step": 0}
+    if parsed.ask_user is not None:
+        question = parsed.ask_user.strip() or DEFAULT_CLARIFICATION
+        runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
+        return Command(update={**update, "pending_question": question}, goto="ask_user")
+    return Command(update=update, goto="resolve_refs" if parsed.call_count else "finalize")
