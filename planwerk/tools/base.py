@@ -36,7 +36,9 @@ class ToolSpec:
     server: str | None = None
     """Name of the MCP server (or other origin) that provides the tool, for error messages."""
     destructive: bool = False
-    """The tool changes or deletes something (MCP ``destructiveHint``): calls pause for a person's approval."""
+    """The tool changes or deletes something: calls pause for a person's approval. MCP tools: only an explicit
+    ``destructiveHint: true`` without ``readOnlyHint: true`` (see ``planwerk.tools.mcp``); functions: the names
+    given to :class:`FunctionToolSource` as ``destructive``."""
 
 
 class ToolError(Exception):
