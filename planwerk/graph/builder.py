@@ -28,7 +28,7 @@ from langgraph.types import RetryPolicy
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.routing import after_verify
-from planwerk.graph.state import AgentState, CallTask, InputState, OutputState
+from planwerk.graph.state import AgentState, CallInput, InputState, OutputState
 from planwerk.nodes.ask_user import ask_user
 from planwerk.nodes.call_tool import call_retry_policy, call_tool
 from planwerk.nodes.check import CHECK_ROUTES, check
@@ -61,7 +61,9 @@ def build_graph(
     builder.add_node("check", partial(check, deps=deps), destinations=CHECK_ROUTES)
     builder.add_node("ask_user", ask_user)
     builder.add_node("resolve_refs", partial(resolve_refs, deps=deps), destinations=RESOLVE_ROUTES)
-    builder.add_node("call_tool", partial(call_tool, deps=deps, retry=retry), input_schema=CallTask, retry_policy=retry)
+    builder.add_node(
+        "call_tool", partial(call_tool, deps=deps, retry=retry), input_schema=CallInput, retry_policy=retry
+    )
     builder.add_node("verify", verify)
     builder.add_node("finalize", partial(finalize, deps=deps))
     builder.add_edge(START, "prepare")

@@ -94,6 +94,12 @@ class CallTask(TypedDict):
     """Whether a person must approve the call before it runs (an interrupt)."""
 
 
+class CallInput(TypedDict):
+    """What the resolver sends to the per-call node (one key, so the graph gains one channel, not five)."""
+
+    call: CallTask
+
+
 class OutputState(TypedDict):
     """What a run returns: the conversation, the answer, and what produced it."""
 

@@ -20,7 +20,8 @@ from planwerk.events import ToolCallEvent
 from planwerk.execution import ExecutionPolicy, call_one, result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.state import CallTask
+from planwerk.graph.state import CallInput, CallTask
+from planwerk.nodes.common import context_of
 from planwerk.prompts.protocol import APPROVAL_QUESTION, REJECTED_CALL
 from planwerk.prompts.render import render_result
 
@@ -62,9 +63,10 @@ def ask_approval(task: CallTask) -> ApprovalDecision:
     return ApprovalDecision("reject", reason="no valid approval answer")
 
 
-async def call_tool(task: CallTask, runtime: Runtime[Context], *, deps: Deps, retry: RetryPolicy) -> dict[str, Any]:
+async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps, retry: RetryPolicy) -> dict[str, Any]:
     """Make the call (after approval when needed) and record it; the result joins ``results``."""
-    context = runtime.context
+    context = context_of(runtime)
+    task = inputs["call"]
     args = task["args"]
     if task["approval"]:
         decision = ask_approval(task)

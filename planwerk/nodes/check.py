@@ -15,7 +15,7 @@ from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import profile_of
+from planwerk.nodes.common import context_of, profile_of
 from planwerk.prompts.protocol import DEFAULT_CLARIFICATION, REPAIR_INSTRUCTIONS
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "finalize"]
@@ -27,7 +27,7 @@ MAX_REPLY_IN_FEEDBACK = 4_000
 async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> Command[CheckRoute]:
     """A plan that passes goes to the resolver (or ``ask_user``, or straight to ``finalize`` when it calls
     nothing); a rejected reply goes back to ``plan`` with the problems, until the attempts are used up."""
-    context = runtime.context
+    context = context_of(runtime)
     text = state.get("reply") or ""
     attempts = state.get("attempts", 0)
     available = state.get("results", {}).keys()

@@ -7,12 +7,18 @@ from datetime import date
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.runtime import Runtime
 
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
 from planwerk.profiles import Profile, get_profile
 from planwerk.tools.base import ToolSource, ToolSpec
+
+
+def context_of(runtime: Runtime[Context]) -> Context:
+    """The run's context; the defaults when the caller passed none (``graph.ainvoke(...)`` without ``context=``)."""
+    return runtime.context if runtime.context is not None else Context()
 
 
 def profile_of(context: Context) -> Profile:

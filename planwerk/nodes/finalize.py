@@ -14,6 +14,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, add_usage
 from planwerk.nodes.common import (
+    context_of,
     counters,
     history_before_question,
     profile_of,
@@ -31,6 +32,7 @@ ANSWER_TAGS = ("planwerk:answer",)
 
 async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
     """Answer: the planner's ``final`` when no tool ran, an honest failure when no plan passed, else the model."""
+    context = context_of(runtime)
     plan = state.get("plan")
     calls = state.get("calls", [])
     usage_update: dict[str, float] = {}
@@ -40,14 +42,14 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     elif not calls and plan.get("final"):
         answer = plan["final"]
     else:
-        model = await deps.model_for(runtime.context.model)
+        model = await deps.model_for(context.model)
         messages = build_answer_messages(
-            persona=profile_of(runtime.context).persona,
+            persona=profile_of(context).persona,
             question=state["question"],
-            today=today_of(runtime.context),
+            today=today_of(context),
             calls=calls,
             hits=state.get("hits", []),
-            history=trim_history(history_before_question(state), runtime.context.history_max_tokens),
+            history=trim_history(history_before_question(state), context.history_max_tokens),
         )
         reply = await model.ainvoke(messages, config={"tags": list(ANSWER_TAGS)})
         answer = reply_text(reply).strip()
@@ -61,7 +63,7 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         "plan_attempts": state.get("attempts", 0),
         "duration_s": round(time.time() - state.get("started_at", time.time()), 3),
     }
-    if runtime.context.learn_examples and plan is not None and calls and metadata["failed_tool_calls"] == 0:
+    if context.learn_examples and plan is not None and calls and metadata["failed_tool_calls"] == 0:
         example = {"steps": plan["steps"], "final": None}  # the shape the planner writes
         await asyncio.to_thread(add_example, state["question"], example)
     runtime.stream_writer(FinalAnswerEvent(event="final_answer", answer=answer, metadata=metadata))

@@ -13,7 +13,15 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
 from planwerk.models.base import SupportsPlanSchema
-from planwerk.nodes.common import history_before_question, profile_of, reply_text, today_of, usage_of, visible_specs
+from planwerk.nodes.common import (
+    context_of,
+    history_before_question,
+    profile_of,
+    reply_text,
+    today_of,
+    usage_of,
+    visible_specs,
+)
 from planwerk.prompts.examples import library, select_examples
 from planwerk.prompts.protocol import CLARIFICATION_TURN
 from planwerk.prompts.render import build_plan_messages, trim_history
@@ -34,7 +42,7 @@ def question_with_clarifications(state: AgentState) -> str:
 
 async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
     """Ask the model for a plan (with the problems of rejected replies, when there were any)."""
-    context = runtime.context
+    context = context_of(runtime)
     profile = profile_of(context)
     specs = visible_specs(deps.tools, profile)
     model = await deps.model_for(context.model)

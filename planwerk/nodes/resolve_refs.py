@@ -19,8 +19,8 @@ from planwerk.events import ApprovalRequiredEvent, StepEvent
 from planwerk.execution import result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.state import AgentState, CallTask
-from planwerk.nodes.common import profile_of
+from planwerk.graph.state import AgentState, CallInput, CallTask
+from planwerk.nodes.common import context_of, profile_of
 
 ResolveRoute = Literal["call_tool", "verify"]
 RESOLVE_ROUTES: tuple[ResolveRoute, ...] = ("call_tool", "verify")
@@ -52,13 +52,13 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
             runtime.stream_writer(StepEvent(event="step", index=index - 1, calls=[call.id for call in ready]))
             sends = []
             for call in ready:
-                approval = needs_approval(call, deps, runtime.context)
+                approval = needs_approval(call, deps, context_of(runtime))
                 if approval:
                     runtime.stream_writer(
                         ApprovalRequiredEvent(event="approval_required", id=call.id, tool=call.tool, args=call.args)
                     )
                 task = CallTask(id=call.id, tool=call.tool, step=call.step, args=call.args, approval=approval)
-                sends.append(Send("call_tool", task))
+                sends.append(Send("call_tool", CallInput(call=task)))
             update: dict[str, Any] = {"calls": unresolved, "next_step": index}
             return Command(update=update, goto=sends)
     return Command(update={"calls": unresolved, "next_step": index}, goto="verify")

@@ -11,15 +11,16 @@ from planwerk.events import RetrievalEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import profile_of
+from planwerk.nodes.common import context_of, profile_of
 
 
 async def retrieve(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
     """Top-k hits above the relevance threshold into ``hits`` and a ``retrieval`` event."""
+    context = context_of(runtime)
     hits: list[Any] = []
-    if deps.retriever is not None and profile_of(runtime.context).corpus is not None:
-        hits = await asyncio.to_thread(deps.retriever.search, state["question"], runtime.context.retrieval_k)
-        threshold = runtime.context.retrieval_threshold
+    if deps.retriever is not None and profile_of(context).corpus is not None:
+        hits = await asyncio.to_thread(deps.retriever.search, state["question"], context.retrieval_k)
+        threshold = context.retrieval_threshold
         if threshold is not None:
             hits = [hit for hit in hits if hit["score"] >= threshold]
     runtime.stream_writer(RetrievalEvent(event="retrieval", hits=hits))

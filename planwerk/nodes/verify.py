@@ -12,6 +12,7 @@ from planwerk.core.verification import verify_calls
 from planwerk.events import AskUserEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
+from planwerk.nodes.common import context_of
 from planwerk.prompts.protocol import FAILED_CALLS_INSTRUCTIONS, NOT_FOUND_QUESTION
 from planwerk.prompts.render import render_result
 
@@ -23,7 +24,7 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     latest = {c["id"]: c for c in state.get("calls", [])}
     last_calls = [latest[call.id] for _, call in plan.calls() if call.id in latest]
     attempts = state.get("attempts", 0)
-    outcome = verify_calls(last_calls, attempts, runtime.context.max_plan_attempts)
+    outcome = verify_calls(last_calls, attempts, context_of(runtime).max_plan_attempts)
     update: dict[str, Any] = {"verdict": outcome.decision}
     if outcome.decision in ("self_correct", "replan"):
         runtime.stream_writer(
