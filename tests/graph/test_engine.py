@@ -1,20 +1,18 @@
 """The engine as a graph: resolver and per-call node runs, re-ordered steps, approvals, retries, clean streams.
 
-Parametrized over checkpointer backends (memory and SQLite) where a thread is paused and resumed.
+Parametrized over checkpointer backends (memory, SQLite, PostgreSQL: tests/graph/conftest.py) where a thread is
+paused and resumed.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from planwerk.agent import Agent
 from planwerk.graph.builder import build_graph
@@ -37,15 +35,6 @@ WEATHER = {
 
 def plan_json(*steps: list[dict[str, Any]]) -> str:
     return json.dumps({"steps": [{"description": "", "tools": list(s)} for s in steps], "final": None})
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-async def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[BaseCheckpointSaver]:
-    if request.param == "memory":
-        yield InMemorySaver()
-    else:
-        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
-            yield saver
 
 
 def notes(log: list[tuple[str, dict[str, Any]]]) -> FunctionToolSource:

@@ -1,19 +1,18 @@
 """The agent graph end to end with a replay model: plans, events, self-correction, interrupts, sessions.
 
-Parametrized over checkpointer backends (memory and SQLite), as langgraph's own tests are.
+Parametrized over checkpointer backends (memory, SQLite, PostgreSQL: tests/graph/conftest.py), as langgraph's own
+tests are.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
@@ -42,15 +41,6 @@ WEATHER = {
     },
 }
 GOOD_PLAN = plan_json([GEO], [WEATHER])
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-async def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[BaseCheckpointSaver]:
-    if request.param == "memory":
-        yield InMemorySaver()
-    else:
-        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
-            yield saver
 
 
 def agent(model: ReplayChatModel, checkpointer: BaseCheckpointSaver, log: list | None = None, **context: Any) -> Agent:
