@@ -245,3 +245,17 @@ async def test_ask_user_is_announced_once_across_the_resume(checkpointer: BaseCh
     events = [e["event"] for e in first.events + second.events]
     assert events.count("ask_user") == 1 and events.count("interrupt") == 1
     assert second.events[0]["event"] != "ask_user" and second.answer == "Barcelona liegt bei 41° N."
+
+
+async def test_a_tool_an_mcp_server_marks_destructive_pauses_for_approval(notes_tools: Any) -> None:
+    # write_note carries destructiveHint=true on the real notes server (stdio); read_note is read-only.
+    assert notes_tools.specs["write_note"].destructive and not notes_tools.specs["read_note"].destructive
+    model = ReplayChatModel.of([plan_json([WRITE], [READ]), "Gespeichert."])
+    async with Agent(model=model, tools=notes_tools, retriever=False) as agent:
+        first = await agent.ask("Speichere hallo unter k.", thread_id="mcp")
+        [pending] = first.interrupts
+        assert (pending["kind"], pending["id"], pending["args"]) == ("approval", "w", {"key": "k", "text": "hallo"})
+        assert "tool_call" not in [e["event"] for e in first.events]  # nothing ran before the approval
+        second = await agent.resume(True, thread_id="mcp")
+        state = await agent.state("mcp")
+    assert second.answer == "Gespeichert." and state["results"]["r"]["text"] == "hallo"
