@@ -33,6 +33,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
+from planwerk.runtime import PROFILE_RETRIEVER, RetrieverChoice, open_deps
 from planwerk.tools.base import ToolSource
 
 RECURSION_LIMIT = 1_000
@@ -67,8 +68,8 @@ class Agent:
     def __init__(
         self,
         *,
-        model: str | BaseChatModel = "default",
-        profile: str = "travel",
+        model: str | BaseChatModel | None = None,
+        profile: str | None = None,
         mcp_config: str | Path | None = None,
         tools: ToolSource | None = None,
         retriever: Retriever | bool | None = True,
@@ -78,19 +79,24 @@ class Agent:
     ):
         """Configure an agent.
 
-        ``model`` is a spec string (see ``planwerk.models.specs``) or a chat model; ``tools`` overrides the MCP
-        servers of ``mcp_config`` (the bundled ones when ``None``); ``retriever=True`` opens the profile's index,
-        ``False`` disables retrieval; ``db`` keeps threads in a SQLite file, else ``checkpointer`` or memory.
+        ``context`` sets every field of the run's :class:`Context`; ``model``, ``profile`` and ``mcp_config``
+        override its fields when given (``None`` keeps the context's). ``model`` is a spec string (see
+        ``planwerk.models.specs``) or a chat model; ``tools`` replaces the MCP servers of the MCP config (the
+        bundled ones when empty); ``retriever=True`` opens the profile's index, ``False`` disables retrieval;
+        ``db`` keeps threads in a SQLite file, else ``checkpointer`` or memory.
         """
-        get_profile(profile)  # fail early on an unknown profile
-        base = context or Context()
-        spec = model if isinstance(model, str) else base.model
+        overrides: dict[str, Any] = {}
         if isinstance(model, str):
-            _check_model_spec(model)
-        self.context = replace(
-            base, model=spec, profile=profile, mcp_config=str(mcp_config) if mcp_config else base.mcp_config
-        )
-        self._chat_model = None if isinstance(model, str) else model
+            overrides["model"] = model
+        if profile is not None:
+            overrides["profile"] = profile
+        if mcp_config is not None:
+            overrides["mcp_config"] = str(mcp_config)
+        self.context = replace(context or Context(), **overrides)
+        get_profile(self.context.profile)  # fail early on an unknown profile
+        self._chat_model = None if model is None or isinstance(model, str) else model
+        if self._chat_model is None:
+            _check_model_spec(self.context.model)
         self._tools = tools
         self._retriever = retriever
         self._db = Path(db) if db else None
@@ -101,23 +107,20 @@ class Agent:
         self.graph: CompiledStateGraph | None = None
 
     async def __aenter__(self) -> Agent:
+        """Resolve the model, open the MCP sessions, the retriever and the checkpointer (:func:`open_deps`)."""
         stack = contextlib.AsyncExitStack()
         await stack.__aenter__()
         try:
-            tools = self._tools
-            if tools is None:
-                from planwerk.tools.mcp import open_tools
-
-                tools = await stack.enter_async_context(open_tools(self.context.mcp_config))
-            retriever = await self._open_retriever()
-            checkpointer = self._checkpointer
-            if checkpointer is None and self._db is not None:
-                from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-                self._db.parent.mkdir(parents=True, exist_ok=True)
-                checkpointer = await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(self._db)))
-            deps = Deps(chat_model=self._chat_model, tools=tools, retriever=retriever)
-            self.graph = build_graph(deps, checkpointer=checkpointer or InMemorySaver())
+            retriever: RetrieverChoice = PROFILE_RETRIEVER
+            if self._retriever is False or self._retriever is None:
+                retriever = None
+            elif self._retriever is not True:
+                retriever = self._retriever
+            deps = await stack.enter_async_context(
+                open_deps(self.context, chat_model=self._chat_model, tools=self._tools, retriever=retriever)
+            )
+            checkpointer = await _open_checkpointer(stack, self._db, self._checkpointer)
+            self.graph = build_graph(deps, checkpointer=checkpointer)
         except BaseException:
             await stack.aclose()
             raise
@@ -125,18 +128,10 @@ class Agent:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        """Close what :meth:`__aenter__` opened (MCP sessions, the SQLite connection)."""
         if self._stack is not None:
             await self._stack.aclose()
         self._stack = None
-
-    async def _open_retriever(self) -> Retriever | None:
-        if isinstance(self._retriever, bool):
-            if not self._retriever or get_profile(self.context.profile).corpus is None:
-                return None
-            from planwerk.rag.retriever import load_retriever
-
-            return await asyncio.to_thread(load_retriever)
-        return self._retriever
 
     def _config(self, thread_id: str) -> dict[str, Any]:
         return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
@@ -235,10 +230,46 @@ class Agent:
         """The thread's current state values (conversation, plan, results, call log, answer)."""
         if self.graph is None:
             raise RuntimeError("use the agent inside 'async with Agent(...) as agent'")
-        snapshot = await self.graph.aget_state(self._config(thread_id))
-        if not snapshot.values:
-            raise KeyError(f"unknown thread id {thread_id!r}: no checkpoint exists for it")
-        return dict(snapshot.values)
+        return await _state_values(self.graph, thread_id)
+
+
+async def read_state(
+    thread_id: str, *, db: str | Path | None = None, checkpointer: BaseCheckpointSaver | None = None
+) -> dict[str, Any]:
+    """A thread's current state values, read from its checkpoints alone: no MCP server starts, no model loads.
+
+    ``db`` is the SQLite file an :class:`Agent` keeps its threads in (it is not created when missing), else
+    ``checkpointer``. ``KeyError`` for an unknown thread, as :meth:`Agent.state`.
+    """
+    if db is None and checkpointer is None:
+        raise ValueError("read_state needs the threads' db file or a checkpointer")
+    if db is not None and checkpointer is None and not Path(db).is_file():
+        raise KeyError(f"unknown thread id {thread_id!r}: no checkpoint exists for it (no thread file {db})")
+    async with contextlib.AsyncExitStack() as stack:
+        saver = await _open_checkpointer(stack, Path(db) if db else None, checkpointer)
+        # Deps(): the same topology without tools or a model; reading state runs no node.
+        return await _state_values(build_graph(Deps(), checkpointer=saver), thread_id)
+
+
+async def _state_values(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
+    snapshot = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    if not snapshot.values:
+        raise KeyError(f"unknown thread id {thread_id!r}: no checkpoint exists for it")
+    return dict(snapshot.values)
+
+
+async def _open_checkpointer(
+    stack: contextlib.AsyncExitStack, db: Path | None, checkpointer: BaseCheckpointSaver | None
+) -> BaseCheckpointSaver:
+    """The given checkpointer, else a SQLite file's (closed with ``stack``), else memory."""
+    if checkpointer is not None:
+        return checkpointer
+    if db is None:
+        return InMemorySaver()
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    await asyncio.to_thread(db.parent.mkdir, parents=True, exist_ok=True)
+    return await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(db)))
 
 
 def interrupt_event(item: Interrupt) -> dict[str, Any]:

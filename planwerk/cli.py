@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-from planwerk.agent import Agent
+from planwerk.agent import Agent, read_state
 from planwerk.graph.context import Context
 from planwerk.rag.cli import index_app
 
@@ -64,9 +64,14 @@ def _agent(
         profile=profile,
         mcp_config=mcp_config,
         retriever=retrieval,
-        db=db or planwerk_home() / "threads.sqlite",
+        db=_threads_db(db),
         context=Context(today=today),
     )
+
+
+def _threads_db(db: Path | None) -> Path:
+    """The SQLite file the threads live in: ``--db``, else ``$PLANWERK_HOME/threads.sqlite``."""
+    return db or planwerk_home() / "threads.sqlite"
 
 
 class EventPrinter:
@@ -185,8 +190,9 @@ def resume(
     """Answer an ``ask_user`` question, or finish a run that was killed, without repeating finished tool calls."""
 
     async def main() -> None:
+        # A clear error for an unknown thread id before any MCP server starts or the model loads.
+        await read_state(thread, db=_threads_db(db))
         async with _agent(model, profile, mcp_config, db, today, retrieval) as agent:
-            await agent.state(thread)  # a clear error for unknown thread ids
             sink = _json_line if json_output else EventPrinter(console)
             await _drive(agent.events(thread_id=thread, resume=answer), sink, not json_output)
 
@@ -201,8 +207,7 @@ def state(
     """Print a thread's state (conversation, plan, results, call log, answer) as JSON."""
 
     async def main() -> None:
-        async with _agent("default", "travel", None, db, None, False) as agent:
-            values = await agent.state(thread)
+        values = await read_state(thread, db=_threads_db(db))  # checkpoints only: no MCP server, no model
         values["messages"] = [{"role": m.type, "content": m.content} for m in values.get("messages", [])]
         _json_line(values)
 

@@ -3,8 +3,8 @@
 The server calls :func:`make_graph` on every access (runs, state reads, schemas, Studio's graph view). Only a
 run (``runtime.execution_runtime`` set) opens MCP sessions, for the life of that run; every other access gets the
 same topology without tools. The run's :class:`~planwerk.graph.context.Context` (assistant context merged with
-the run's) picks the model spec, profile and MCP config; the model is resolved once per run, off the event loop
-(loaded models are cached per process).
+the run's) picks the model spec, profile and MCP config; :func:`planwerk.runtime.open_deps`, the same composition
+root :class:`~planwerk.agent.Agent` uses, resolves them once per run, off the event loop.
 
 :func:`make_checkpointer` keeps threads durable: PostgreSQL when ``PLANWERK_POSTGRES_URI`` (or a
 ``postgres://`` ``DATABASE_URI``) is set, its tables in the schema ``PLANWERK_POSTGRES_SCHEMA`` (default
@@ -21,10 +21,7 @@ import dataclasses
 import logging
 import os
 import re
-import threading
-import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,7 +33,7 @@ from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.profiles import get_profile
-from planwerk.rag.base import Retriever
+from planwerk.runtime import open_deps
 
 if TYPE_CHECKING:
     from langgraph_sdk.runtime import ServerRuntime
@@ -60,8 +57,6 @@ the same database, e.g. the LangGraph server's own ones when ``DATABASE_URI`` is
 DEFAULT_SCHEMA = "planwerk"
 CONNECT_TIMEOUT_S = 30
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-RETRIEVER_RETRY_S = 300.0
-"""After a failed retriever load, runs go without retrieval for this long before the next attempt."""
 
 Backend = Literal["postgres", "sqlite"]
 
@@ -83,65 +78,18 @@ def run_context(value: Any) -> Context:
         raise ValueError(f"run context must be an object with Context fields, got {type(value).__name__}")
     # A form may send null for a field left empty: that means its default.
     known = {k: v for k, v in value.items() if k in _CONTEXT_FIELDS and v is not None}
+    if isinstance(known.get("profile"), str):
+        get_profile(known["profile"])  # an unknown profile: the message names the known ones, as everywhere else
     try:
         context = _CONTEXT_ADAPTER.validate_python(known)
     except ValidationError as error:
         problems = "; ".join(f"context.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         raise ValueError(f"invalid run context: {problems}") from None
-    get_profile(context.profile)  # an unknown profile: ValueError naming the known ones
     return context
 
 
 _CONTEXT_FIELDS = frozenset(f.name for f in dataclasses.fields(Context))
 _CONTEXT_ADAPTER: TypeAdapter[Context] = TypeAdapter(Context)
-
-
-# --- the retriever, once per process --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Loaded:
-    """A retriever load's outcome: the retriever, or the time it failed."""
-
-    retriever: Retriever | None
-    failed_at: float | None = None
-
-
-_retrievers: dict[str, _Loaded] = {}
-_retriever_lock = threading.Lock()
-
-
-def _load_retriever_blocking(corpus: str) -> Retriever | None:
-    """Load (or reuse) the retriever of ``corpus``; ``None`` (logged) when loading fails. Runs in a thread."""
-    with _retriever_lock:  # concurrent first runs load once; later runs find the cache
-        cached = _retrievers.get(corpus)
-        if cached is not None and (cached.failed_at is None or time.monotonic() - cached.failed_at < RETRIEVER_RETRY_S):
-            return cached.retriever
-        try:
-            from planwerk.rag.retriever import load_retriever
-
-            retriever = load_retriever(None if corpus == "default" else [Path(corpus)])
-        except Exception as error:  # a run without retrieval beats no run at all
-            log.warning(
-                "retriever for corpus %r could not be loaded, runs go on without retrieval "
-                "(next attempt in %.0f s): %s: %s",
-                corpus,
-                RETRIEVER_RETRY_S,
-                type(error).__name__,
-                error,
-            )
-            _retrievers[corpus] = _Loaded(None, failed_at=time.monotonic())
-            return None
-        _retrievers[corpus] = _Loaded(retriever)
-        return retriever
-
-
-async def shared_retriever(context: Context) -> Retriever | None:
-    """The profile's retriever, loaded once per process off the event loop; ``None`` without a corpus."""
-    corpus = get_profile(context.profile).corpus
-    if corpus is None:
-        return None
-    return await asyncio.to_thread(_load_retriever_blocking, corpus)
 
 
 # --- the graph factory ----------------------------------------------------------------------------------------
@@ -154,20 +102,8 @@ async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph
     if execution is None:  # state reads, schemas, Studio's graph view: same topology, nothing connected
         yield build_graph(Deps())
         return
-    context = run_context(execution.context)
-    from planwerk.models.specs import load_chat_model
-    from planwerk.tools.config import load_config
-    from planwerk.tools.mcp import open_tools
-
-    # Blocking work (config file, model, retriever) runs in threads: the server's event loop stays free. The model
-    # is resolved once per run (loaded models are cached per process; a replay starts afresh for every run).
-    config, model, retriever = await asyncio.gather(
-        asyncio.to_thread(load_config, context.mcp_config),
-        asyncio.to_thread(load_chat_model, context.model),
-        shared_retriever(context),
-    )
-    async with open_tools(config) as tools:
-        yield build_graph(Deps(chat_model=model, tools=tools, retriever=retriever))
+    async with open_deps(run_context(execution.context)) as deps:
+        yield build_graph(deps)
 
 
 # --- the checkpointer -----------------------------------------------------------------------------------------
@@ -188,18 +124,21 @@ def checkpoint_backend(env: Mapping[str, str] | None = None) -> tuple[Backend, s
 
 @contextlib.asynccontextmanager
 async def make_checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
-    """A durable checkpointer for the server's life: PostgreSQL when configured, else SQLite (see module doc)."""
+    """A durable checkpointer for the server's life: PostgreSQL when configured, else SQLite (see module doc).
+
+    Both are langgraph's savers plus ``adelete_for_runs``, which ``multitask_strategy="rollback"`` needs
+    (:mod:`planwerk.graph.sqlite_saver`)."""
     backend, where = checkpoint_backend()
     if backend == "postgres":
         async with _postgres_saver(where) as saver:
             yield saver
         return
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from planwerk.graph.sqlite_saver import ServerSqliteSaver
 
     path = Path(where).expanduser()
     await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
     log.info("planwerk checkpoints in SQLite file %s", path)
-    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+    async with ServerSqliteSaver.from_conn_string(str(path)) as saver:
         yield saver
 
 
@@ -218,10 +157,11 @@ async def _postgres_saver(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
     (created with the tables if missing)."""
     try:
         import psycopg
-        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from psycopg import sql
         from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool
+
+        from planwerk.graph.postgres_saver import ServerPostgresSaver
     except ImportError as error:
         raise RuntimeError(
             f"a PostgreSQL URI is set ({' or '.join(POSTGRES_URI_ENVS)}), but the driver is missing ({error}); "
@@ -251,7 +191,7 @@ async def _postgres_saver(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
     )
     await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
     try:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = ServerPostgresSaver(pool)  # type: ignore[arg-type]
         await saver.setup()
         log.info("planwerk checkpoints in PostgreSQL schema %s (pool of %d)", schema, size)
         yield saver

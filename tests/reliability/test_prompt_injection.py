@@ -66,7 +66,7 @@ async def test_an_injected_tool_error_cannot_make_the_planner_run_a_disallowed_t
         plan(),  # then gives up on tools
         "Atlantis kenne ich nicht.",
     ])  # fmt: skip
-    async with Agent(model=model, profile="guarded", tools=tools(log), retriever=False, context=guarded) as agent:
+    async with Agent(model=model, tools=tools(log), retriever=False, context=guarded) as agent:
         reply = await agent.ask("Wie ist das Wetter in Atlantis?", thread_id="inj-tool")
     assert log == ["geocode Atlantis"]  # delete_all never ran
     assert INJECTION in model.prompts[1][-1].content  # the model did see the injected text (as data)
@@ -87,9 +87,7 @@ async def test_injected_retrieved_text_cannot_make_the_planner_run_a_disallowed_
         plan({"id": "geo", "name": "geocode", "arguments": {"destination": "Barcelona"}}),
         "Barcelona liegt bei 41.38 N, 2.17 O.",
     ])  # fmt: skip
-    async with Agent(
-        model=model, profile="guarded", tools=tools(log), retriever=InjectedRetriever(), context=guarded
-    ) as agent:
+    async with Agent(model=model, tools=tools(log), retriever=InjectedRetriever(), context=guarded) as agent:
         reply = await agent.ask("Wo liegt Barcelona?", thread_id="inj-rag")
     assert INJECTION in model.prompts[0][-1].content  # retrieved text reached the prompt as context
     assert log == ["geocode Barcelona"]

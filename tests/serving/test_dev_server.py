@@ -62,7 +62,8 @@ async def test_graph_registered_with_context_form_and_state_schemas(server: DevS
     schemas = await client.assistants.get_schemas(assistants[0]["assistant_id"])
     context = schemas["context_schema"]["properties"]
     assert {"model", "profile", "mcp_config", "retrieval_k", "retrieval_threshold", "tool_timeout_s"} <= context.keys()
-    assert context["profile"]["default"] == "travel"
+    assert context["profile"]["default"] == "travel" and context["profile"]["enum"] == ["travel", "math"]
+    assert all(field.get("description") for field in context.values())  # Studio's form explains every field
     assert list(schemas["input_schema"]["properties"]) == ["messages"]
     assert {"messages", "answer", "plan", "results", "calls"} <= schemas["output_schema"]["properties"].keys()
     assert {"plan", "results", "calls", "clarifications"} <= schemas["state_schema"]["properties"].keys()
@@ -71,7 +72,7 @@ async def test_graph_registered_with_context_form_and_state_schemas(server: DevS
         node["id"] for node in graph["nodes"]
     }
     log = server.log.read_text(errors="replace")
-    assert "Using custom checkpointer: AsyncSqliteSaver" in log
+    assert "Using custom checkpointer: ServerSqliteSaver" in log
     assert (server.folder / "checkpoints.sqlite").is_file()
 
 

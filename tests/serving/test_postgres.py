@@ -86,7 +86,7 @@ async def test_dev_server_keeps_checkpoints_in_postgres(
     folder = tmp_path / "srv"
     folder.mkdir()
     server = dev_server_factory(folder, extra_env={"PLANWERK_POSTGRES_URI": postgres_uri}).start()
-    assert "Using custom checkpointer: AsyncPostgresSaver" in server.log.read_text(errors="replace")
+    assert "Using custom checkpointer: ServerPostgresSaver" in server.log.read_text(errors="replace")
     client = get_client(url=server.url, timeout=60)
     thread = (await client.threads.create(graph_id="planwerk"))["thread_id"]
     # A state update writes a checkpoint through the graph without running a node (no model, no tools).

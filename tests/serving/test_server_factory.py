@@ -10,20 +10,14 @@ from typing import Any
 import langsmith.utils
 import pytest
 from langchain_core.tracers.langchain import LangChainTracer
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.store.memory import InMemoryStore
 from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
 
-from planwerk.graph import server
+from planwerk import runtime
 from planwerk.graph.context import Context
-from planwerk.graph.server import (
-    checkpoint_backend,
-    make_checkpointer,
-    make_graph,
-    postgres_schema,
-    run_context,
-    shared_retriever,
-)
+from planwerk.graph.server import checkpoint_backend, make_checkpointer, make_graph, postgres_schema, run_context
+from planwerk.graph.sqlite_saver import ServerSqliteSaver
+from planwerk.runtime import shared_retriever
 from tests.serving.conftest import add, plan, write_math_config, write_replay
 
 
@@ -90,7 +84,7 @@ async def test_sqlite_checkpointer_file_is_created_where_configured(
     path = tmp_path / "deep" / "folder" / "threads.sqlite"
     monkeypatch.setenv("PLANWERK_CHECKPOINT_DB", str(path))
     async with make_checkpointer() as saver:
-        assert isinstance(saver, AsyncSqliteSaver)
+        assert isinstance(saver, ServerSqliteSaver)  # AsyncSqliteSaver + rollback
         config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
         assert await saver.aget_tuple(config) is None
     assert path.is_file()
@@ -108,7 +102,7 @@ async def test_retriever_loads_once_and_a_failure_means_no_retrieval(
         loads.append(paths)
         return sentinel
 
-    monkeypatch.setattr(server, "_retrievers", {})
+    monkeypatch.setattr(runtime, "_retrievers", {})
     monkeypatch.setattr(retriever_module, "load_retriever", working)
     assert await shared_retriever(Context(profile="travel")) is sentinel
     assert await shared_retriever(Context(profile="travel")) is sentinel
@@ -120,9 +114,9 @@ async def test_retriever_loads_once_and_a_failure_means_no_retrieval(
         loads.append(paths)
         raise OSError("index folder is read-only")
 
-    monkeypatch.setattr(server, "_retrievers", {})
+    monkeypatch.setattr(runtime, "_retrievers", {})
     monkeypatch.setattr(retriever_module, "load_retriever", broken)
-    with caplog.at_level(logging.WARNING, logger="planwerk.graph.server"):
+    with caplog.at_level(logging.WARNING, logger="planwerk.runtime"):
         assert await shared_retriever(Context(profile="travel")) is None
         assert await shared_retriever(Context(profile="travel")) is None
     assert len(loads) == 2  # the failure is remembered for a while: no reload on every run
