@@ -106,15 +106,17 @@ def test_ask_json_prints_one_event_per_line(home: Path, math_config: Path) -> No
         "start",
         "retrieval",
         "plan",
+        "step",
         "tool_call",
         "tool_result",
+        "step",
         "tool_call",
         "tool_result",
         "final_answer",
     ]
-    assert events[4]["result"] == {"result": 42}
-    assert events[5]["args"] == {"arg_0": 42, "arg_1": 3}
-    assert events[6]["result"] == {"result": 126}
+    assert events[5]["result"] == {"result": 42}
+    assert events[7]["args"] == {"arg_0": 42, "arg_1": 3}
+    assert events[8]["result"] == {"result": 126}
     assert events[-1]["answer"] == "Das Ergebnis ist 126." and events[-1]["metadata"]["llm_calls"] == 2
     assert all(e["thread_id"] == "cli-1" for e in events)
 
