@@ -91,12 +91,21 @@ class EventPrinter:
             for index, step in enumerate(plan["steps"]):
                 calls = ", ".join(f"{c['id']}={c['name']}" for c in step["tools"])
                 show(f"[cyan]  plan step {index}:[/cyan] {escape(step.get('description') or '')} [dim]({calls})[/dim]")
+        elif kind == "step":
+            show(f"[cyan]  ▸ step {event['index']}:[/cyan] {', '.join(event['calls'])}")
+        elif kind == "approval_required":
+            call = f"{event['tool']}({escape(_short(event['args']))})"
+            show(f"[yellow]  ⏸ {event['id']}[/yellow] {call} wartet auf Freigabe")
         elif kind == "tool_call":
-            show(f"[blue]  → {event['id']}[/blue] {event['tool']}({escape(_short(event['args']))})")
+            retry = f" [dim](Versuch {event['attempt']})[/dim]" if event.get("attempt", 1) > 1 else ""
+            show(f"[blue]  → {event['id']}[/blue] {event['tool']}({escape(_short(event['args']))}){retry}")
         elif kind == "tool_result":
             show(f"[green]  ✓ {event['id']}[/green] {escape(_short(event['result']))}")
         elif kind == "tool_error":
-            show(f"[red]  ✗ {event['id']}[/red] {escape(event['error'])}")
+            again = " [dim](wird wiederholt)[/dim]" if event.get("retrying") else ""
+            show(
+                f"[red]  ✗ {event['id']}[/red] [dim]{event.get('kind', 'error')}:[/dim] {escape(event['error'])}{again}"
+            )
         elif kind == "replan":
             show(f"[yellow]  ↺ {escape(event['reason'][:300])}[/yellow]")
         elif kind == "final_answer":
@@ -107,7 +116,19 @@ class EventPrinter:
                 f"{meta['tool_calls']} tool calls, {meta['duration_s']:.1f} s · thread {event['thread_id']}[/dim]"
             )
         elif kind == "interrupt":
-            show(Panel(escape(event["question"]), title="Rückfrage", border_style="yellow"))
+            title = "Freigabe" if event.get("kind") == "approval" else "Rückfrage"
+            show(Panel(escape(event.get("question", "")), title=title, border_style="yellow"))
+
+
+def answer_value(answer: str | None) -> Any:
+    """A resume answer from the command line: a JSON object (an approval's ``{"action": "edit", "args": ...}``)
+    when it is one, else the text (a reply to ``ask_user``, or ``approve`` / ``reject``)."""
+    if answer is not None and answer.lstrip().startswith("{"):
+        try:
+            return json.loads(answer)
+        except ValueError as error:
+            raise ValueError(f"the answer looks like JSON but does not parse ({error}); expected an object") from None
+    return answer
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -194,7 +215,7 @@ def resume(
         await read_state(thread, db=_threads_db(db))
         async with _agent(model, profile, mcp_config, db, today, retrieval) as agent:
             sink = _json_line if json_output else EventPrinter(console)
-            await _drive(agent.events(thread_id=thread, resume=answer), sink, not json_output)
+            await _drive(agent.events(thread_id=thread, resume=answer_value(answer)), sink, not json_output)
 
     _run(main)
 
@@ -241,7 +262,11 @@ def chat(
                 pending = await _drive(agent.events(question, thread_id=thread_id), printer, True)
                 while pending:
                     reply = (await asyncio.to_thread(console.input, "[bold]Du:[/bold] ")).strip()
-                    pending = await _drive(agent.events(thread_id=thread_id, resume=reply), printer, True)
+                    try:
+                        resume_with = answer_value(reply)
+                        pending = await _drive(agent.events(thread_id=thread_id, resume=resume_with), printer, True)
+                    except ValueError as error:  # e.g. an approval answer that is none of the accepted forms
+                        errors.print(f"[red]{escape(str(error))}[/red]")
 
     _run(main)
 
