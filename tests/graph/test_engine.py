@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
 from planwerk.graph.builder import build_graph
@@ -259,3 +260,40 @@ async def test_a_tool_an_mcp_server_marks_destructive_pauses_for_approval(notes_
         second = await agent.resume(True, thread_id="mcp")
         state = await agent.state("mcp")
     assert second.answer == "Gespeichert." and state["results"]["r"]["text"] == "hallo"
+
+
+async def test_an_unusable_approval_answer_is_asked_again_naming_the_problem() -> None:
+    # Through the graph directly (as the SDK resumes): no Agent-side check stands in front of the node.
+    from langgraph.types import Command
+
+    log: list = []
+    graph = build_graph(
+        Deps(chat_model=ReplayChatModel.of([plan_json([WRITE]), "ok"]), tools=notes(log)), checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "g"}}
+    first = await graph.ainvoke({"messages": [("user", "Speichere.")]}, config)
+    assert first["__interrupt__"][0].value["kind"] == "approval" and log == []
+    again = await graph.ainvoke(Command(resume="vielleicht"), config)
+    [request] = again["__interrupt__"]
+    assert "unknown approval answer 'vielleicht'" in request.value["error"] and log == []
+    done = await graph.ainvoke(Command(resume={"action": "approve"}), config)
+    assert done["answer"] == "ok" and log == [("write_note", {"key": "k", "text": "hallo"})]
+
+
+async def test_tools_in_the_profiles_approve_set_pause_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    from planwerk import profiles
+
+    monkeypatch.setitem(
+        profiles.PROFILES, "travel", replace(profiles.PROFILES["travel"], approve=frozenset({"geocode"}))
+    )
+    log: list = []
+    model = ReplayChatModel.of([plan_json([GEO], [WEATHER]), "17 °C."])
+    async with Agent(
+        model=model, tools=travel_tools(log), retriever=False, context=Context(today="2026-11-22")
+    ) as agent:
+        first = await agent.ask(QUESTION, thread_id="ap")
+        assert [(i["kind"], i["tool"]) for i in first.interrupts] == [("approval", "geocode")] and log == []
+        second = await agent.resume("ja", thread_id="ap")
+    assert second.answer == "17 °C." and [name for name, _ in log] == ["geocode", "get_weather"]  # only geocode asked
