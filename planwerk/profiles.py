@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from planwerk.prompts.math import MATH_PERSONA
 from planwerk.prompts.travel import PERSONA as TRAVEL_PERSONA
+
+Language = Literal["de", "en"]
+"""Languages planwerk's prompts and fixed texts exist in."""
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,11 @@ class Profile:
     """Which retrieval corpus to search: ``default`` is the packaged one, ``None`` disables retrieval."""
     examples: str = "travel"
     """Which packaged example library to choose few-shot examples from."""
+    language: Language = "de"
+    """The language of the protocol, the rules, the repair feedback and planwerk's own texts for this profile."""
+    uses_dates: bool = True
+    """Whether dates in the question are resolved in code and named in the planner's prompt (travel: yes; math: no,
+    its numbers are not dates)."""
     approve: frozenset[str] = frozenset()
     """Tool names whose calls pause for a person's approval (besides tools a server marks destructive)."""
 
@@ -28,7 +37,7 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     # A trip planner also calculates budgets and distances: the travel profile may use the math tools too.
     "travel": Profile(name="travel", persona=TRAVEL_PERSONA),
-    "math": Profile(name="math", persona=MATH_PERSONA, corpus=None, examples="math"),
+    "math": Profile(name="math", persona=MATH_PERSONA, corpus=None, examples="math", language="en", uses_dates=False),
 }
 
 
