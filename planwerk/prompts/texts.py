@@ -1,0 +1,97 @@
+"""planwerk's texts per language: one :class:`PromptTexts` per language, picked by a profile's ``language``.
+
+The texts themselves live in :mod:`planwerk.prompts.protocol` (German) and :mod:`planwerk.prompts.protocol_en`
+(English), as module constants named like the fields in upper case (``plan_format`` is ``PLAN_FORMAT``). A field
+added here without its constant in both modules fails at import, so the languages cannot drift apart silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from planwerk.prompts import protocol, protocol_en
+
+if TYPE_CHECKING:
+    from planwerk.profiles import Language, Profile
+
+
+@dataclass(frozen=True)
+class PromptTexts:
+    """Every text planwerk shows a model or a person, in one language."""
+
+    language: Language
+    plan_format: str
+    """The shape of a plan (the protocol's first part)."""
+    rules_heading: str
+    dates_rule: str
+    """The rule about dates, left out for profiles without dates."""
+    plan_rules: tuple[str, ...]
+    """The protocol's rules, ``dates_rule`` among them."""
+    answer_instructions: str
+    answer_language: str
+    """The answer prompt's last line for a question in this language ("Answer in English.")."""
+    repair_instructions: str
+    """Takes ``{problems}``."""
+    failed_calls_instructions: str
+    """Takes ``{problems}`` and ``{available}``."""
+    no_plan_answer: str
+    """Takes ``{problems}``."""
+    default_clarification: str
+    not_found_question: str
+    """Takes ``{tool}`` and ``{error}``."""
+    clarification_turn: str
+    """Takes ``{question}`` and ``{answer}``."""
+    approval_question: str
+    """Takes ``{tool}`` and ``{args}``."""
+    rejected_call: str
+    """Takes ``{tool}`` and ``{reason}``."""
+    tools_heading: str
+    no_tools: str
+    result_fields: str
+    examples_heading: str
+    question_label: str
+    plan_label: str
+    context_heading: str
+    user_fields_label: str
+    tool_results_heading: str
+    call_error: str
+    cut_note: str
+    """Takes ``{total}``."""
+    nothing: str
+    today_line: str
+    """Takes ``{weekday}`` and ``{day}``."""
+    weekdays: tuple[str, ...]
+    dates_line: str
+    """Takes ``{dates}``."""
+    date_mention: str
+    """Takes ``{text}`` and ``{day}``."""
+
+    def plan_protocol(self, *, dates: bool = True) -> str:
+        """The protocol: the plan's shape and the rules, the date rule only when ``dates``."""
+        rules = [rule for rule in self.plan_rules if dates or rule != self.dates_rule]
+        return f"{self.plan_format}\n\n{self.rules_heading}\n" + "\n".join(f"- {rule}" for rule in rules)
+
+
+def _from_module(language: Language, module: ModuleType) -> PromptTexts:
+    names = [field.name for field in fields(PromptTexts) if field.name != "language"]
+    values = {name: getattr(module, name.upper()) for name in names}
+    return PromptTexts(language=language, **values)
+
+
+GERMAN = _from_module("de", protocol)
+"""The German texts (the travel profile's)."""
+ENGLISH = _from_module("en", protocol_en)
+"""The English texts (the math profile's)."""
+TEXTS: dict[str, PromptTexts] = {"de": GERMAN, "en": ENGLISH}
+"""Texts by language code."""
+
+
+def texts_for(which: Profile | Language) -> PromptTexts:
+    """The texts of a profile (by its ``language``) or of a language code; ``ValueError`` for unknown languages."""
+    language = which if isinstance(which, str) else which.language
+    try:
+        return TEXTS[language]
+    except KeyError:
+        raise ValueError(f"no texts for language {language!r}; known: {', '.join(sorted(TEXTS))}") from None
