@@ -331,12 +331,19 @@ def planning_prompt(question: str, tools: ToolSource) -> tuple[str, str]:
     from planwerk.profiles import get_profile
     from planwerk.prompts.examples import library, select_examples
     from planwerk.prompts.render import build_plan_messages
+    from planwerk.prompts.texts import texts_for
 
     profile = get_profile("math")
     specs = visible_specs(tools, profile)
     examples = select_examples(question, specs, k=1, examples=library(profile.examples))
     messages = build_plan_messages(
-        persona=profile.persona, specs=specs, examples=examples, question=question, today=date.fromisoformat(TODAY)
+        persona=profile.persona,
+        specs=specs,
+        examples=examples,
+        question=question,
+        # As the engine does: the math profile's prompts name no date and are English.
+        today=date.fromisoformat(TODAY) if profile.uses_dates else None,
+        texts=texts_for(profile),
     )
     return str(messages[0].content), str(messages[-1].content)
 

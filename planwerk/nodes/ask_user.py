@@ -14,12 +14,13 @@ from langgraph.types import interrupt
 
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
-from planwerk.prompts.protocol import DEFAULT_CLARIFICATION
+from planwerk.nodes.common import context_of, profile_of
+from planwerk.prompts.texts import texts_for
 
 
 async def ask_user(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Pause the thread with the question; the answer becomes ``user.answer`` and goes to the planner."""
-    question = state.get("pending_question") or DEFAULT_CLARIFICATION
+    question = state.get("pending_question") or texts_for(profile_of(context_of(runtime))).default_clarification
     answer = interrupt({"kind": "ask_user", "question": question})
     # Studio and the SDK resume with a string; a form may send {"answer": ...}.
     answer_text = str(answer.get("answer", answer)) if isinstance(answer, dict) else str(answer)

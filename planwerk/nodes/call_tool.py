@@ -21,9 +21,9 @@ from planwerk.execution import ExecutionPolicy, call_one, result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import CallInput, CallTask
-from planwerk.nodes.common import context_of
-from planwerk.prompts.protocol import APPROVAL_QUESTION, REJECTED_CALL
+from planwerk.nodes.common import context_of, profile_of
 from planwerk.prompts.render import render_result
+from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 
 MAX_APPROVAL_ASKS = 3
 """An approval answer that is none of the accepted forms is asked again (naming the problem) this many times."""
@@ -46,11 +46,11 @@ def call_retry_policy(max_attempts: int = 3, initial_interval: float = 0.5) -> R
     )
 
 
-def ask_approval(task: CallTask) -> ApprovalDecision:
+def ask_approval(task: CallTask, texts: PromptTexts = GERMAN) -> ApprovalDecision:
     """Interrupt with the call and its resolved arguments until a person gives an answer that parses."""
     request: dict[str, Any] = {
         "kind": "approval",
-        "question": APPROVAL_QUESTION.format(tool=task["tool"], args=render_result(task["args"])),
+        "question": texts.approval_question.format(tool=task["tool"], args=render_result(task["args"], texts)),
         "id": task["id"],
         "tool": task["tool"],
         "args": task["args"],
@@ -66,10 +66,11 @@ def ask_approval(task: CallTask) -> ApprovalDecision:
 async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps, retry: RetryPolicy) -> dict[str, Any]:
     """Make the call (after approval when needed) and record it; the result joins ``results``."""
     context = context_of(runtime)
+    texts = texts_for(profile_of(context))
     task = inputs["call"]
     args = task["args"]
     if task["approval"]:
-        decision = ask_approval(task)
+        decision = ask_approval(task, texts)
         if decision.action == "reject":
             reason = f": {decision.reason}" if decision.reason else ""
             record = call_record(
@@ -77,7 +78,7 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
                 task["tool"],
                 step=task["step"],
                 args=args,
-                error=REJECTED_CALL.format(tool=task["tool"], reason=reason),
+                error=texts.rejected_call.format(tool=task["tool"], reason=reason),
                 kind="rejected",
             )
             runtime.stream_writer(result_event(record))

@@ -16,7 +16,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
 from planwerk.nodes.common import context_of, profile_of
-from planwerk.prompts.protocol import DEFAULT_CLARIFICATION, REPAIR_INSTRUCTIONS
+from planwerk.prompts.texts import texts_for
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "finalize"]
 CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "finalize")
@@ -52,7 +52,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         )
         rejected = {
             "reply": text[:MAX_REPLY_IN_FEEDBACK],
-            "problems": REPAIR_INSTRUCTIONS.format(problems="\n".join(problems)),
+            "problems": texts_for(profile_of(context)).repair_instructions.format(problems="\n".join(problems)),
         }
         update: dict[str, Any] = {
             "plan": None,
@@ -66,7 +66,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     runtime.stream_writer(PlanEvent(event="plan", plan=plan, attempt=attempts, reordered=reordered))
     update = {"plan": plan, "reply": None, "plan_errors": [], "feedback": [], "next_step": 0}
     if parsed.ask_user is not None:
-        question = parsed.ask_user.strip() or DEFAULT_CLARIFICATION
+        question = parsed.ask_user.strip() or texts_for(profile_of(context)).default_clarification
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         return Command(update={**update, "pending_question": question}, goto="ask_user")
     return Command(update=update, goto="resolve_refs" if parsed.call_count else "finalize")

@@ -31,6 +31,11 @@ def today_of(context: Context) -> date:
     return date.fromisoformat(context.today) if context.today else date.today()
 
 
+def prompt_today(context: Context, profile: Profile) -> date | None:
+    """The date the prompts call today; ``None`` for a profile without dates (its prompts name no date at all)."""
+    return today_of(context) if profile.uses_dates else None
+
+
 def visible_specs(tools: ToolSource, profile: Profile) -> dict[str, ToolSpec]:
     """The tools the planner is shown: the loaded ones the profile allows."""
     allowed = profile.allowed_tools

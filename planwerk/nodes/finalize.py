@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from planwerk.core.language import detect_language
 from planwerk.events import FinalAnswerEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
@@ -18,13 +19,13 @@ from planwerk.nodes.common import (
     counters,
     history_before_question,
     profile_of,
+    prompt_today,
     reply_text,
-    today_of,
     usage_of,
 )
 from planwerk.prompts.examples import add_example
-from planwerk.prompts.protocol import NO_PLAN_ANSWER
 from planwerk.prompts.render import build_answer_messages, trim_history
+from planwerk.prompts.texts import texts_for
 
 ANSWER_TAGS = ("planwerk:answer",)
 """The answer is what a chat shows: its tokens stream (``messages`` mode) under the id of the stored message."""
@@ -38,7 +39,9 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     usage_update: dict[str, float] = {}
     message_id: str | None = None
     if plan is None:
-        answer = NO_PLAN_ANSWER.format(problems="\n".join(f"- {p}" for p in state.get("plan_errors", [])))
+        answer = texts_for(profile_of(context)).no_plan_answer.format(
+            problems="\n".join(f"- {p}" for p in state.get("plan_errors", []))
+        )
     elif not calls and plan.get("final"):
         answer = plan["final"]
     else:
@@ -46,10 +49,13 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         messages = build_answer_messages(
             persona=profile_of(context).persona,
             question=state["question"],
-            today=today_of(context),
+            today=prompt_today(context, profile_of(context)),
             calls=calls,
             hits=state.get("hits", []),
             history=trim_history(history_before_question(state), context.history_max_tokens),
+            texts=texts_for(profile_of(context)),
+            # The answer's language is the question's, not the profile's (an English travel question).
+            language=detect_language(state["question"], default=profile_of(context).language),
         )
         reply = await model.ainvoke(messages, config={"tags": list(ANSWER_TAGS)})
         answer = reply_text(reply).strip()

@@ -17,14 +17,14 @@ from planwerk.nodes.common import (
     context_of,
     history_before_question,
     profile_of,
+    prompt_today,
     reply_text,
-    today_of,
     usage_of,
     visible_specs,
 )
 from planwerk.prompts.examples import library, select_examples
-from planwerk.prompts.protocol import CLARIFICATION_TURN
 from planwerk.prompts.render import build_plan_messages, trim_history
+from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 
 MAX_FEEDBACK_TURNS = 2
 """Earlier rejected replies shown to the planner (the latest ones)."""
@@ -32,11 +32,11 @@ PLAN_TAGS = ("planwerk:plan", TAG_NOSTREAM)
 """The planner's JSON is the engine's business, not the chat's: ``nostream`` keeps it out of ``messages`` streams."""
 
 
-def question_with_clarifications(state: AgentState) -> str:
-    """The question plus the user's answers to earlier ``ask_user`` questions."""
+def question_with_clarifications(state: AgentState, texts: PromptTexts = GERMAN) -> str:
+    """The question plus the user's answers to earlier ``ask_user`` questions (labelled in ``texts``' language)."""
     text = state["question"]
     for item in state.get("clarifications", []):
-        text += CLARIFICATION_TURN.format(question=item["question"], answer=item["answer"])
+        text += texts.clarification_turn.format(question=item["question"], answer=item["answer"])
     return text
 
 
@@ -60,12 +60,13 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
             persona=profile.persona,
             specs=specs,
             examples=examples,
-            question=question_with_clarifications(state),
-            today=today_of(context),
+            question=question_with_clarifications(state, texts_for(profile)),
+            today=prompt_today(context, profile),
             hits=state.get("hits", []),
             history=trim_history(history_before_question(state), context.history_max_tokens),
             user_fields=state.get("user", {}),
             feedback=[(item["reply"], item["problems"]) for item in feedback],
+            texts=texts_for(profile),
         )
         return planner, messages
 

@@ -12,9 +12,9 @@ from planwerk.core.verification import verify_calls
 from planwerk.events import AskUserEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import context_of
-from planwerk.prompts.protocol import FAILED_CALLS_INSTRUCTIONS, NOT_FOUND_QUESTION
+from planwerk.nodes.common import context_of, profile_of
 from planwerk.prompts.render import render_result
+from planwerk.prompts.texts import texts_for
 
 
 async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -24,20 +24,22 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     latest = {c["id"]: c for c in state.get("calls", [])}
     last_calls = [latest[call.id] for _, call in plan.calls() if call.id in latest]
     attempts = state.get("attempts", 0)
-    outcome = verify_calls(last_calls, attempts, context_of(runtime).max_plan_attempts)
+    context = context_of(runtime)
+    texts = texts_for(profile_of(context))
+    outcome = verify_calls(last_calls, attempts, context.max_plan_attempts)
     update: dict[str, Any] = {"verdict": outcome.decision}
     if outcome.decision in ("self_correct", "replan"):
         runtime.stream_writer(
             ReplanEvent(event="replan", reason=outcome.reason, decision=outcome.decision, attempt=attempts)
         )
-        available = {k: render_result(v)[:300] for k, v in state.get("results", {}).items()}
-        problems = FAILED_CALLS_INSTRUCTIONS.format(
-            problems=outcome.reason, available=json.dumps(available, ensure_ascii=False) if available else "keine"
+        available = {k: render_result(v, texts)[:300] for k, v in state.get("results", {}).items()}
+        problems = texts.failed_calls_instructions.format(
+            problems=outcome.reason, available=json.dumps(available, ensure_ascii=False) if available else texts.nothing
         )
         reply = json.dumps(state["plan"], ensure_ascii=False)
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
-        question = NOT_FOUND_QUESTION.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
+        question = texts.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         update["pending_question"] = question
     elif outcome.decision == "give_up":

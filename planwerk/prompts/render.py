@@ -7,63 +7,142 @@ examples), so a model with a prefix cache encodes it once; the date, the context
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, trim_messages
 
 from planwerk.core.dates import find_dates
 from planwerk.models.replay import estimate_tokens
 from planwerk.prompts.examples import Example
-from planwerk.prompts.protocol import ANSWER_INSTRUCTIONS, PLAN_PROTOCOL
+from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 from planwerk.rag.base import Hit
 from planwerk.tools.base import ToolSpec
 
+if TYPE_CHECKING:
+    from planwerk.profiles import Language
+
 MAX_RESULT_CHARS_IN_PROMPT = 4_000
 """A tool result longer than this is cut in the prompt, with a note saying so."""
-WEEKDAYS = ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag")
+MAX_DESCRIPTION_CHARS = 200
+"""A tool's description is cut to this many characters in the catalog (small models have small windows)."""
+MAX_ARGUMENT_DESCRIPTION_CHARS = 80
+"""An argument's description is cut to this many characters in the catalog."""
+MAX_ENUM_VALUES = 8
+"""An enum with more values shows the first ones and "…"."""
 
 
-def _type_of(schema: Mapping[str, Any]) -> str:
+def _clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``limit`` characters (with "…" when cut)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:.") + "…"
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending with a full stop (or the "…" of a cut)."""
+    text = text.strip()
+    return text if not text or text.endswith((".", "…", "!", "?")) else text + "."
+
+
+def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``schema`` with a local ``$ref`` (``#/$defs/Name``, as pydantic writes enums and models) followed."""
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        if isinstance(target, Mapping):
+            return target
+    return schema
+
+
+def _type_of(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> str:
+    """A compact type: ``number``, ``integer|number``, ``"c"|"f"`` (enum), ``array[number]``, ``any``."""
+    root = root if root is not None else schema
+    schema = _resolve(schema, root)
+    if isinstance(schema.get("enum"), list):
+        values = [json.dumps(v, ensure_ascii=False) for v in schema["enum"]]
+        return "|".join(values[:MAX_ENUM_VALUES]) + ("|…" if len(values) > MAX_ENUM_VALUES else "")
+    if "const" in schema:
+        return json.dumps(schema["const"], ensure_ascii=False)
     if "type" in schema:
-        kind = schema["type"]
-        return "|".join(kind) if isinstance(kind, list) else str(kind)
-    options = [_type_of(option) for option in schema.get("anyOf", []) if isinstance(option, Mapping)]
-    return "|".join(o for o in options if o != "null") or "any"
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        items = schema.get("items")
+        rendered = [
+            f"array[{_type_of(items, root)}]" if kind == "array" and isinstance(items, Mapping) else str(kind)
+            for kind in kinds
+        ]
+        return _join_types(rendered)
+    options = [
+        _type_of(option, root)
+        for option in (*schema.get("anyOf", ()), *schema.get("oneOf", ()))
+        if isinstance(option, Mapping)
+    ]
+    return _join_types(options)
 
 
-def render_tool(spec: ToolSpec) -> str:
-    """One catalog line: name, typed arguments (optional ones with their default), description, output fields."""
-    properties = (spec.input_schema or {}).get("properties") or {}
-    required = set((spec.input_schema or {}).get("required") or [])
-    arguments = []
+def _join_types(kinds: Sequence[str]) -> str:
+    """Alternatives joined with "|", without "null" and without "integer" beside "number" (which includes it)."""
+    kept = [kind for kind in kinds if kind != "null" and not (kind == "integer" and "number" in kinds)]
+    return "|".join(dict.fromkeys(kept)) or "any"
+
+
+def render_tool(spec: ToolSpec, texts: PromptTexts = GERMAN) -> str:
+    """One catalog line: name, typed arguments in the schema's order (optional ones with their default, enums as
+    their values, arrays with their item type), the description, what each argument the description does not name
+    means, the output fields.
+
+    The schema's order is the argument order a tool states (``subtract(arg_0, arg_1)``); descriptions are cut so a
+    tool stays one line.
+    """
+    root = spec.input_schema or {}
+    properties = root.get("properties") or {}
+    required = set(root.get("required") or [])
+    description = _clip(spec.description or "", MAX_DESCRIPTION_CHARS)
+    arguments, meanings = [], []
     for name, schema in properties.items():
-        text = f"{name}: {_type_of(schema)}"
+        text = f"{name}: {_type_of(schema, root)}"
         if name not in required:
             text += f" = {json.dumps(schema.get('default'), ensure_ascii=False)}"
         arguments.append(text)
+        meaning = _clip(str(schema.get("description") or ""), MAX_ARGUMENT_DESCRIPTION_CHARS).rstrip(".")
+        # An argument the description names ("subtract(arg_0, arg_1) = arg_0 - arg_1") is explained there:
+        # saying it twice costs a small model's window and adds nothing.
+        if meaning and not re.search(rf"\b{re.escape(name)}\b", description):
+            meanings.append(f"{name}: {meaning}")
+    # One sentence per part, so the model can tell the tool's description from its arguments' meanings.
+    sentences = [_sentence(description)] if description else []
+    if meanings:
+        sentences.append(_sentence("; ".join(meanings)))
     line = f"- {spec.name}({', '.join(arguments)})"
-    description = " ".join((spec.description or "").split())
-    if description:
-        line += f": {description[:300]}"
+    if any(sentences):
+        line += ": " + " ".join(s for s in sentences if s)
     output = (spec.output_schema or {}).get("properties")
     if output:
-        line += f" → Ergebnis-Felder: {', '.join(output)}"
+        line += f" → {texts.result_fields}: {', '.join(output)}"
     return line
 
 
-def render_catalog(specs: Mapping[str, ToolSpec]) -> str:
+def render_catalog(specs: Mapping[str, ToolSpec], texts: PromptTexts = GERMAN) -> str:
     """The tool catalog, sorted by name so the prompt prefix is stable."""
     if not specs:
-        return '(keine Tools verfügbar: antworte mit "final")'
-    return "\n".join(render_tool(specs[name]) for name in sorted(specs))
+        return texts.no_tools
+    return "\n".join(render_tool(specs[name], texts) for name in sorted(specs))
 
 
-def render_examples(examples: Sequence[Example]) -> str:
+def render_examples(examples: Sequence[Example], texts: PromptTexts = GERMAN) -> str:
     """Examples as question → plan, with compact JSON."""
     return "\n\n".join(
-        f"Frage: {e.question}\nPlan: {json.dumps(e.plan, ensure_ascii=False, separators=(',', ':'))}" for e in examples
+        f"{texts.question_label} {e.question}\n"
+        f"{texts.plan_label} {json.dumps(e.plan, ensure_ascii=False, separators=(',', ':'))}"
+        for e in examples
     )
 
 
@@ -72,19 +151,19 @@ def render_context(hits: Sequence[Hit]) -> str:
     return "\n".join(f"[{hit['source']}] {hit['text']}" for hit in hits)
 
 
-def render_date(today: date) -> str:
-    """``Heute ist Sonntag, 2026-11-22.``"""
-    return f"Heute ist {WEEKDAYS[today.weekday()]}, {today.isoformat()}."
+def render_date(today: date, texts: PromptTexts = GERMAN) -> str:
+    """``Heute ist Sonntag, 2026-11-22.`` (``Today is Sunday, 2026-11-22.`` in English)."""
+    return texts.today_line.format(weekday=texts.weekdays[today.weekday()], day=today.isoformat())
 
 
-def render_dates(question: str, today: date) -> str:
+def render_dates(question: str, today: date, texts: PromptTexts = GERMAN) -> str:
     """The ISO date of every date the question names (resolved in code, not by the model), else today's date."""
     mentions = find_dates(question, today)
     if not mentions:
-        return render_date(today)
+        return render_date(today, texts)
     # Only the named dates: with today's date beside them, the 0.5B model copies today's date (measured).
-    named = "; ".join(f"„{m.text}“ = {m.day.isoformat()}" for m in mentions)
-    return f"Daten in der Frage: {named}."
+    named = "; ".join(texts.date_mention.format(text=m.text, day=m.day.isoformat()) for m in mentions)
+    return texts.dates_line.format(dates=named)
 
 
 def trim_history(messages: Sequence[BaseMessage], max_tokens: int) -> list[BaseMessage]:
@@ -106,23 +185,30 @@ def build_plan_messages(
     specs: Mapping[str, ToolSpec],
     examples: Sequence[Example],
     question: str,
-    today: date,
+    today: date | None,
     hits: Sequence[Hit] = (),
     history: Sequence[BaseMessage] = (),
     user_fields: Mapping[str, Any] | None = None,
     feedback: Sequence[tuple[str, str]] = (),
+    texts: PromptTexts = GERMAN,
 ) -> list[BaseMessage]:
-    """The planner's prompt. ``feedback`` holds (rejected reply, why) pairs for self-correction."""
-    system = f"{persona}\n\n{PLAN_PROTOCOL}\n\nTools:\n{render_catalog(specs)}"
+    """The planner's prompt. ``feedback`` holds (rejected reply, why) pairs for self-correction.
+
+    ``today`` is ``None`` for profiles without dates (``Profile.uses_dates``): then neither the date rule nor a
+    date line appears, and the question's dates are not resolved (numbers of a math question are no dates).
+    ``texts`` gives the protocol and the labels in the profile's language.
+    """
+    protocol = texts.plan_protocol(dates=today is not None)
+    system = f"{persona}\n\n{protocol}\n\n{texts.tools_heading}\n{render_catalog(specs, texts)}"
     if examples:
-        system += f"\n\nBeispiele:\n{render_examples(examples)}"
-    parts = [render_dates(question, today)]
+        system += f"\n\n{texts.examples_heading}\n{render_examples(examples, texts)}"
+    parts = [render_dates(question, today, texts)] if today is not None else []
     if hits:
-        parts.append(f"Kontext (aus Retrieval):\n{render_context(hits)}")
+        parts.append(f"{texts.context_heading}\n{render_context(hits)}")
     extra = {k: v for k, v in (user_fields or {}).items() if k != "raw"}
     if extra:
-        parts.append(f"Angaben des Nutzers (user.<Feld>): {json.dumps(extra, ensure_ascii=False)}")
-    parts.append(f"Frage: {question}")
+        parts.append(f"{texts.user_fields_label} {json.dumps(extra, ensure_ascii=False)}")
+    parts.append(f"{texts.question_label} {question}")
     messages: list[BaseMessage] = [SystemMessage(system), *history, HumanMessage("\n\n".join(parts))]
     for reply, problems in feedback:
         messages.append(AIMessage(reply))
@@ -130,23 +216,23 @@ def build_plan_messages(
     return messages
 
 
-def render_result(value: Any) -> str:
+def render_result(value: Any, texts: PromptTexts = GERMAN) -> str:
     """A result as compact JSON, cut with a note when long."""
     text = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
     if len(text) > MAX_RESULT_CHARS_IN_PROMPT:
-        return text[:MAX_RESULT_CHARS_IN_PROMPT] + f" …[gekürzt, {len(text)} Zeichen insgesamt]"
+        return text[:MAX_RESULT_CHARS_IN_PROMPT] + texts.cut_note.format(total=len(text))
     return text
 
 
-def render_calls(calls: Sequence[Mapping[str, Any]]) -> str:
+def render_calls(calls: Sequence[Mapping[str, Any]], texts: PromptTexts = GERMAN) -> str:
     """The call log for the finalizer and for the planner's feedback."""
     lines = []
     for call in calls:
         if call.get("status") == "ok":
-            arguments, result = render_result(call.get("args")), render_result(call["result"])
+            arguments, result = render_result(call.get("args"), texts), render_result(call["result"], texts)
             lines.append(f"- {call['id']} = {call['tool']}({arguments}) → {result}")
         else:
-            lines.append(f"- {call['id']} = {call['tool']}: FEHLER: {call.get('error')}")
+            lines.append(f"- {call['id']} = {call['tool']}: {texts.call_error}: {call.get('error')}")
     return "\n".join(lines)
 
 
@@ -154,16 +240,26 @@ def build_answer_messages(
     *,
     persona: str,
     question: str,
-    today: date,
+    today: date | None,
     calls: Sequence[Mapping[str, Any]],
     hits: Sequence[Hit] = (),
     history: Sequence[BaseMessage] = (),
+    texts: PromptTexts = GERMAN,
+    language: Language | None = None,
 ) -> list[BaseMessage]:
-    """The finalizer's prompt: the question, what the tools returned, and the retrieved context."""
-    parts = [render_date(today), f"Frage: {question}"]
+    """The finalizer's prompt: the question, what the tools returned, and the retrieved context.
+
+    ``texts`` are the profile's (labels, instructions); ``language`` is the question's
+    (:func:`planwerk.core.language.detect_language`): the prompt ends asking for an answer in it, because a small
+    model answers in the prompt's language otherwise. ``today`` is ``None`` for profiles without dates.
+    """
+    parts = [render_date(today, texts)] if today is not None else []
+    parts.append(f"{texts.question_label} {question}")
     if calls:
-        parts.append(f"Tool-Ergebnisse:\n{render_calls(calls)}")
+        parts.append(f"{texts.tool_results_heading}\n{render_calls(calls, texts)}")
     if hits:
-        parts.append(f"Kontext (aus Retrieval):\n{render_context(hits)}")
-    parts.append(ANSWER_INSTRUCTIONS)
+        parts.append(f"{texts.context_heading}\n{render_context(hits)}")
+    parts.append(texts.answer_instructions)
+    if language is not None:
+        parts.append(texts_for(language).answer_language)
     return [SystemMessage(persona), *history, HumanMessage("\n\n".join(parts))]

@@ -4,6 +4,10 @@ Names, parameters (``arg_0``, ``arg_1``, … in positional order) and the single
 follow the tool specs that the benchmark offers (NESTFUL v2, IBM, Apache-2.0; see
 tests/fixtures/nestful/NOTICE.md), so a gold call sequence runs unchanged against this server. Run it with
 ``python -m planwerk.tools.servers.math [stdio|http --port N]``.
+
+Descriptions are the benchmark's, except for tools of two arguments whose meaning depends on the order: those
+state it as a formula (``subtract(arg_0, arg_1) = arg_0 - arg_1``), since "subtract two numbers" leaves the
+planner to guess which comes first.
 """
 
 from __future__ import annotations
@@ -106,35 +110,35 @@ _N, _I, _F, _L = "number", "int", "float", "list"
 TOOLS: tuple[MathTool, ...] = (
     MathTool(
         "add",
-        "adds two numbers",
+        "add(arg_0, arg_1) = arg_0 + arg_1",
         ((_N, "The first number"), (_N, "The second number")),
         (_N, "The addition result"),
         lambda a, b: a + b,
     ),
     MathTool(
         "subtract",
-        "subtract two numbers",
-        ((_N, "The first number"), (_N, "The second number")),
+        "subtract(arg_0, arg_1) = arg_0 - arg_1 (arg_1 is taken from arg_0)",
+        ((_N, "The number to subtract from"), (_N, "The number to subtract")),
         (_N, "The subtraction result"),
         lambda a, b: a - b,
     ),
     MathTool(
         "multiply",
-        "Multiplies two numbers",
+        "multiply(arg_0, arg_1) = arg_0 * arg_1",
         ((_N, "The first number"), (_N, "The second number")),
         (_N, "The multiplication result"),
         lambda a, b: a * b,
     ),
     MathTool(
         "divide",
-        "divides two numbers",
-        ((_N, "The first number"), (_N, "The second number")),
+        "divide(arg_0, arg_1) = arg_0 / arg_1 (arg_0 divided by arg_1)",
+        ((_N, "The number to divide (dividend)"), (_N, "The number to divide by (divisor, not 0)")),
         (_N, "The division result"),
         _divide,
     ),
     MathTool(
         "power",
-        "Raise a number to a power",
+        "power(arg_0, arg_1) = arg_0 ** arg_1 (arg_0 raised to the power arg_1)",
         ((_N, "The base number"), (_N, "The exponent number")),
         (_N, "the power result"),
         lambda a, b: a**b,
@@ -176,8 +180,8 @@ TOOLS: tuple[MathTool, ...] = (
     ),
     MathTool(
         "log",
-        "Calculate the logarithm of x with the given base (default is natural log)",
-        ((_N, "The input number"), (_N, "The base")),
+        "log(arg_0, arg_1) = the logarithm of arg_0 to the base arg_1",
+        ((_N, "The input number (x > 0)"), (_N, "The base (> 0, not 1)")),
         (_F, "logarithm of provided number with the given base"),
         _log,
     ),
@@ -197,35 +201,35 @@ TOOLS: tuple[MathTool, ...] = (
     ),
     MathTool(
         "remainder",
-        "Calculate the remainder of a divided by b",
-        ((_N, "first number"), (_N, "second number")),
+        "remainder(arg_0, arg_1) = arg_0 mod arg_1 (the remainder of arg_0 divided by arg_1)",
+        ((_N, "The number to divide (dividend)"), (_N, "The number to divide by (divisor, not 0)")),
         (_N, "the remainder"),
         _remainder,
     ),
     MathTool(
         "reminder",
-        "Calculate the remainder of a divided by b (same as remainder)",
-        ((_N, "first number"), (_N, "second number")),
+        "reminder(arg_0, arg_1) = arg_0 mod arg_1 (same as remainder)",
+        ((_N, "The number to divide (dividend)"), (_N, "The number to divide by (divisor, not 0)")),
         (_N, "the remainder"),
         _remainder,
     ),
     MathTool(
         "choose",
-        "Calculate the number of ways to choose r items from n items without repetition and without order",
+        "choose(arg_0, arg_1) = the number of ways to choose arg_1 items from arg_0 items (n choose r, no order)",
         ((_I, "Total number of items"), (_I, "Number of items being chosen")),
         (_I, "Number of combinations"),
         lambda n, r: math.comb(*_ints(n, r)),
     ),
     MathTool(
         "permutation",
-        "Calculate the number of permutations of n items taken r at a time",
+        "permutation(arg_0, arg_1) = the number of ordered arrangements of arg_1 items out of arg_0 items",
         ((_I, "Total number of items"), (_I, "Number of items being arranged")),
         (_I, "Number of permutations"),
         lambda n, r: math.perm(*_ints(n, r)),
     ),
     MathTool(
         "speed",
-        "Calculate speed given distance and time.",
+        "speed(arg_0, arg_1) = arg_0 / arg_1 (distance divided by time)",
         ((_N, "distance"), (_N, "time")),
         (_N, "the speed"),
         _divide,
@@ -295,14 +299,14 @@ TOOLS: tuple[MathTool, ...] = (
     ),
     MathTool(
         "rectangle_area",
-        "Calculate the area of a rectangle given its length and width",
+        "rectangle_area(arg_0, arg_1) = arg_0 * arg_1 (length times width)",
         ((_N, "rectangle length"), (_N, "rectangle width")),
         (_N, "the rectangle area"),
         lambda a, b: a * b,
     ),
     MathTool(
         "rectangle_perimeter",
-        "Calculate the perimeter of a rectangle",
+        "rectangle_perimeter(arg_0, arg_1) = 2 * (arg_0 + arg_1) (length and width)",
         ((_N, "rectangle length"), (_N, "rectangle width")),
         (_N, "the rectangle perimeter"),
         lambda a, b: 2 * (a + b),
@@ -323,7 +327,7 @@ TOOLS: tuple[MathTool, ...] = (
     ),
     MathTool(
         "triangle_area",
-        "Calculate the area of a triangle given base and height",
+        "triangle_area(arg_0, arg_1) = arg_0 * arg_1 / 2 (base arg_0, height arg_1)",
         ((_F, "Length of the base of the triangle"), (_F, "Height of the triangle")),
         (_F, "Area of the triangle"),
         lambda b, h: b * h / 2,
@@ -365,21 +369,21 @@ TOOLS: tuple[MathTool, ...] = (
     ),
     MathTool(
         "surface_cylinder",
-        "Calculate the surface area of a cylinder",
+        "surface_cylinder(arg_0, arg_1) = the surface area of a cylinder with radius arg_0 and height arg_1",
         ((_F, "Radius of the base of the cylinder"), (_F, "Height of the cylinder")),
         (_F, "Surface area of the cylinder"),
         lambda r, h: 2 * math.pi * r * (r + h),
     ),
     MathTool(
         "volume_cylinder",
-        "Calculate the volume of a cylinder",
+        "volume_cylinder(arg_0, arg_1) = the volume of a cylinder with radius arg_0 and height arg_1",
         ((_F, "Radius of the base of the cylinder"), (_F, "Height of the cylinder")),
         (_F, "Volume of the cylinder"),
         lambda r, h: math.pi * r**2 * h,
     ),
     MathTool(
         "volume_cone",
-        "Calculate the volume of a cone",
+        "volume_cone(arg_0, arg_1) = the volume of a cone with radius arg_0 and height arg_1",
         ((_F, "Radius of the base of the cone"), (_F, "Height of the cone")),
         (_F, "Volume of the cone"),
         lambda r, h: math.pi * r**2 * h / 3,
