@@ -91,7 +91,7 @@ def _type_of(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -
 def _join_types(kinds: Sequence[str]) -> str:
     """Alternatives joined with "|", without "null" and without "integer" beside "number" (which includes it)."""
     kept = [kind for kind in kinds if kind != "null" and not (kind == "integer" and "number" in kinds)]
-    return "|".join(dict.fromkeys(kept)) or "any"
+    return "|".join(dict.fromkeys(kept)) or ("null" if "null" in kinds else "any")
 
 
 def render_tool(spec: ToolSpec, texts: PromptTexts = GERMAN) -> str:

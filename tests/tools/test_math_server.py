@@ -90,3 +90,13 @@ def test_semantics_and_clear_errors() -> None:
         math_server.call("factorial", 2.5)
     with pytest.raises(ValueError, match="unknown math function 'cube'"):
         math_server.call("cube", 2)
+
+
+def test_tools_whose_result_depends_on_the_argument_order_state_it() -> None:
+    # "subtract two numbers" left the planner to guess which number comes first (issue 12).
+    for tool in math_server.TOOLS:
+        if len(tool.params) != 2:
+            continue
+        if tool.fn(7, 3) != tool.fn(3, 7):
+            assert f"{tool.name}(arg_0, arg_1)" in tool.description, tool.name
+            assert "arg_0" in tool.description.split("=", 1)[-1], tool.name

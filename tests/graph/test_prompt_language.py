@@ -1,0 +1,118 @@
+"""Prompts per profile through the whole graph (replay model): the math profile's are English and name no date,
+the catalog states the math tools' argument order, and an answer is asked for in the question's language."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from planwerk.agent import Agent
+from planwerk.graph.context import Context
+from planwerk.models.replay import ReplayChatModel
+from planwerk.prompts.math import MATH_PERSONA
+from tests.graph.tools import travel_tools
+
+MATH_QUESTION = "A shop is open Monday, and 65% of its 200 customers buy something. How many customers buy?"
+"""The kind of NESTFUL question whose "Monday, and 65% of" dateparser read as 2065-01-15."""
+MATH_PLAN = json.dumps(
+    {
+        "steps": [
+            {"description": "", "tools": [{"id": "a", "name": "multiply", "arguments": {"arg_0": 200, "arg_1": 0.65}}]}
+        ],
+        "final": None,
+    }
+)
+TRAVEL_PLAN = json.dumps(
+    {
+        "steps": [
+            {"description": "", "tools": [{"id": "geo", "name": "geocode", "arguments": {"destination": "Barcelona"}}]}
+        ],
+        "final": None,
+    }
+)
+
+
+@pytest.fixture
+async def math_tools() -> AsyncIterator[Any]:
+    """The bundled math MCP server over stdio (its descriptions are what the catalog shows)."""
+    from planwerk.tools.mcp import open_tools
+
+    config = {
+        "mcpServers": {
+            "math": {"command": sys.executable, "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}
+        }
+    }
+    async with open_tools(config) as tools:
+        assert not tools.unavailable, tools.unavailable
+        yield tools
+
+
+def agent(model: ReplayChatModel, tools: Any, profile: str) -> Agent:
+    return Agent(
+        model=model,
+        tools=tools,
+        retriever=False,
+        checkpointer=InMemorySaver(),
+        context=Context(profile=profile, today="2026-11-22"),  # type: ignore[arg-type]
+    )
+
+
+async def test_math_prompts_are_english_without_dates_and_state_the_argument_order(
+    math_tools: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_dates(*_: Any, **__: Any) -> list[Any]:
+        raise AssertionError("dates resolved for a profile without dates")
+
+    monkeypatch.setattr("planwerk.prompts.render.find_dates", no_dates)
+    model = ReplayChatModel.of([MATH_PLAN, "130 customers buy something."])
+    async with agent(model, math_tools, "math") as planwerk:
+        reply = await planwerk.ask(MATH_QUESTION)
+    assert reply.answer == "130 customers buy something." and reply.metadata["tool_calls"] == 1
+    system, *_, human = model.prompts[0]
+    assert system.content.startswith(MATH_PERSONA)
+    assert "Always answer with exactly one JSON object" in system.content and "\nRules:\n" in system.content
+    assert "Regeln" not in system.content and "Reiseziel" not in system.content
+    assert "YYYY-MM-DD" not in system.content  # no date rule without dates
+    assert "- subtract(arg_0: number, arg_1: number): subtract(arg_0, arg_1) = arg_0 - arg_1" in system.content
+    assert "- divide(arg_0: number, arg_1: number): divide(arg_0, arg_1) = arg_0 / arg_1" in system.content
+    assert "→ result fields: result" in system.content
+    # The question only: no date line, so no "„Monday, and 65% of“ = 2065-01-15" for the model to take numbers from.
+    assert human.content == f"Question: {MATH_QUESTION}"
+    answer_prompt = str(model.prompts[1][-1].content)
+    assert answer_prompt.startswith(f"Question: {MATH_QUESTION}\n\nTool results:\n- a = multiply(")
+    assert "2026" not in answer_prompt and "Today" not in answer_prompt
+    assert answer_prompt.endswith("Answer in English.")
+
+
+async def test_math_repair_feedback_and_no_plan_answer_are_english(math_tools: Any) -> None:
+    bad = json.dumps({"steps": [{"description": "", "tools": [{"id": "a", "name": "nope", "arguments": {}}]}]})
+    model = ReplayChatModel.of([bad, bad, bad])
+    async with agent(model, math_tools, "math") as planwerk:
+        reply = await planwerk.ask(MATH_QUESTION)
+    assert str(model.prompts[1][-1].content).startswith("Your last reply was rejected:\n")
+    assert reply.answer.startswith("I could not make a plan that runs for this question. Reasons:\n- ")
+
+
+@pytest.mark.parametrize(
+    ("question", "last_line"),
+    [
+        ("What is the weather in Barcelona today?", "Answer in English."),
+        ("Wie ist heute das Wetter in Barcelona?", "Antworte auf Deutsch."),
+    ],
+)
+async def test_travel_answer_is_asked_for_in_the_questions_language(question: str, last_line: str) -> None:
+    model = ReplayChatModel.of([TRAVEL_PLAN, "Barcelona: 41.38, 2.18."])
+    async with agent(model, travel_tools(), "travel") as planwerk:
+        await planwerk.ask(question)
+    system, *_, human = model.prompts[0]
+    assert system.content.startswith("Du bist ein persönlicher Reiseplaner.")  # the profile's language, German
+    assert "Daten im Format JJJJ-MM-TT" in system.content
+    assert human.content.startswith("Daten in der Frage: „")  # dates resolved for a profile that uses dates
+    answer_prompt = str(model.prompts[1][-1].content)
+    assert answer_prompt.startswith("Heute ist Sonntag, 2026-11-22.\n\nFrage: ")
+    assert answer_prompt.endswith(last_line)
