@@ -64,7 +64,7 @@ def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str,
 
 
 def _type_of(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> str:
-    """A compact type: ``number``, ``integer|number``, ``"c"|"f"`` (enum), ``array[number]``, ``any``."""
+    """A compact type: ``number`` (integer or number), ``string|boolean``, ``"c"|"f"`` (enum), ``array[number]``."""
     root = root if root is not None else schema
     schema = _resolve(schema, root)
     if isinstance(schema.get("enum"), list):
