@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -139,16 +139,15 @@ def _cosines(question: str, pool: list[Example]) -> list[float]:
     return [float(query @ vector) for vector in vectors]
 
 
-def select_examples(
+def rank_examples(
     question: str,
     tool_names: Collection[str],
-    k: int = 1,
     examples: Iterable[Example] | None = None,
     *,
     include_saved: bool = True,
     ranking: Ranking = "hybrid",
 ) -> list[Example]:
-    """The ``k`` examples most similar to ``question`` among those whose tools are all loaded.
+    """Every example whose tools are all loaded, most similar to ``question`` first.
 
     The pool is ``examples`` (default: the travel library) plus, with ``include_saved``, the examples saved by
     :func:`add_example`. ``ranking``: ``hybrid`` (embedding cosine + word overlap), ``embedding`` or ``words``.
@@ -158,7 +157,7 @@ def select_examples(
     saved = load_user_examples() if include_saved else ()
     loaded = set(tool_names)
     pool = [e for e in (*base, *saved) if e.tools <= loaded]
-    if not pool or k <= 0:
+    if not pool:
         return []
     overlaps = [_overlap(question, e) for e in pool]
     if ranking != "words":
@@ -168,5 +167,43 @@ def select_examples(
             log.warning("ranking examples by word overlap, the embedding model is unavailable: %s", exc)
         else:
             weight = 1.0 if ranking == "hybrid" else 0.0
-            return _rank(pool, [c + weight * o for c, o in zip(cosines, overlaps, strict=True)])[:k]
-    return _rank(pool, overlaps)[:k]
+            return _rank(pool, [c + weight * o for c, o in zip(cosines, overlaps, strict=True)])
+    return _rank(pool, overlaps)
+
+
+def examples_for_attempt(ranked: Sequence[Example], k: int, retry: int = 0) -> list[Example]:
+    """The ``k`` examples to show on planner call ``retry`` (0: the first call) after earlier replies failed.
+
+    The first call shows the ``k`` best. A retry keeps the best example (the closest question is the one a small
+    model most needs) and moves the other slots on to the next-ranked examples, wrapping around, so a retry sees
+    other shapes instead of the prompt that produced the rejected reply; with ``k == 1`` the single slot moves on.
+    When the pool has no more than ``k`` examples every call shows all of them.
+    """
+    if k <= 0 or not ranked:
+        return []
+    if retry <= 0 or len(ranked) <= k:
+        return list(ranked[:k])
+    if k == 1:
+        return [ranked[retry % len(ranked)]]
+    rest = ranked[1:]
+    start = (retry * (k - 1)) % len(rest)
+    return [ranked[0], *(rest[(start + i) % len(rest)] for i in range(k - 1))]
+
+
+def select_examples(
+    question: str,
+    tool_names: Collection[str],
+    k: int = 1,
+    examples: Iterable[Example] | None = None,
+    *,
+    include_saved: bool = True,
+    ranking: Ranking = "hybrid",
+    retry: int = 0,
+) -> list[Example]:
+    """The ``k`` examples most similar to ``question`` among those whose tools are all loaded
+    (see :func:`rank_examples`); on a ``retry`` (how many replies failed before) other ones, see
+    :func:`examples_for_attempt`."""
+    if k <= 0:
+        return []
+    ranked = rank_examples(question, tool_names, examples, include_saved=include_saved, ranking=ranking)
+    return examples_for_attempt(ranked, k, retry)
