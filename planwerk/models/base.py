@@ -1,7 +1,9 @@
 """The model seam: planwerk talks to any langchain-core chat model.
 
 A model that can constrain its decoding to a JSON schema implements :class:`SupportsPlanSchema`; the planner
-then asks it for a variant bound to the schema of valid plans for the loaded tools.
+then asks it for a variant bound to the schema of valid plans for the loaded tools. A model that can sample
+implements :class:`SupportsSampling`; :func:`sampling_variant` also covers LangChain models with a ``temperature``
+field (``bind(temperature=...)``), so a retried plan is not decoded greedily into the reply that was just rejected.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
 
 
 @runtime_checkable
@@ -19,3 +22,28 @@ class SupportsPlanSchema(Protocol):
     def with_plan_schema(self, schema: Mapping[str, Any]) -> BaseChatModel:
         """A model that generates only text matching ``schema`` (the same model, differently bound)."""
         ...
+
+
+@runtime_checkable
+class SupportsSampling(Protocol):
+    """A chat model that can decode with a temperature instead of greedily."""
+
+    def with_sampling(self, temperature: float, *, seed: int | None = None) -> Runnable[Any, Any]:
+        """The same model, sampling at ``temperature`` (0: greedy) from a generator seeded with ``seed`` (``None``:
+        not reproducible)."""
+        ...
+
+
+def sampling_variant(model: Runnable[Any, Any], temperature: float, *, seed: int | None = None) -> Runnable[Any, Any]:
+    """``model`` decoding at ``temperature`` where it can: its own :meth:`SupportsSampling.with_sampling`, else
+    LangChain's ``bind`` for a model with a ``temperature`` field (OpenAI-compatible endpoints; ``seed`` too where
+    the model has that field), else ``model`` unchanged (it decodes as it always does)."""
+    if isinstance(model, SupportsSampling):
+        return model.with_sampling(temperature, seed=seed)
+    fields = getattr(type(model), "model_fields", {})
+    if "temperature" not in fields:
+        return model
+    options: dict[str, Any] = {"temperature": temperature}
+    if seed is not None and "seed" in fields:
+        options["seed"] = seed
+    return model.bind(**options)

@@ -5,7 +5,9 @@ ChatHuggingFace's local-pipeline path (langchain-huggingface 1.2) reports no tok
 :class:`HFChatModel` keeps ChatHuggingFace's interface (``llm``, ``tokenizer``, ``model_id``) but generates
 through :class:`HFRuntime`, which adds:
 
-- greedy decoding with a bounded ``max_new_tokens`` and a stop on repetition loops,
+- greedy decoding with a bounded ``max_new_tokens`` and a stop on repetition loops; sampling with a temperature
+  and a seed per call (:meth:`HFChatModel.with_sampling`, or ``temperature=``/``seed=`` as call kwargs, e.g. through
+  ``model.bind(temperature=0.7)``),
 - ``usage_metadata`` (input/output/total tokens) and timing in ``response_metadata``,
 - token streaming (``_stream``/``_astream`` with ``TextIteratorStreamer``), so LangGraph's
   ``stream_mode="messages"`` receives token chunks,
@@ -61,6 +63,24 @@ class GenerationOptions:
     use_prefix_cache: bool = True
     stop: tuple[str, ...] = ()
     repetition: RepetitionPolicy = field(default_factory=RepetitionPolicy)
+    temperature: float = 0.0
+    """0 decodes greedily; above 0 samples at this temperature (after the grammar's mask, so only valid tokens)."""
+    top_p: float | None = None
+    """Nucleus sampling cut-off when sampling; ``None`` keeps the whole distribution."""
+    seed: int | None = None
+    """Seeds torch's generator before a sampling call, so the same prompt and seed give the same reply."""
+
+    def __post_init__(self) -> None:
+        # A negative temperature or a top_p outside (0, 1] would fail deep inside generate: say so here.
+        if isinstance(self.temperature, bool) or not self.temperature >= 0:
+            raise ValueError(f"temperature must be a number >= 0 (0: greedy), got {self.temperature!r}")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
+
+    @property
+    def sampling(self) -> bool:
+        """Whether this call samples (a temperature above 0) rather than decoding greedily."""
+        return self.temperature > 0
 
 
 @dataclass(frozen=True)
@@ -195,7 +215,8 @@ class HFRuntime:
         streamer: Any = None,
         cancel: threading.Event | None = None,
     ) -> Generation:
-        """Greedy generation for chat ``messages``; blocks (run it in a worker thread from async code)."""
+        """Generation for chat ``messages``, greedy or sampled (``options``); blocks (run it in a worker thread
+        from async code)."""
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
@@ -208,9 +229,14 @@ class HFRuntime:
         criteria = StoppingCriteriaList([repetition])
         if cancel is not None:
             criteria.append(_Cancelled(cancel))
+        sampling: dict[str, Any] = {"do_sample": False}
+        if options.sampling:
+            # top_k off: only temperature (and top_p when asked) shape the distribution; the grammar's mask comes
+            # first in transformers' processor order, so a sampled token is always one the grammar allows.
+            sampling = {"do_sample": True, "temperature": options.temperature, "top_k": None, "top_p": options.top_p}
         config = GenerationConfig(
             max_new_tokens=options.max_new_tokens,
-            do_sample=False,
+            **sampling,
             eos_token_id=list(self.stop_token_ids),
             pad_token_id=self.pad_token_id,
             stop_strings=list(options.stop) or None,
@@ -223,6 +249,8 @@ class HFRuntime:
             if options.use_prefix_cache and prefix_ids:
                 past = self.prefix_cache.past_for(prefix_ids)
             cached = len(prefix_ids) if past is not None else 0
+            if options.sampling and options.seed is not None:
+                torch.manual_seed(options.seed)  # under the lock: no other generation draws in between
             with torch.no_grad():
                 output = self.model.generate(
                     input_ids=input_ids,
@@ -278,6 +306,13 @@ class HFChatModel(ChatHuggingFace):
     """``False`` keeps decoding free even when a plan schema is bound (to compare, or to debug the grammar)."""
     use_prefix_cache: bool = True
     repetition: RepetitionPolicy = Field(default_factory=RepetitionPolicy)
+    temperature: float | None = None
+    """``None`` or 0 (the default) decodes greedily; see :meth:`with_sampling`. A ``temperature`` call kwarg
+    overrides it. (ChatHuggingFace has the field too; here it reaches the local generation.)"""
+    top_p: float | None = None
+    """Nucleus cut-off while sampling; ``None`` keeps the whole distribution. A ``top_p`` call kwarg overrides it."""
+    seed: int | None = None
+    """Seed of a sampling call (reproducible replies); ``None`` draws from torch's current generator state."""
 
     @property
     def _llm_type(self) -> str:
@@ -289,6 +324,15 @@ class HFChatModel(ChatHuggingFace):
         if self.constrained_decoding:
             runtime.grammars.compiled(schema)  # compile now: a bad schema fails here, not mid-graph
         return self.model_copy(update={"plan_schema": dict(schema)})
+
+    def with_sampling(self, temperature: float, *, seed: int | None = None, top_p: float | None = None) -> HFChatModel:
+        """The same model (shared weights and caches) sampling at ``temperature`` (0: greedy again), seeded with
+        ``seed`` for reproducible replies; a bound plan schema still applies (sampling among valid tokens).
+
+        LangChain's ``model.bind(temperature=..., seed=...)`` does the same per call.
+        """
+        GenerationOptions(temperature=temperature, top_p=top_p)  # a bad value fails here, not mid-graph
+        return self.model_copy(update={"temperature": float(temperature), "seed": seed, "top_p": top_p})
 
     def with_free_decoding(self) -> HFChatModel:
         """The same model with constrained decoding switched off."""
@@ -302,6 +346,9 @@ class HFChatModel(ChatHuggingFace):
             use_prefix_cache=self.use_prefix_cache,
             stop=tuple(stop or ()),
             repetition=self.repetition,
+            temperature=float(kwargs.get("temperature", self.temperature) or 0.0),
+            top_p=kwargs.get("top_p", self.top_p),
+            seed=kwargs.get("seed", self.seed),
         )
 
     def _generate(

@@ -2,7 +2,8 @@
 
 ``replay:<file>`` names a JSON array of strings; each model call returns the next one. Asking for more than the
 file holds raises :class:`ReplayExhaustedError` with a clear message. Token counts are estimated from the text
-(word pieces), so the metadata of a replayed run is comparable across engines.
+(word pieces), so the metadata of a replayed run is comparable across engines. Sampling options (``temperature``,
+``seed``: :meth:`ReplayChatModel.with_sampling` or ``bind``) are accepted, recorded in ``call_options`` and ignored.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
 from pydantic import Field, PrivateAttr
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -50,6 +52,8 @@ class ReplayChatModel(BaseChatModel):
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
     """Every prompt the model was given, in order (tests inspect what the engine sent)."""
+    call_options: list[dict[str, Any]] = Field(default_factory=list)
+    """The options of every call (``temperature``, ``seed``, ...), in order, beside ``prompts``; they change nothing."""
 
     @classmethod
     def from_file(cls, path: str | Path) -> ReplayChatModel:
@@ -79,7 +83,11 @@ class ReplayChatModel(BaseChatModel):
         """How many replies were handed out."""
         return self._position
 
-    def _next(self, messages: list[BaseMessage]) -> str:
+    def with_sampling(self, temperature: float, *, seed: int | None = None) -> Runnable[Any, Any]:
+        """This model (the same position in the replies) with the sampling options bound: recorded, not used."""
+        return self.bind(temperature=temperature, seed=seed)
+
+    def _next(self, messages: list[BaseMessage], options: dict[str, Any] | None = None) -> str:
         with self._lock:
             if self._position >= len(self.responses):
                 raise ReplayExhaustedError(
@@ -89,6 +97,7 @@ class ReplayChatModel(BaseChatModel):
             text = self.responses[self._position]
             self._position += 1
             self.prompts.append(list(messages))
+            self.call_options.append(dict(options or {}))
             return text
 
     def _usage(self, messages: list[BaseMessage], text: str) -> UsageMetadata:
@@ -103,7 +112,7 @@ class ReplayChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        text = self._next(messages)
+        text = self._next(messages, kwargs)
         message = AIMessage(content=text, usage_metadata=self._usage(messages, text))
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -114,7 +123,7 @@ class ReplayChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        text = self._next(messages)
+        text = self._next(messages, kwargs)
         pieces = re.findall(r"\S+\s*|\s+", text) or [""]
         for index, piece in enumerate(pieces):
             usage = self._usage(messages, text) if index == len(pieces) - 1 else None
