@@ -69,6 +69,20 @@ class Context:
         default=True,
         metadata={"description": "Generate plans under the plan's JSON schema where the model supports it."},
     )
+    plan_examples: int = field(
+        default=2,
+        metadata={
+            "description": "How many solved example plans the planner is shown, chosen per question by similarity "
+            "from the profile's library (small models copy the shape of what they are shown)."
+        },
+    )
+    retry_temperature: float = field(
+        default=0.7,
+        metadata={
+            "description": "Sampling temperature of a planner call after a rejected or failed plan (greedy decoding "
+            "would repeat the same reply); retries also see other examples. 0 keeps retries greedy."
+        },
+    )
     today: str | None = field(
         default=None,
         metadata={
@@ -93,12 +107,18 @@ class Context:
             "max_plan_attempts",
             "retrieval_k",
             "history_max_tokens",
+            "plan_examples",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"Context.{name} must be a positive number, got {value!r}")
         # An attempt count of 1.5 means nothing; an engine would round it one way or the other without a word.
-        if not isinstance(self.tool_retry_attempts, int):
-            raise ValueError(f"Context.tool_retry_attempts must be a whole number, got {self.tool_retry_attempts!r}")
+        for name in ("tool_retry_attempts", "plan_examples"):
+            if not isinstance(getattr(self, name), int):
+                raise ValueError(f"Context.{name} must be a whole number, got {getattr(self, name)!r}")
+        # 0 is greedy; above 2 a small model writes noise, not another plan.
+        temperature = self.retry_temperature
+        if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
+            raise ValueError(f"Context.retry_temperature must be a number from 0 to 2, got {temperature!r}")
         if not isinstance(self.approve_destructive, bool):
             raise ValueError(f"Context.approve_destructive must be true or false, got {self.approve_destructive!r}")

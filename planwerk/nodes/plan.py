@@ -1,4 +1,10 @@
-"""The planner: one model call that writes a plan. Parsing and checking it is the ``check`` node's job."""
+"""The planner: one model call that writes a plan. Parsing and checking it is the ``check`` node's job.
+
+A call after a rejected reply or a failed plan (there is feedback) is a retry: greedy decoding of a nearly identical
+prompt gave byte-identical replies on every retry (measured with the 0.5B model), so a retry samples at
+``Context.retry_temperature`` (seeded with the attempt number: reruns are reproducible) and sees other examples
+(:func:`planwerk.prompts.examples.examples_for_attempt`).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from planwerk.core.plan_schema import plan_json_schema
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
-from planwerk.models.base import SupportsPlanSchema
+from planwerk.models.base import SupportsPlanSchema, sampling_variant
 from planwerk.nodes.common import (
     context_of,
     history_before_question,
@@ -46,6 +52,8 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
     profile = profile_of(context)
     specs = visible_specs(deps.tools, profile)
     model = await deps.model_for(context.model)
+    # Replies rejected (or plans failed) since the last plan that passed: 0 on a first call.
+    retry = len(state.get("feedback", []))
     feedback = state.get("feedback", [])[-MAX_FEEDBACK_TURNS:]
 
     def prepare_prompt() -> tuple[Any, list[Any]]:
@@ -55,7 +63,11 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
         planner = model
         if context.constrained_decoding and specs and isinstance(model, SupportsPlanSchema):
             planner = model.with_plan_schema(plan_json_schema(specs))
-        examples = select_examples(state["question"], specs, k=1, examples=library(profile.examples))
+        if retry and context.retry_temperature > 0:
+            planner = sampling_variant(planner, context.retry_temperature, seed=state.get("attempts", 0))
+        examples = select_examples(
+            state["question"], specs, k=context.plan_examples, examples=library(profile.examples), retry=retry
+        )
         messages = build_plan_messages(
             persona=profile.persona,
             specs=specs,
