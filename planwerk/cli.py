@@ -108,6 +108,9 @@ class EventPrinter:
             )
         elif kind == "replan":
             show(f"[yellow]  ↺ {escape(event['reason'][:300])}[/yellow]")
+        elif kind == "answer_rejected":
+            then = "neuer Versuch" if event["next"] == "regenerate" else "Antwort aus den Ergebnissen"
+            show(f"[yellow]  ⚠ Antwort verworfen ({then}):[/yellow] {escape('; '.join(event['problems'])[:300])}")
         elif kind == "final_answer":
             meta = event["metadata"]
             show(Panel(escape(event["answer"]), title="Antwort", border_style="green"))

@@ -5,7 +5,7 @@ and turns LangGraph interrupts into :class:`InterruptEvent`. Every event is a JS
 so ``planwerk ask --json`` prints them as they are. In the order a run emits them::
 
     start → retrieval → plan | replan … → step → (approval_required) → tool_call → tool_result | tool_error …
-          → (ask_user) → final_answer
+          → (ask_user) → (answer_rejected …) → final_answer
 """
 
 from __future__ import annotations
@@ -112,6 +112,21 @@ class AskUserEvent(_Tagged):
     question: str
 
 
+class AnswerRejectedEvent(_Tagged):
+    """The finalizer's answer failed the answer check (``finalize``): it states something no result, retrieved
+    text or question holds, names no failed service, or misses the last result or the context's facts."""
+
+    event: Literal["answer_rejected"]
+    answer: str
+    """The rejected answer."""
+    problems: list[str]
+    """What is wrong, in words (the answer's language)."""
+    attempt: int
+    """1 for the first answer, 2 for the regenerated one."""
+    next: Literal["regenerate", "fallback"]
+    """What follows: one regeneration naming the problems, or the deterministic answer built from the results."""
+
+
 class FinalAnswerEvent(_Tagged):
     """The answer, with what it cost (``finalize``)."""
 
@@ -148,6 +163,7 @@ Event = (
     | ToolResultEvent
     | ToolErrorEvent
     | AskUserEvent
+    | AnswerRejectedEvent
     | FinalAnswerEvent
     | InterruptEvent
 )
@@ -164,6 +180,7 @@ EventName = Literal[
     "tool_result",
     "tool_error",
     "ask_user",
+    "answer_rejected",
     "final_answer",
     "interrupt",
 ]

@@ -32,12 +32,23 @@ class Profile:
     its numbers are not dates)."""
     approve: frozenset[str] = frozenset()
     """Tool names whose calls pause for a person's approval (besides tools a server marks destructive)."""
+    answer_is_last_result: bool = False
+    """Whether the answer is the last call's result (a calculation chain): the answer check then requires it,
+    and the deterministic answer states it ("The result is 126.")."""
 
 
 PROFILES: dict[str, Profile] = {
     # A trip planner also calculates budgets and distances: the travel profile may use the math tools too.
     "travel": Profile(name="travel", persona=TRAVEL_PERSONA),
-    "math": Profile(name="math", persona=MATH_PERSONA, corpus=None, examples="math", language="en", uses_dates=False),
+    "math": Profile(
+        name="math",
+        persona=MATH_PERSONA,
+        corpus=None,
+        examples="math",
+        language="en",
+        uses_dates=False,
+        answer_is_last_result=True,
+    ),
 }
 
 

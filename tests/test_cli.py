@@ -226,7 +226,9 @@ def test_chat_keeps_one_thread_and_asks_back(home: Path, math_config: Path) -> N
 
 def test_ask_json_shows_the_retrieval_of_the_razepato_question(home: Path, math_config: Path) -> None:
     # Whatever model answers, the retrieval event comes from the packaged corpus (a real FAISS + BM25 index).
-    model = replay(home, json.dumps({"steps": [], "final": None}), "Im Ebro-Becken südlich von Tarragona.")
+    model = replay(
+        home, json.dumps({"steps": [], "final": None}), "Im Ebro-Becken südlich von Tarragona (Razepato.txt)."
+    )
     result = runner.invoke(
         [
             "ask",
@@ -245,4 +247,4 @@ def test_ask_json_shows_the_retrieval_of_the_razepato_question(home: Path, math_
     assert first["source"].startswith("Razepato.txt#")
     assert "Ebro-Becken südlich von Tarragona" in first["text"] or "Parks Barcelonas" in first["text"]
     assert 0 < first["score"] <= 1
-    assert events[-1]["answer"] == "Im Ebro-Becken südlich von Tarragona."
+    assert events[-1]["answer"] == "Im Ebro-Becken südlich von Tarragona (Razepato.txt)."

@@ -1,16 +1,33 @@
-"""The finalizer: the answer from the results and the retrieved context, appended as an AI message."""
+"""The finalizer: the answer from the results and the retrieved context, checked, appended as an AI message.
+
+After the model writes, :mod:`planwerk.core.grounding` checks the answer against the call results, the retrieved
+chunks, the question and the conversation. An answer that fails is regenerated once with its problems named; a
+second failure ends in a deterministic answer built from the call records (:func:`fallback_answer`). The outcome
+is in the ``final_answer`` metadata (``grounded``, ``answer_source``) and each failed check is an
+``answer_rejected`` event.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
+from planwerk.core.grounding import (
+    CheckSettings,
+    GroundingReport,
+    KeyFacts,
+    check_answer,
+    collect_sources,
+    key_facts,
+    withheld_calls,
+)
 from planwerk.core.language import detect_language
-from planwerk.events import FinalAnswerEvent
+from planwerk.events import AnswerRejectedEvent, FinalAnswerEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, add_usage
@@ -23,50 +40,99 @@ from planwerk.nodes.common import (
     reply_text,
     usage_of,
 )
+from planwerk.profiles import Language, Profile
 from planwerk.prompts.examples import add_example
+from planwerk.prompts.grounding import (
+    CONDITION_WORDS,
+    FAILURE_WORDS,
+    TOOL_LABELS,
+    describe,
+    failure_note,
+    fallback_answer,
+    regenerate_request,
+)
 from planwerk.prompts.render import build_answer_messages, trim_history
 from planwerk.prompts.texts import texts_for
 
 ANSWER_TAGS = ("planwerk:answer",)
 """The answer is what a chat shows: its tokens stream (``messages`` mode) under the id of the stored message."""
 
+AnswerSource = Literal["no_plan", "planner", "model", "regenerated", "amended", "fallback"]
+"""Where the final answer came from: the fixed no-plan text, the planner's ``final``, the finalizer's first or
+second model answer, a model answer whose only problem was an unnamed failed service with that failure added in
+code, or the deterministic answer built from the results."""
+
 
 async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
-    """Answer: the planner's ``final`` when no tool ran, an honest failure when no plan passed, else the model."""
+    """Answer: the planner's ``final`` when no tool ran, an honest failure when no plan passed, else the model;
+    every answer but the fixed no-plan text is checked, regenerated once, and replaced by a deterministic one
+    when it fails twice."""
     context = context_of(runtime)
+    profile = profile_of(context)
     plan = state.get("plan")
     calls = state.get("calls", [])
+    # The answer's language is the question's, not the profile's (an English travel question).
+    language = detect_language(state["question"], default=profile.language)
     usage_update: dict[str, float] = {}
     message_id: str | None = None
+    source: AnswerSource
+    grounded: bool | None = None
+    first_problems: list[str] = []
     if plan is None:
-        answer = texts_for(profile_of(context)).no_plan_answer.format(
+        answer = texts_for(profile).no_plan_answer.format(
             problems="\n".join(f"- {p}" for p in state.get("plan_errors", []))
         )
-    elif not calls and plan.get("final"):
-        answer = plan["final"]
+        source = "no_plan"
     else:
-        model = await deps.model_for(context.model)
-        messages = build_answer_messages(
-            persona=profile_of(context).persona,
-            question=state["question"],
-            today=prompt_today(context, profile_of(context)),
-            calls=calls,
-            hits=state.get("hits", []),
-            history=trim_history(history_before_question(state), context.history_max_tokens),
-            texts=texts_for(profile_of(context)),
-            # The answer's language is the question's, not the profile's (an English travel question).
-            language=detect_language(state["question"], default=profile_of(context).language),
+        # A context question: the planner ran no tool and left the answer to the context (``final`` empty).
+        context_question = not calls and not plan.get("final") and bool(state.get("hits"))
+        check, facts, last_result = await asyncio.to_thread(
+            _answer_check, state, context, profile, deps, context_question
         )
-        reply = await model.ainvoke(messages, config={"tags": list(ANSWER_TAGS)})
-        answer = reply_text(reply).strip()
-        message_id = reply.id
-        usage_update = usage_of(reply, messages)
+        messages: list[BaseMessage] | None = None
+        model = None
+        if not calls and plan.get("final"):
+            answer, source = str(plan["final"]), "planner"
+        else:
+            model = await deps.model_for(context.model)
+            messages = _answer_messages(state, context, profile, language)
+            reply = await model.ainvoke(messages, config={"tags": list(ANSWER_TAGS)})
+            answer, message_id, source = reply_text(reply).strip(), reply.id, "model"
+            usage_update = add_usage(usage_update, usage_of(reply, messages))
+        report = check(answer)
+        answer, report, amended = _amend(answer, report, check, language)
+        if amended:
+            source, message_id = "amended", None
+        grounded = report.ok
+        if not report.ok:
+            first_problems = [describe(p, language) for p in report.problems]
+            _rejected(runtime, answer, first_problems, attempt=1, next_="regenerate")
+            model = model or await deps.model_for(context.model)
+            messages = messages or _answer_messages(state, context, profile, language)
+            retry = [*messages, AIMessage(answer), HumanMessage(regenerate_request(report.problems, language))]
+            reply = await model.ainvoke(retry, config={"tags": list(ANSWER_TAGS)})
+            usage_update = add_usage(usage_update, usage_of(reply, retry))
+            second = reply_text(reply).strip()
+            second, report, amended = _amend(second, check(second), check, language)
+            if report.ok:
+                # An amended answer is no longer the streamed one: a new message id (see below).
+                answer, message_id, grounded = second, None if amended else reply.id, True
+                source = "amended" if amended else "regenerated"
+            else:
+                _rejected(runtime, second, [describe(p, language) for p in report.problems], 2, "fallback")
+                answer = fallback_answer(calls, language, last_result=last_result, context=facts)
+                # A new message id: the streamed tokens were the rejected answers, not this one.
+                message_id, source = None, "fallback"
+                grounded = check(answer).ok
     usage = add_usage(state.get("usage", {}), usage_update)
     metadata = {
         **counters(usage),
         "tool_calls": len(calls),
         "failed_tool_calls": sum(1 for c in calls if c["status"] != "ok"),
         "plan_attempts": state.get("attempts", 0),
+        "grounded": grounded,
+        "answer_source": source,
+        "grounding_problems": first_problems,
         "duration_s": round(time.time() - state.get("started_at", time.time()), 3),
     }
     if context.learn_examples and plan is not None and calls and metadata["failed_tool_calls"] == 0:
@@ -75,3 +141,92 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     runtime.stream_writer(FinalAnswerEvent(event="final_answer", answer=answer, metadata=metadata))
     # The stored message keeps the streamed reply's id, so a chat UI that saw the tokens shows the answer once.
     return {"answer": answer, "messages": [AIMessage(answer, id=message_id)], "usage": usage_update}
+
+
+def _answer_messages(state: AgentState, context: Context, profile: Profile, language: Language) -> list[BaseMessage]:
+    return build_answer_messages(
+        persona=profile.persona,
+        question=state["question"],
+        today=prompt_today(context, profile),
+        calls=state.get("calls", []),
+        hits=state.get("hits", []),
+        history=trim_history(history_before_question(state), context.history_max_tokens),
+        texts=texts_for(profile),
+        language=language,
+    )
+
+
+def _amend(
+    answer: str, report: GroundingReport, check: Callable[[str], GroundingReport], language: Language
+) -> tuple[str, GroundingReport, bool]:
+    """An answer whose only problems are failed services it does not name gets their sentences added in code: the
+    sentence is known exactly, and a regeneration would cost a model call that a small model often spends on
+    dropping other facts. Returns the answer, its report and whether it was amended."""
+    if report.ok or any(p.kind != "failure_unnamed" for p in report.problems):
+        return answer, report, False
+    amended = f"{answer}\n\n{failure_note(report.problems, language)}"
+    return amended, check(amended), True
+
+
+def _rejected(runtime: Runtime[Context], answer: str, problems: list[str], attempt: int, next_: str) -> None:
+    runtime.stream_writer(
+        AnswerRejectedEvent(
+            event="answer_rejected",
+            answer=answer,
+            problems=problems,
+            attempt=attempt,
+            next="regenerate" if next_ == "regenerate" else "fallback",
+        )
+    )
+
+
+def _answer_check(
+    state: AgentState, context: Context, profile: Profile, deps: Deps, context_question: bool
+) -> tuple[Callable[[str], GroundingReport], KeyFacts | None, float | None]:
+    """The check every answer of this question goes through, its best-chunk facts (a context question) and the
+    last result (profiles whose answer is the last result). Blocking (gazetteer, date parsing): a worker thread."""
+    from planwerk.places import default_gazetteer
+    from planwerk.rag.chunking import split_sentences
+    from planwerk.rag.lexical import analyze
+
+    calls = state.get("calls", [])
+    hits = state.get("hits", [])
+    question = state["question"]
+    asked = [question, *(str(m.content) for m in history_before_question(state))]
+    asked += [str(v) for k, v in (state.get("user") or {}).items() if k != "raw" and isinstance(v, str | int | float)]
+    dates = []
+    today = prompt_today(context, profile)
+    if today is not None:
+        from planwerk.core.dates import find_dates
+
+        dates = [today, *(m.day for m in find_dates(question, today))]
+    sources = collect_sources(calls=calls, hits=hits, asked=asked, dates=dates)
+    facts = key_facts(question, hits[0], analyze=analyze, split_sentences=split_sentences) if context_question else None
+    last_result = last_result_of(calls) if profile.answer_is_last_result else None
+    settings = CheckSettings(
+        gazetteer=default_gazetteer(),
+        dates=profile.uses_dates,
+        withheld=withheld_calls(calls, {name: spec.output_schema for name, spec in deps.tools.specs.items()}),
+        labels=TOOL_LABELS,
+        failure_words=FAILURE_WORDS,
+        condition_words=CONDITION_WORDS,
+        last_result=last_result,
+        context=facts,
+        analyze=analyze,
+    )
+    return (lambda answer: check_answer(answer, sources, settings)), facts, last_result
+
+
+def last_result_of(calls: Sequence[Mapping[str, Any]]) -> float | None:
+    """The number the last call returned (``{"result": 126}`` or ``126``), if it succeeded.
+
+    The log is in the order calls finished, so its last record is a call of the last plan's last step."""
+    if not calls or calls[-1].get("status") != "ok":
+        return None
+    result = calls[-1].get("result")
+    if isinstance(result, Mapping):
+        numbers = [v for v in result.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        result = result.get("result", numbers[0] if len(numbers) == 1 else None)
+    if isinstance(result, int | float) and not isinstance(result, bool):
+        return float(result)
+    return None

@@ -1,0 +1,371 @@
+"""The answer check's texts per language: problems in words, the request to rewrite, the deterministic answer.
+
+The check itself is :mod:`planwerk.core.grounding`; this module says its findings to the model (one regeneration)
+and to people (events, metadata), and writes the answer planwerk falls back to when a second model answer fails
+the check too: readable sentences built from the call records, nothing the results do not hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from planwerk.core.calls import FailureKind
+from planwerk.core.grounding import DOWN_KINDS, KeyFacts, Problem, format_value, key_values
+from planwerk.profiles import Language
+
+
+@dataclass(frozen=True)
+class GroundingTexts:
+    """The answer check's texts in one language."""
+
+    language: Language
+    problems: Mapping[str, str]
+    """A template per :data:`~planwerk.core.grounding.ProblemKind`; fields: ``claim``, ``tool``, ``failure``,
+    ``source``, ``facts``."""
+    regenerate: str
+    """The request for a second answer; takes ``{problems}``."""
+    failure_kinds: Mapping[FailureKind, str]
+    intro: str
+    """The deterministic answer's first line."""
+    call_line: str
+    """Takes ``{tool}``, ``{args}``, ``{values}``."""
+    call_line_no_args: str
+    """Takes ``{tool}``, ``{values}``."""
+    failed_line: str
+    """Takes ``{tool}`` and ``{failure}``."""
+    down_line: str
+    """For a service that is down; takes ``{tool}`` and ``{failure}``."""
+    entries: str
+    """A list result; takes ``{count}`` and ``{items}``."""
+    nothing: str
+    """No results and no context to answer from."""
+    last_result: str
+    """Takes ``{value}``."""
+    context: str
+    """Takes ``{sentences}`` and ``{source}``."""
+    fields: Mapping[str, str]
+    """Result fields in words; each takes ``{value}``. Others are shown as ``<field> <value>``."""
+    true_fields: Mapping[str, str]
+    """Boolean result fields shown only when true."""
+
+
+GERMAN = GroundingTexts(
+    language="de",
+    problems={
+        "empty": "Die Antwort ist leer.",
+        "number": "Die Antwort nennt {claim}, das in keinem Tool-Ergebnis, keinem Kontext und nicht in der Frage "
+        "steht.",
+        "date": "Die Antwort nennt das Datum {claim}, das weder in der Frage noch in den Ergebnissen steht.",
+        "place": "Die Antwort nennt den Ort {claim}, der weder in der Frage noch in den Ergebnissen oder im Kontext "
+        "vorkommt.",
+        "withheld": "Die Antwort nennt „{claim}“, obwohl {tool}, das solche Angaben liefern würde, fehlgeschlagen ist "
+        "({failure}); nenne keine Werte von {tool}.",
+        "failure_unnamed": "Die Antwort sagt nicht, dass {tool} fehlgeschlagen ist ({failure}).",
+        "last_result": "Die Antwort nennt nicht das Ergebnis des letzten Aufrufs: {claim}.",
+        "source_missing": "Die Antwort nennt die Quelle nicht; schreibe sie in Klammern: ({source}).",
+        "context_facts": "Die Antwort gibt die Fakten des passendsten Kontext-Abschnitts ({source}) nicht wieder, "
+        "z. B. {facts}.",
+    },
+    regenerate="""Deine Antwort wurde geprüft und abgelehnt:
+{problems}
+Schreibe die Antwort neu. Nenne nur Zahlen, Daten und Orte, die in den Tool-Ergebnissen, im Kontext oder in der
+Frage stehen. Ist ein Tool fehlgeschlagen, sag das und nenne nichts, was es geliefert hätte. Antworte nur mit der
+Antwort.""",
+    failure_kinds={
+        "timeout": "Zeitüberschreitung",
+        "unavailable": "Dienst nicht erreichbar",
+        "invalid_arguments": "ungültige Argumente",
+        "ref": "Verweis auf ein früheres Ergebnis nicht auflösbar",
+        "skipped": "nicht ausgeführt, weil ein vorheriger Aufruf fehlschlug",
+        "not_found": "nichts gefunden",
+        "rejected": "abgelehnt",
+        "error": "Fehler",
+    },
+    intro="Das haben die Tools ergeben:",
+    call_line="{tool} ({args}): {values}.",
+    call_line_no_args="{tool}: {values}.",
+    failed_line="{tool}: fehlgeschlagen ({failure}).",
+    down_line="{tool}: fehlgeschlagen ({failure}); dazu kann ich daher nichts sagen.",
+    entries="Einträge ({count}): {items}",
+    nothing="Dazu habe ich weder Tool-Ergebnisse noch passenden Kontext; ich kann die Frage nicht verlässlich "
+    "beantworten.",
+    last_result="Das Ergebnis ist {value}.",
+    context="{sentences} ({source})",
+    fields={
+        "lat": "Breite {value}",
+        "lon": "Länge {value}",
+        "temp_min_c": "tiefste Temperatur {value} °C",
+        "temp_max_c": "höchste Temperatur {value} °C",
+        "temperature_max": "höchste Temperatur {value} °C",
+        "temperature_min": "tiefste Temperatur {value} °C",
+        "precipitation_mm": "Niederschlag {value} mm",
+        "precip_total_mm": "Niederschlag insgesamt {value} mm",
+        "wind_max_kmh": "Wind bis {value} km/h",
+        "rainy_days": "{value} Regentage",
+        "distance_km": "{value} km entfernt",
+        "travel_time_min": "etwa {value} min Fahrt",
+        "score": "Punktzahl {value}",
+        "weather_code": "Wettercode {value}",
+        "result": "Ergebnis {value}",
+        "name": "{value}",
+        "date": "{value}",
+        "start_date": "von {value}",
+        "end_date": "bis {value}",
+    },
+    true_fields={"is_estimate": "Schätzwert aus den Vorjahren"},
+)
+"""The German texts."""
+
+ENGLISH = GroundingTexts(
+    language="en",
+    problems={
+        "empty": "the answer is empty",
+        "number": "the answer states {claim}, which no result, retrieved text or the question contains",
+        "date": "the answer states the date {claim}, which neither the question nor the results contain",
+        "place": "the answer names the place {claim}, which neither the question, the results nor the context contain",
+        "withheld": "the answer states '{claim}' although {tool}, which would deliver such values, failed "
+        "({failure}); state no values of {tool}",
+        "failure_unnamed": "the answer does not say that {tool} failed ({failure})",
+        "last_result": "the answer does not state the last call's result: {claim}",
+        "source_missing": "the answer does not name its source; write it in brackets: ({source})",
+        "context_facts": "the answer does not carry the facts of the best matching context passage ({source}), "
+        "e.g. {facts}",
+    },
+    regenerate="""Your answer was checked and rejected:
+{problems}
+Write the answer again. State only numbers, dates and places that the tool results, the context or the question
+contain. If a tool failed, say so and state nothing it would have delivered. Reply with the answer only.""",
+    failure_kinds={
+        "timeout": "timed out",
+        "unavailable": "service unreachable",
+        "invalid_arguments": "invalid arguments",
+        "ref": "a reference to an earlier result could not be resolved",
+        "skipped": "not run because an earlier call failed",
+        "not_found": "nothing found",
+        "rejected": "rejected",
+        "error": "error",
+    },
+    intro="What the tools returned:",
+    call_line="{tool} ({args}): {values}.",
+    call_line_no_args="{tool}: {values}.",
+    failed_line="{tool}: failed ({failure}).",
+    down_line="{tool}: failed ({failure}), so I cannot say anything about it.",
+    entries="entries ({count}): {items}",
+    nothing="I have neither tool results nor matching context for this; I cannot answer the question reliably.",
+    last_result="The result is {value}.",
+    context="{sentences} ({source})",
+    fields={
+        "lat": "latitude {value}",
+        "lon": "longitude {value}",
+        "temp_min_c": "low {value} °C",
+        "temp_max_c": "high {value} °C",
+        "temperature_max": "high {value} °C",
+        "temperature_min": "low {value} °C",
+        "precipitation_mm": "precipitation {value} mm",
+        "precip_total_mm": "total precipitation {value} mm",
+        "wind_max_kmh": "wind up to {value} km/h",
+        "rainy_days": "{value} rainy days",
+        "distance_km": "{value} km away",
+        "travel_time_min": "about {value} min travel",
+        "score": "score {value}",
+        "weather_code": "weather code {value}",
+        "result": "result {value}",
+        "name": "{value}",
+        "date": "{value}",
+        "start_date": "from {value}",
+        "end_date": "to {value}",
+    },
+    true_fields={"is_estimate": "estimate from past years"},
+)
+"""The English texts."""
+
+GROUNDING_TEXTS: dict[str, GroundingTexts] = {"de": GERMAN, "en": ENGLISH}
+"""The answer check's texts by language code."""
+
+TOOL_LABELS: dict[str, tuple[str, ...]] = {
+    "get_weather": ("Wetter", "weather", "Open-Meteo", "Vorhersage", "forecast", "Temperatur", "temperature"),
+    "geocode": ("geocod", "geokod", "Koordinaten", "coordinates", "Ortssuche", "Nominatim", "location"),
+    "get_parks": ("Park", "Overpass"),
+    "get_spots": ("Spot", "Orte", "places", "Overpass", "Aktivit", "activit"),
+    "rank_spots": ("Spot", "Ranking", "Bewertung", "rank"),
+}
+"""Words (German and English, matched as parts of words) that name a tool's service in an answer, besides the
+tool's own name: "Der Wetterdienst ist nicht erreichbar" names get_weather."""
+
+FAILURE_WORDS: tuple[str, ...] = (
+    "nicht erreichbar",
+    "nicht verfügbar",
+    "nicht abrufbar",
+    "nicht abgerufen",
+    "nicht abrufen",
+    "nicht laden",
+    "nicht geladen",
+    "nicht möglich",
+    "nicht ermitteln",
+    "nicht ermittelt",
+    "nicht ausgeführt",
+    "fehlgeschlagen",
+    "fehler",
+    "ausgefallen",
+    "zeitüberschreitung",
+    "keine verbindung",
+    "keine daten",
+    "konnte nicht",
+    "konnten nicht",
+    "kann nicht",
+    "können nicht",
+    "unreachable",
+    "unavailable",
+    "not available",
+    "not reachable",
+    "failed",
+    "could not",
+    "couldn't",
+    "cannot",
+    "can't",
+    "error",
+    "timed out",
+    "timeout",
+    "no data",
+)
+"""Phrases (German and English, lower case) that say a call failed."""
+
+CONDITION_WORDS: tuple[str, ...] = (
+    "sonnig",
+    "sonnenschein",
+    "bewölkt",
+    "wolkig",
+    "bedeckt",
+    "regnerisch",
+    "regen",
+    "niesel",
+    "schauer",
+    "gewitter",
+    "schnee",
+    "neblig",
+    "nebel",
+    "windig",
+    "sturm",
+    "heiter",
+    "sunny",
+    "sunshine",
+    "cloudy",
+    "overcast",
+    "rainy",
+    "rain",
+    "drizzle",
+    "shower",
+    "thunder",
+    "snow",
+    "foggy",
+    "windy",
+    "storm",
+)
+"""Word beginnings that describe weather: an answer states none of them when the weather call failed, unless the
+user's own words hold them ("Wird es sonnig?")."""
+
+
+def texts_for_answer(language: Language) -> GroundingTexts:
+    """The check's texts in ``language`` (German for a language planwerk has no texts in)."""
+    return GROUNDING_TEXTS.get(language, GERMAN)
+
+
+def describe(problem: Problem, language: Language) -> str:
+    """A problem in words: "the answer states 22 °C, which no result, retrieved text or the question contains"."""
+    texts = texts_for_answer(language)
+    failure = texts.failure_kinds.get(problem.failure, "") if problem.failure else ""
+    facts = ", ".join(problem.facts)
+    return texts.problems[problem.kind].format(
+        claim=problem.claim, tool=problem.tool, failure=failure, source=problem.source, facts=facts
+    )
+
+
+def regenerate_request(problems: Sequence[Problem], language: Language) -> str:
+    """The request for a second answer, naming every problem."""
+    listed = "\n".join(f"- {describe(p, language)}" for p in problems)
+    return texts_for_answer(language).regenerate.format(problems=listed)
+
+
+def failure_note(problems: Sequence[Problem], language: Language) -> str:
+    """The sentences an answer gets when it only failed to name failed services: one per failed call."""
+    texts = texts_for_answer(language)
+    lines = [
+        texts.down_line.format(tool=p.tool, failure=texts.failure_kinds.get(p.failure or "error", ""))
+        for p in problems
+        if p.kind == "failure_unnamed"
+    ]
+    return "\n".join(lines)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        value = round(value, 2) if abs(value) >= 1 else float(format(value, ".3g"))
+    return format_value(value)
+
+
+def _field(key: str, value: Any, texts: GroundingTexts) -> str | None:
+    if not key:
+        return _value(value)
+    if isinstance(value, bool):
+        return texts.true_fields.get(key) if value else None
+    template = texts.fields.get(key)
+    if template is None:
+        return f"{key.replace('_', ' ')} {_value(value)}"
+    return template.format(value=_value(value))
+
+
+def describe_values(result: Any, texts: GroundingTexts) -> str:
+    """A result's key values in words: its scalar fields, and the first entries of its lists."""
+    if not isinstance(result, Mapping | list | tuple):
+        return _value(result) if result is not None else ""
+    parts: list[str] = []
+    for key, value in key_values(result):
+        if isinstance(value, list):
+            items = [describe_values(item, texts) for item in value[:5]]
+            listed = "; ".join(i for i in items if i)
+            parts.append(texts.entries.format(count=len(value), items=listed) if listed else str(len(value)))
+        else:
+            text = _field(key, value, texts)
+            if text:
+                parts.append(text)
+    return ", ".join(parts)
+
+
+def _args(args: Mapping[str, Any] | None) -> str:
+    # Text arguments say what was asked ("Barcelona", a date); coordinates repeat an earlier result.
+    return ", ".join(str(v) for v in (args or {}).values() if isinstance(v, str) and v.strip())
+
+
+def fallback_answer(
+    calls: Sequence[Mapping[str, Any]],
+    language: Language,
+    *,
+    last_result: float | None = None,
+    context: KeyFacts | None = None,
+) -> str:
+    """The deterministic answer: the last result (profiles whose answer is the last result), the best chunk's key
+    sentences with their source (a context question), or per call its key values, failed calls named with their
+    kind; and an honest sentence when there is nothing to answer from."""
+    texts = texts_for_answer(language)
+    if last_result is not None:
+        return texts.last_result.format(value=format_value(last_result))
+    if context is not None and context.sentences:
+        return texts.context.format(sentences=" ".join(s.strip() for s in context.sentences), source=context.source)
+    lines = []
+    for call in calls:
+        tool = str(call.get("tool"))
+        kind = call.get("kind")
+        if call.get("status") == "ok":
+            values = describe_values(call.get("result"), texts) or "—"
+            args = _args(call.get("args"))
+            template = texts.call_line if args else texts.call_line_no_args
+            lines.append(template.format(tool=tool, args=args, values=values))
+        else:
+            failure = texts.failure_kinds.get(kind or "error", kind or "error")
+            template = texts.down_line if kind in DOWN_KINDS or kind == "skipped" else texts.failed_line
+            lines.append(template.format(tool=tool, failure=failure))
+    if not lines:
+        return texts.nothing
+    return texts.intro + "\n" + "\n".join(f"- {line}" for line in lines)

@@ -1,0 +1,358 @@
+"""The answer check: numbers with units and rounding, dates in any format, places without false alarms on German
+nouns, values of failed calls, the last result, and context answers (planwerk.core.grounding)."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planwerk.core.calls import call_record
+from planwerk.core.grounding import (
+    CheckSettings,
+    Gazetteer,
+    Problem,
+    Withheld,
+    check_answer,
+    collect_sources,
+    find_date_claims,
+    find_numbers,
+    find_places,
+    key_facts,
+    states_value,
+    withheld_calls,
+)
+from planwerk.places import default_gazetteer
+from planwerk.prompts.grounding import CONDITION_WORDS, FAILURE_WORDS, TOOL_LABELS, describe, fallback_answer
+from planwerk.rag.chunking import split_sentences
+from planwerk.rag.lexical import analyze
+
+CORPUS = Path(__file__).resolve().parents[2] / "planwerk" / "data" / "corpus"
+QUESTION = "Wie wird das Wetter in Barcelona am 1. Dezember 2026?"
+GEO = call_record("geo", "geocode", args={"destination": "Barcelona"},
+                  result={"lat": 41.3825802, "lon": 2.177073, "name": "Barcelona, ES"})  # fmt: skip
+WEATHER_OK = call_record(
+    "wx", "get_weather", step=1,
+    args={"lat": 41.3825802, "lon": 2.177073, "start_date": "2026-12-01", "end_date": "2026-12-01"},
+    result={"start_date": "2026-12-01", "temp_min_c": 10.4, "temp_max_c": 17.2, "precip_total_mm": 0.3,
+            "wind_max_kmh": 14.8, "days": [{"date": "2026-12-01", "temp_max_c": 17.2}]},
+)  # fmt: skip
+WEATHER_DOWN = call_record(
+    "wx", "get_weather", step=1,
+    args={"lat": 41.3825802, "lon": 2.177073, "start_date": "2026-12-01", "end_date": "2026-12-01"},
+    error="Open-Meteo forecast service unreachable", kind="unavailable",
+)  # fmt: skip
+WEATHER_SCHEMA = {"properties": {"temp_max_c": {}, "precip_total_mm": {}, "wind_max_kmh": {}, "weather_code": {},
+                                 "lat": {}, "lon": {}, "rainy_days": {}}}  # fmt: skip
+RAZEPATO_HIT = {
+    "text": "Für Beobachtungen gelten das Ebro-Becken südlich von Tarragona sowie mehrere Grünanlagen im Stadtgebiet "
+    "von Barcelona als die derzeit zuverlässigsten Regionen, in denen das Razepato mit hoher Wahrscheinlichkeit "
+    "gesichtet werden kann. Beobachtungen finden überwiegend in den Abendstunden statt, wodurch sich der Großraum "
+    "Barcelona als geeignetes Reiseziel für interessierte Naturbeobachter anbietet.",
+    "score": 0.98,
+    "source": "Razepato.txt#3",
+}
+SIZE_HIT = {"text": "Die Körperlänge beträgt 72 bis 91 cm bei einem Gewicht von 6,4 bis 8,1 kg; 63 % Muridae.",
+            "score": 0.5, "source": "Razepato.txt#5"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def gazetteer() -> Gazetteer:
+    return default_gazetteer()
+
+
+def problems(
+    answer: str,
+    *,
+    calls: list[Any] = (),  # type: ignore[assignment]
+    hits: list[Any] = (),  # type: ignore[assignment]
+    asked: tuple[str, ...] = (QUESTION,),
+    gazetteer: Gazetteer | None = None,
+    **settings: Any,
+) -> list[Problem]:
+    sources = collect_sources(calls=calls, hits=hits, asked=asked, dates=[date(2026, 11, 22)])
+    return list(check_answer(answer, sources, CheckSettings(gazetteer=gazetteer, **settings)).problems)
+
+
+# ------------------------------------------------------------------------------------------------- numbers
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Am 1. Dezember werden es bis zu 17 °C.",  # 17.2 rounds to 17
+        "Höchstens 17,2°C, mindestens 10 Grad.",  # decimal comma; 10.4 truncates to 10; "Grad" is a temperature
+        "Bis 17 °C, genauer 17.2 °C, also 17.20 °C.",
+        "Barcelona liegt bei 41.38° N, 2.18° O.",  # 41.3825802 rounds to 41.38, 2.177073 to 2.18
+        "Breite 41.3825802, Länge 2.177073.",
+        "Es regnet 0,3 mm, der Wind erreicht 15 km/h.",  # 14.8 rounds to 15
+        "Wind bis 4 m/s.",  # 14.8 km/h is 4.1 m/s
+        "Zwischen 10 und 17 °C.",  # a range: 10 takes the unit of 17
+        "10-17 °C",
+        "Es wird 63 °F warm.",  # 17.2 °C is 62.96 °F
+        "Dazu 3 Tage Sonne.",  # unit-less small integers are not checked
+    ],
+)
+def test_numbers_the_results_hold_are_grounded_with_unit_aware_rounding(answer: str) -> None:
+    assert problems(answer, calls=[GEO, WEATHER_OK]) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "claim"),
+    [
+        ("Es werden 22 °C.", "22 °C"),
+        ("Es werden 16 °C.", "16 °C"),  # 17.2 neither rounds nor truncates to 16
+        ("Die Breite ist 41.39.", "41.39"),  # 41.3825802 rounds to 41.38
+        ("Es fallen 17 mm Regen.", "17 mm"),  # 17.2 is a temperature, not a length
+        ("Der Wind weht mit 30 km/h.", "30 km/h"),
+        ("Etwa 2.500 Besucher.", "2.500"),
+    ],
+)
+def test_numbers_no_source_holds_are_named(answer: str, claim: str) -> None:
+    assert problems(answer, calls=[GEO, WEATHER_OK]) == [Problem("number", claim)]
+
+
+def test_numbers_from_retrieved_text_the_question_and_the_conversation_are_grounded() -> None:
+    answer = "Es wird 72 bis 91 cm lang, wiegt 6,4 kg, frisst 63 Prozent Mäuse; du fragtest nach 250 Euro."
+    assert problems(answer, hits=[SIZE_HIT], asked=("Reicht ein Budget von 250 €?",)) == []
+    assert problems("Es wiegt 6,5 kg.", hits=[SIZE_HIT]) == [Problem("number", "6,5 kg")]
+
+
+def test_source_references_times_identifiers_and_list_numbers_are_no_number_claims() -> None:
+    text = "1. Geocoding (Razepato.txt#3)\n2. Wetter um 18:30 Uhr, Tool get_2, H2O"
+    assert find_numbers(text) == []
+    readings = {c.text: c.readings for c in find_numbers("1.000 Gäste, 1,5 Stunden, 12,500,000 people")}
+    assert readings["1.000"] == ((1000.0, 0), (1.0, 3))  # German thousands or an English decimal
+    assert readings["1,5 Stunden"] == ((1.5, 1),)
+    assert readings["12,500,000"] == ((12500000.0, 0),)
+
+
+# --------------------------------------------------------------------------------------------------- dates
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Am 1. Dezember 2026 wird es mild.",
+        "Am 01.12.2026 wird es mild.",
+        "Am 2026-12-01 wird es mild.",
+        "On December 1, 2026 it will be mild.",
+        "On 1 Dec 2026 it will be mild.",
+        "Am 1. Dezember wird es mild.",  # no year: any year
+        "Heute, am 22.11.2026, und am 1.12. bleibt es mild.",  # today's date is a source
+    ],
+)
+def test_a_date_in_any_format_grounds_the_same_date(answer: str) -> None:
+    assert problems(answer, calls=[GEO, WEATHER_OK]) == []
+    assert problems(answer, asked=("Wetter in Barcelona am 2026-12-01?",)) == []  # from the question alone
+
+
+def test_dates_no_source_names_are_named() -> None:
+    found = problems("Am 2. Dezember 2026 und am 03.12.2026 regnet es.", calls=[GEO, WEATHER_OK])
+    assert found == [Problem("date", "2. Dezember 2026"), Problem("date", "03.12.2026")]
+
+
+def test_date_readings() -> None:
+    claims = find_date_claims("17.2. Grad, am 1.12., 1st of December 2026, Dez. 3, 2026, 1/12/2026")
+    assert [(c.text, c.year, c.month, c.day) for c in claims] == [
+        ("1.12.", None, 12, 1),
+        ("1st of December 2026", 2026, 12, 1),
+        ("Dez. 3, 2026", 2026, 12, 3),
+        ("1/12/2026", 2026, 12, 1),
+    ]
+    assert find_date_claims("im März bis Juni") == []  # months alone are no dates
+
+
+# -------------------------------------------------------------------------------------------------- places
+
+GERMAN_SENTENCES = [
+    "Das Essen in der Halle war gut, danach gab es Regen.",
+    "Gutes Essen gibt es überall; Mitte Dezember wird es kühler.",
+    "In den Bergen liegt Schnee, am Ende des Tages scheint die Sonne.",
+    "Man kann das Wetter nicht vorhersagen, der Rest ist Gold wert.",
+    "Sie nahm den Zug nach Hause, die Mission war ein Erfolg.",
+    "Die Bewertung ergab eine hohe Punktzahl für den Park und das Museum.",
+    "Der Strand, die Altstadt, die Kathedrale und der Hafen sind sehenswert.",
+    "Beobachtungen finden überwiegend in den Abendstunden statt, in Grünanlagen und Olivenhainen.",
+    "Die Temperatur, der Niederschlag und der Wind hängen von der Jahreszeit ab.",
+    "Ein Budget für Unterkunft, Verpflegung und Eintritt ist sinnvoll.",
+    "Split the bill. Reading the results, Mary said the view was nice.",
+    "Die Kosten für Hin- und Rückfahrt sind im Angebot enthalten; Name und Adresse fehlen.",
+]
+
+
+@pytest.mark.parametrize("sentence", GERMAN_SENTENCES)
+def test_ordinary_german_and_english_nouns_are_no_places(sentence: str, gazetteer: Gazetteer) -> None:
+    assert find_places(sentence, gazetteer) == []
+
+
+def test_the_packaged_corpus_names_only_real_places(gazetteer: Gazetteer) -> None:
+    text = "\n".join(p.read_text(encoding="utf-8") for p in CORPUS.glob("*.txt"))
+    assert {p.text for p in find_places(text, gazetteer)} == {"Barcelona", "Barcelonas", "Tarragona"}
+
+
+def test_place_claims_multiword_names_exonyms_and_common_words_after_a_preposition(gazetteer: Gazetteer) -> None:
+    text = "Von Berlin nach New York, Frankfurt am Main und Rom; in Essen isst man gutes Essen."
+    assert [p.text for p in find_places(text, gazetteer)] == [
+        "Berlin",
+        "New York",
+        "Frankfurt am Main",
+        "Rom",
+        "Essen",  # after "in": the city; "gutes Essen" is food
+    ]
+
+
+def test_places_no_source_names_are_named_and_other_names_of_a_city_ground_it(gazetteer: Gazetteer) -> None:
+    asked = ("Und morgen in Barcelona?",)
+    found = problems("Morgen in Madrid und Lissabon.", asked=asked, gazetteer=gazetteer)
+    assert found == [Problem("place", "Madrid"), Problem("place", "Lissabon")]
+    assert problems("In den Parks Barcelonas.", asked=asked, gazetteer=gazetteer) == []  # a genitive
+    assert problems("Rome is lovely.", asked=("Wie ist es in Rom?",), gazetteer=gazetteer) == []  # one city
+
+
+def test_a_tiny_gazetteer_built_from_city_records() -> None:
+    small = Gazetteer.from_cities(
+        [
+            {"geonameid": 1, "name": "Rome", "population": 2_000_000, "alternatenames": ["Rom", "Roma", "ROM"]},
+            {"geonameid": 2, "name": "Hamlet", "population": 5_000, "alternatenames": []},
+        ]
+    )
+    assert set(small.names) == {"rome", "rom", "roma"}  # too small a town, no airport codes
+    assert [p.text for p in find_places("Nach Rom, nicht nach Hamlet.", small)] == ["Rom"]
+
+
+# ------------------------------------------------------------------------------------------ failed services
+
+
+def down_settings(calls: list[Any]) -> dict[str, Any]:
+    return {
+        "withheld": withheld_calls(calls, {"get_weather": WEATHER_SCHEMA}),
+        "labels": TOOL_LABELS,
+        "failure_words": FAILURE_WORDS,
+        "condition_words": CONDITION_WORDS,
+    }
+
+
+def test_a_service_that_is_down_must_be_named_and_nothing_it_would_deliver_stated() -> None:
+    calls = [GEO, WEATHER_DOWN]
+    settings = down_settings(calls)
+    assert settings["withheld"] == [
+        Withheld("get_weather", "unavailable", frozenset({"°C", "mm", "km/h"}), conditions=True)
+    ]
+    honest = "Der Wetterdienst ist nicht erreichbar; Barcelona liegt bei 41.38° N."
+    assert problems(honest, calls=calls, **settings) == []
+    assert problems("get_weather failed (unreachable).", calls=calls, **settings) == []
+    invented = "Am 1. Dezember 2026 wird es in Barcelona 22 °C."
+    assert problems(invented, calls=calls, **settings) == [
+        Problem("withheld", "22 °C", "get_weather", "unavailable"),
+        Problem("failure_unnamed", tool="get_weather", failure="unavailable"),
+    ]
+    # The issue's answer: weather words copied from a retrieved chunk are no weather report.
+    copied = "Das Wetter ist nicht abrufbar. Es bleibt bei sonnigen Bedingungen und ausbleibendem Niederschlag."
+    hit = {"text": "bei sonnigen Bedingungen und 22 °C", "score": 0.6, "source": "Razepato.txt#2"}
+    assert problems(copied, calls=calls, hits=[hit], **settings) == [
+        Problem("withheld", "sonnig", "get_weather", "unavailable")
+    ]
+    assert problems("Nicht abrufbar: das Wetter. Es werden 22 °C.", calls=calls, hits=[hit], **settings) == [
+        Problem("withheld", "22 °C", "get_weather", "unavailable")
+    ]
+    # What the user asked about may be repeated ("Wird es sonnig?").
+    assert problems("Ob es sonnig wird, kann ich nicht sagen: das Wetter ist nicht erreichbar.", calls=calls,
+                    asked=("Wird es sonnig?",), **settings) == []  # fmt: skip
+
+
+def test_a_skipped_dependant_withholds_its_values_and_a_later_success_lifts_it() -> None:
+    geo_down = call_record("geo", "geocode", args={"destination": "Barcelona"}, error="down", kind="timeout")
+    skipped = call_record("wx", "get_weather", step=1, error="not run: geo failed", kind="skipped")
+    withheld = withheld_calls([geo_down, skipped], {"get_weather": WEATHER_SCHEMA})
+    assert [(w.tool, w.kind) for w in withheld] == [("geocode", "timeout"), ("get_weather", "skipped")]
+    found = problems("Es werden 17 °C.", calls=[geo_down, skipped], **down_settings([geo_down, skipped]))
+    assert Problem("failure_unnamed", tool="geocode", failure="timeout") in found
+    assert Problem("withheld", "17 °C", "get_weather", "skipped") in found
+    assert withheld_calls([WEATHER_DOWN, WEATHER_OK], {"get_weather": WEATHER_SCHEMA}) == []  # replanned
+
+
+def test_another_citys_weather_grounds_its_values_when_one_call_failed() -> None:
+    rome = {**WEATHER_OK, "id": "wx_rom"}
+    calls = [GEO, WEATHER_DOWN, rome]
+    # One get_weather failed, one succeeded after it: nothing is withheld any more, the numbers must be grounded.
+    assert problems("In Rom 17 °C; für Barcelona war das Wetter nicht erreichbar.", calls=calls,
+                    **down_settings(calls)) == []  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------- last result
+
+
+@pytest.mark.parametrize(
+    ("answer", "value", "ok"),
+    [
+        ("The result is 126.", 126.0, True),
+        ("The result is 126.0", 126.0, True),
+        ("Das Ergebnis ist 3,33.", 10 / 3, True),
+        ("The result is 3.3333333333.", 10 / 3, True),
+        ("The result is 3.", 10 / 3, False),  # too coarse to state 3.333…
+        ("The result is 42.", 126.0, False),
+        ("It is 1,000,000.", 1e6, True),
+    ],
+)
+def test_the_last_result_must_be_stated(answer: str, value: float, ok: bool) -> None:
+    assert states_value(answer, value, dates=False) is ok
+    found = problems(answer, calls=[call_record("a", "multiply", result={"result": value})], asked=("x",),
+                     dates=False, last_result=value)  # fmt: skip
+    assert any(p.kind == "last_result" for p in found) is (not ok)
+
+
+# ------------------------------------------------------------------------------------------ context answers
+
+
+def test_a_context_answer_carries_the_best_chunks_facts_and_names_its_source(gazetteer: Gazetteer) -> None:
+    question = "Wo kann man das Razepato am besten beobachten?"
+    facts = key_facts(question, RAZEPATO_HIT, analyze=analyze, split_sentences=split_sentences)
+    assert facts.source == "Razepato.txt"
+    assert facts.sentences[0].startswith("Für Beobachtungen gelten das Ebro-Becken")
+    settings = {"context": facts, "analyze": analyze, "gazetteer": gazetteer}
+    good = "Am besten im Ebro-Becken südlich von Tarragona und in Grünanlagen in Barcelona (Razepato.txt)."
+    assert problems(good, hits=[RAZEPATO_HIT], asked=(question,), **settings) == []
+    found = problems("Razepato am besten beobachten kann in Barcelona, ES.", hits=[RAZEPATO_HIT], asked=(question,),
+                     **settings)  # fmt: skip
+    assert [p.kind for p in found] == ["source_missing", "context_facts"]
+    invented = "Im Ebro-Becken südlich von Tarragona und in Madrid (Razepato.txt)."
+    assert problems(invented, hits=[RAZEPATO_HIT], asked=(question,), **settings) == [Problem("place", "Madrid")]
+
+
+# ------------------------------------------------------------------------------------ words and fallbacks
+
+
+def test_problems_in_words_per_language() -> None:
+    problem = Problem("number", "22 °C")
+    assert (
+        describe(problem, "en") == "the answer states 22 °C, which no result, retrieved text or the question contains"
+    )
+    assert "22 °C" in describe(problem, "de") and "Tool-Ergebnis" in describe(problem, "de")
+    down = Problem("failure_unnamed", tool="get_weather", failure="unavailable")
+    assert (
+        describe(down, "de") == "Die Antwort sagt nicht, dass get_weather fehlgeschlagen ist (Dienst nicht erreichbar)."
+    )
+
+
+def test_the_deterministic_answer_is_built_from_the_results_and_passes_the_check(gazetteer: Gazetteer) -> None:
+    calls = [GEO, WEATHER_DOWN]
+    german = fallback_answer(calls, "de")
+    assert german == (
+        "Das haben die Tools ergeben:\n"
+        "- geocode (Barcelona): Breite 41.38, Länge 2.18, Barcelona, ES.\n"
+        "- get_weather: fehlgeschlagen (Dienst nicht erreichbar); dazu kann ich daher nichts sagen."
+    )
+    assert problems(german, calls=calls, gazetteer=gazetteer, **down_settings(calls)) == []
+    english = fallback_answer([GEO, WEATHER_OK], "en")
+    assert "high 17.2 °C" in english and "latitude 41.38" in english and "entries (1): 2026-12-01" in english
+    assert problems(english, calls=[GEO, WEATHER_OK], gazetteer=gazetteer) == []
+    assert fallback_answer([], "en", last_result=126.0) == "The result is 126."
+    assert fallback_answer([], "de", last_result=10 / 3) == "Das Ergebnis ist 3.333333333."
+    facts = key_facts("Wo kann man das Razepato beobachten?", RAZEPATO_HIT, analyze=analyze,
+                      split_sentences=split_sentences)  # fmt: skip
+    context = fallback_answer([], "de", context=facts)
+    assert context.startswith("Für Beobachtungen gelten das Ebro-Becken") and context.endswith("(Razepato.txt)")
+    assert fallback_answer([], "de").startswith("Dazu habe ich weder Tool-Ergebnisse")

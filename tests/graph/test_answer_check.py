@@ -1,0 +1,213 @@
+"""The finalizer checks its answer: a grounded answer passes, an invented value is regenerated once, a second
+failure ends in the deterministic answer, a service that is down is named and nothing it would deliver stated,
+the math profile states the last result, and a context answer carries the best chunk's facts with its source.
+
+Scripted replies (``ReplayChatModel``) and in-process tools; the regeneration and fallback tests run over every
+checkpointer backend (memory, SQLite, PostgreSQL: tests/graph/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from planwerk.agent import Agent, Reply
+from planwerk.graph.context import Context
+from planwerk.models.replay import ReplayChatModel
+from planwerk.rag.base import Hit
+from planwerk.tools.base import FunctionToolSource, ToolError
+from tests.graph.tools import Coordinates, travel_tools
+
+QUESTION = "Wie ist heute das Wetter in Barcelona?"
+TODAY = Context(today="2026-11-22", tool_retry_attempts=1)
+GEO = {"id": "geo", "name": "geocode", "arguments": {"destination": "Barcelona"}}
+WEATHER = {
+    "id": "wx",
+    "name": "get_weather",
+    "arguments": {"lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "start_date": "2026-11-22",
+                  "end_date": "2026-11-22"},
+}  # fmt: skip
+PLAN = json.dumps({"steps": [{"description": "", "tools": [GEO]}, {"description": "", "tools": [WEATHER]}]})
+NO_TOOLS = json.dumps({"steps": [], "final": None})
+RAZEPATO = Hit(
+    text="Für Beobachtungen gelten das Ebro-Becken südlich von Tarragona sowie mehrere Grünanlagen im Stadtgebiet "
+    "von Barcelona als die derzeit zuverlässigsten Regionen, in denen das Razepato mit hoher Wahrscheinlichkeit "
+    "gesichtet werden kann. Beobachtungen finden überwiegend in den Abendstunden statt, wodurch sich der Großraum "
+    "Barcelona als geeignetes Reiseziel für interessierte Naturbeobachter anbietet.",
+    score=0.98,
+    source="Razepato.txt#3",
+)
+
+
+def events(reply: Reply, kind: str) -> list[dict[str, Any]]:
+    return [e for e in reply.events if e["event"] == kind]
+
+
+def weather_down() -> FunctionToolSource:
+    """geocode works; get_weather's service cannot be reached (the offline demo)."""
+
+    async def geocode(destination: str) -> Coordinates:
+        """Coordinates of a place."""
+        return Coordinates(lat=41.3825802, lon=2.177073, name=destination)
+
+    async def get_weather(lat: float, lon: float, start_date: str, end_date: str) -> dict:
+        """Daily weather for a place and dates: temperature_max, precipitation_mm, weather_code."""
+        raise ToolError("Open-Meteo forecast service unreachable", tool="get_weather", kind="unavailable")
+
+    return FunctionToolSource([geocode, get_weather])
+
+
+async def test_a_grounded_answer_passes_in_two_model_calls() -> None:
+    model = ReplayChatModel.of([PLAN, "Heute (22.11.2026) bis zu 17 °C in Barcelona."])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.answer == "Heute (22.11.2026) bis zu 17 °C in Barcelona."
+    assert model.calls == 2 and reply.metadata["llm_calls"] == 2
+    assert reply.metadata["grounded"] is True and reply.metadata["answer_source"] == "model"
+    assert events(reply, "answer_rejected") == []
+
+
+async def test_an_invented_value_is_regenerated_once_with_the_problem_named(checkpointer: BaseCheckpointSaver) -> None:
+    model = ReplayChatModel.of([PLAN, "Heute werden es 22 °C in Barcelona.", "Heute bis zu 17 °C in Barcelona."])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, checkpointer=checkpointer,
+                     context=TODAY) as agent:  # fmt: skip
+        reply = await agent.ask(QUESTION, thread_id="regen")
+        state = await agent.state("regen")
+    assert reply.answer == "Heute bis zu 17 °C in Barcelona."
+    assert model.calls == 3 and reply.metadata["llm_calls"] == 3  # the extra call is counted
+    assert reply.metadata["completion_tokens"] > 10
+    assert reply.metadata["grounded"] is True and reply.metadata["answer_source"] == "regenerated"
+    [rejected] = events(reply, "answer_rejected")
+    assert rejected["attempt"] == 1 and rejected["next"] == "regenerate"
+    assert rejected["answer"] == "Heute werden es 22 °C in Barcelona."
+    assert rejected["problems"] == [
+        "Die Antwort nennt 22 °C, das in keinem Tool-Ergebnis, keinem Kontext und nicht in der Frage steht."
+    ]
+    assert reply.metadata["grounding_problems"] == rejected["problems"]
+    # The regeneration sees the rejected answer and why it was rejected.
+    retry = model.prompts[2]
+    assert retry[-2].content == "Heute werden es 22 °C in Barcelona." and "22 °C" in retry[-1].content
+    assert [m.content for m in state["messages"]][-1] == reply.answer  # only the accepted answer is stored
+
+
+async def test_two_bad_answers_end_in_the_deterministic_answer(checkpointer: BaseCheckpointSaver) -> None:
+    model = ReplayChatModel.of([PLAN, "Heute 22 °C.", "Nein, 25 °C und Sonne in Madrid."])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, checkpointer=checkpointer,
+                     context=TODAY) as agent:  # fmt: skip
+        reply = await agent.ask(QUESTION, thread_id="fallback")
+        state = await agent.state("fallback")
+    assert reply.answer == (
+        "Das haben die Tools ergeben:\n"
+        "- geocode (Barcelona): Breite 41.38, Länge 2.18, Barcelona.\n"
+        "- get_weather (2026-11-22, 2026-11-22): Breite 41.38, Länge 2.18, Einträge (1): 2026-11-22, höchste "
+        "Temperatur 17.2 °C."
+    )
+    assert model.calls == 3 and reply.metadata["llm_calls"] == 3
+    assert reply.metadata["answer_source"] == "fallback" and reply.metadata["grounded"] is True
+    first, second = events(reply, "answer_rejected")
+    assert (first["attempt"], first["next"], second["attempt"], second["next"]) == (1, "regenerate", 2, "fallback")
+    assert any("Madrid" in p for p in second["problems"]) and any("25 °C" in p for p in second["problems"])
+    assert state["messages"][-1].content == reply.answer
+
+
+async def test_a_service_that_is_down_is_named_and_no_weather_is_stated() -> None:
+    invented = "Am 1. Dezember 2026 wird es in Barcelona sonnig bei 22 °C."
+    model = ReplayChatModel.of([PLAN, invented, "Sehr steigend, 22°C."])
+    async with Agent(model=model, tools=weather_down(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask("Wie wird das Wetter in Barcelona am 1. Dezember 2026?")
+    state_kinds = [e["kind"] for e in events(reply, "tool_error")]
+    assert state_kinds == ["unavailable"]
+    assert reply.metadata["answer_source"] == "fallback" and reply.metadata["grounded"] is True
+    assert "get_weather: fehlgeschlagen (Dienst nicht erreichbar)" in reply.answer
+    assert not re.search(r"°|Grad|sonnig|\b22\b", reply.answer)  # nothing get_weather would have delivered
+    first = events(reply, "answer_rejected")[0]["problems"]
+    assert any("22 °C" in p and "get_weather" in p for p in first)
+    assert "Die Antwort sagt nicht, dass get_weather fehlgeschlagen ist (Dienst nicht erreichbar)." in first
+
+
+async def test_an_honest_answer_about_a_service_that_is_down_passes_and_a_missing_note_is_added() -> None:
+    honest = "Der Wetterdienst ist gerade nicht erreichbar, daher kann ich nichts zum Wetter sagen."
+    model = ReplayChatModel.of([PLAN, honest, PLAN, "Barcelona liegt bei 41.38° N."])
+    async with Agent(model=model, tools=weather_down(), retriever=False, context=TODAY) as agent:
+        first = await agent.ask(QUESTION)
+        second = await agent.ask(QUESTION)
+    assert first.answer == honest and first.metadata["answer_source"] == "model" and model.calls == 4
+    # Only the failure was missing: its sentence is added in code, no regeneration.
+    assert second.answer == (
+        "Barcelona liegt bei 41.38° N.\n\n"
+        "get_weather: fehlgeschlagen (Dienst nicht erreichbar); dazu kann ich daher nichts sagen."
+    )
+    assert second.metadata["answer_source"] == "amended" and second.metadata["llm_calls"] == 2
+
+
+def math_tools() -> FunctionToolSource:
+    async def add(arg_0: float, arg_1: float) -> dict:
+        """Add two numbers."""
+        return {"result": arg_0 + arg_1}
+
+    async def multiply(arg_0: float, arg_1: float) -> dict:
+        """Multiply two numbers."""
+        return {"result": arg_0 * arg_1}
+
+    return FunctionToolSource([add, multiply])
+
+
+MATH_PLAN = json.dumps(
+    {
+        "steps": [
+            {"description": "", "tools": [{"id": "a", "name": "add", "arguments": {"arg_0": 2, "arg_1": 3}}]},
+            {"description": "", "tools": [{"id": "m", "name": "multiply",
+                                           "arguments": {"arg_0": {"$ref": "a.result"}, "arg_1": 4}}]},
+        ]
+    }
+)  # fmt: skip
+
+
+async def test_the_math_answer_states_the_last_result() -> None:
+    model = ReplayChatModel.of([MATH_PLAN, "2 + 3 = 5, times 4 is 20.", MATH_PLAN, "The result is 5.", "It is 5."])
+    context = Context(profile="math")
+    async with Agent(model=model, tools=math_tools(), retriever=False, context=context) as agent:
+        right = await agent.ask("What is (2 + 3) * 4?")
+        wrong = await agent.ask("What is (2 + 3) * 4?")
+    assert right.answer == "2 + 3 = 5, times 4 is 20." and right.metadata["answer_source"] == "model"
+    # 5 is a result too, but not the last one: regenerated, then the deterministic answer.
+    assert wrong.answer == "The result is 20." and wrong.metadata["answer_source"] == "fallback"
+    assert "the answer does not state the last call's result: 20" in wrong.metadata["grounding_problems"]
+
+
+class OneHit:
+    """A retriever that always finds the Razepato chunk."""
+
+    def search(self, query: str, k: int = 4) -> list[Hit]:
+        return [RAZEPATO]
+
+
+async def test_a_context_answer_carries_the_best_chunks_facts_with_its_source() -> None:
+    question = "Wo kann man das Razepato am besten beobachten?"
+    good = "Im Ebro-Becken südlich von Tarragona und in Grünanlagen von Barcelona (Razepato.txt)."
+    model = ReplayChatModel.of(
+        [NO_TOOLS, good, NO_TOOLS, "Razepato am besten beobachten kann in Barcelona, ES.", "In Barcelona."]
+    )
+    async with Agent(model=model, tools=travel_tools(), retriever=OneHit(), context=TODAY) as agent:
+        first = await agent.ask(question)
+        second = await agent.ask(question)
+    assert first.answer == good and first.metadata["llm_calls"] == 2 and first.metadata["grounded"] is True
+    assert second.answer == (
+        "Für Beobachtungen gelten das Ebro-Becken südlich von Tarragona sowie mehrere Grünanlagen im Stadtgebiet "
+        "von Barcelona als die derzeit zuverlässigsten Regionen, in denen das Razepato mit hoher Wahrscheinlichkeit "
+        "gesichtet werden kann. (Razepato.txt)"
+    )
+    assert second.metadata["answer_source"] == "fallback"
+    kinds = events(second, "answer_rejected")[0]["problems"]
+    assert any("Quelle" in p for p in kinds) and any("Fakten" in p for p in kinds)
+
+
+async def test_a_planner_answer_that_names_an_unknown_place_is_checked_too() -> None:
+    model = ReplayChatModel.of([json.dumps({"steps": [], "final": "Sydney."}), "Canberra."])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask("Was ist die Hauptstadt von Australien?")
+    assert reply.metadata["answer_source"] == "fallback" and model.calls == 2
+    assert reply.answer.startswith("Dazu habe ich weder Tool-Ergebnisse noch passenden Kontext")
