@@ -23,6 +23,7 @@ from planwerk.core.grounding import (
     KeyFacts,
     check_answer,
     collect_sources,
+    is_context_question,
     key_facts,
     withheld_calls,
 )
@@ -84,11 +85,7 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         )
         source = "no_plan"
     else:
-        # A context question: the planner ran no tool and left the answer to the context (``final`` empty).
-        context_question = not calls and not plan.get("final") and bool(state.get("hits"))
-        check, facts, last_result = await asyncio.to_thread(
-            _answer_check, state, context, profile, deps, context_question
-        )
+        check, facts, last_result = await asyncio.to_thread(_answer_check, state, context, profile, deps)
         messages: list[BaseMessage] | None = None
         model = None
         if not calls and plan.get("final"):
@@ -181,7 +178,7 @@ def _rejected(runtime: Runtime[Context], answer: str, problems: list[str], attem
 
 
 def _answer_check(
-    state: AgentState, context: Context, profile: Profile, deps: Deps, context_question: bool
+    state: AgentState, context: Context, profile: Profile, deps: Deps
 ) -> tuple[Callable[[str], GroundingReport], KeyFacts | None, float | None]:
     """The check every answer of this question goes through, its best-chunk facts (a context question) and the
     last result (profiles whose answer is the last result). Blocking (gazetteer, date parsing): a worker thread."""
@@ -201,6 +198,10 @@ def _answer_check(
 
         dates = [today, *(m.day for m in find_dates(question, today))]
     sources = collect_sources(calls=calls, hits=hits, asked=asked, dates=dates)
+    # A context question: the planner left the answer to the context (no ``final``), and ran no tool or none that
+    # worked on the question (``is_context_question``).
+    plan = state.get("plan") or {}
+    context_question = not plan.get("final") and is_context_question(question, hits, calls, analyze=analyze)
     facts = key_facts(question, hits[0], analyze=analyze, split_sentences=split_sentences) if context_question else None
     last_result = last_result_of(calls) if profile.answer_is_last_result else None
     settings = CheckSettings(

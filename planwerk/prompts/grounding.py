@@ -54,7 +54,7 @@ class GroundingTexts:
 GERMAN = GroundingTexts(
     language="de",
     problems={
-        "empty": "Die Antwort ist leer.",
+        "empty": "Die Antwort sagt nichts; schreibe ganze Sätze.",
         "number": "Die Antwort nennt {claim}, das in keinem Tool-Ergebnis, keinem Kontext und nicht in der Frage "
         "steht.",
         "date": "Die Antwort nennt das Datum {claim}, das weder in der Frage noch in den Ergebnissen steht.",
@@ -121,7 +121,7 @@ Antwort.""",
 ENGLISH = GroundingTexts(
     language="en",
     problems={
-        "empty": "the answer is empty",
+        "empty": "the answer says nothing; write whole sentences",
         "number": "the answer states {claim}, which no result, retrieved text or the question contains",
         "date": "the answer states the date {claim}, which neither the question nor the results contain",
         "place": "the answer names the place {claim}, which neither the question, the results nor the context contain",

@@ -20,6 +20,7 @@ from planwerk.core.grounding import (
     find_date_claims,
     find_numbers,
     find_places,
+    is_context_question,
     key_facts,
     states_value,
     withheld_calls,
@@ -112,6 +113,14 @@ def test_numbers_the_results_hold_are_grounded_with_unit_aware_rounding(answer: 
 )
 def test_numbers_no_source_holds_are_named(answer: str, claim: str) -> None:
     assert problems(answer, calls=[GEO, WEATHER_OK]) == [Problem("number", claim)]
+
+
+def test_an_answer_without_words_says_nothing_unless_it_is_a_last_result() -> None:
+    assert problems("") == [Problem("empty")]
+    assert Problem("empty", "12") in problems("12")  # the 0.5B model's regeneration in the offline demo
+    assert problems("ok") == [] and problems("Es sind 5.") == []
+    result = call_record("m", "multiply", result={"result": 20})
+    assert problems("20", calls=[result], last_result=20.0, dates=False) == []
 
 
 def test_numbers_from_retrieved_text_the_question_and_the_conversation_are_grounded() -> None:
@@ -320,6 +329,19 @@ def test_a_context_answer_carries_the_best_chunks_facts_and_names_its_source(gaz
     assert [p.kind for p in found] == ["source_missing", "context_facts"]
     invented = "Im Ebro-Becken südlich von Tarragona und in Madrid (Razepato.txt)."
     assert problems(invented, hits=[RAZEPATO_HIT], asked=(question,), **settings) == [Problem("place", "Madrid")]
+
+
+def test_a_question_the_best_chunk_covers_is_a_context_question_unless_a_tool_worked_on_it() -> None:
+    question = "Wo kann man das Razepato am besten beobachten?"
+    add = call_record("a", "add", args={"arg_0": 1, "arg_1": 1}, result={"result": 2.0})
+    assert is_context_question(question, [RAZEPATO_HIT], [], analyze=analyze)
+    assert is_context_question(question, [RAZEPATO_HIT], [add], analyze=analyze)  # a call beside the question
+    assert is_context_question(question, [RAZEPATO_HIT], [GEO], analyze=analyze)  # a place it never named
+    assert not is_context_question(question, [], [], analyze=analyze)
+    assert not is_context_question(question, [{**RAZEPATO_HIT, "score": 0.5}], [add], analyze=analyze)
+    parks = "Welche Parks gibt es in Barcelona?"  # the chunk holds both words, but geocode worked on Barcelona
+    assert not is_context_question(parks, [RAZEPATO_HIT], [GEO], analyze=analyze)
+    assert not is_context_question(QUESTION, [RAZEPATO_HIT], [GEO, WEATHER_DOWN], analyze=analyze)
 
 
 # ------------------------------------------------------------------------------------ words and fallbacks

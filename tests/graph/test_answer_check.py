@@ -205,6 +205,17 @@ async def test_a_context_answer_carries_the_best_chunks_facts_with_its_source() 
     assert any("Quelle" in p for p in kinds) and any("Fakten" in p for p in kinds)
 
 
+async def test_a_context_question_a_small_planner_ran_a_stray_tool_for_is_answered_from_the_context() -> None:
+    # Measured with the packaged 0.5B model: it planned add(1, 1) for the README's demo question.
+    stray = json.dumps({"steps": [{"description": "", "tools": [
+        {"id": "a", "name": "add", "arguments": {"arg_0": 1, "arg_1": 1}}]}]})  # fmt: skip
+    model = ReplayChatModel.of([stray, "Razepato am besten beobachten kann in Barcelona.", "In Barcelona."])
+    async with Agent(model=model, tools=math_tools(), retriever=OneHit(), context=TODAY) as agent:
+        reply = await agent.ask("Wo kann man das Razepato am besten beobachten?")
+    assert reply.answer.startswith("Für Beobachtungen gelten das Ebro-Becken südlich von Tarragona")
+    assert reply.answer.endswith("(Razepato.txt)") and reply.metadata["answer_source"] == "fallback"
+
+
 async def test_a_planner_answer_that_names_an_unknown_place_is_checked_too() -> None:
     model = ReplayChatModel.of([json.dumps({"steps": [], "final": "Sydney."}), "Canberra."])
     async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
