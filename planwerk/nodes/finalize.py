@@ -5,6 +5,10 @@ chunks, the question and the conversation. An answer that fails is regenerated o
 second failure ends in a deterministic answer built from the call records (:func:`fallback_answer`). The outcome
 is in the ``final_answer`` metadata (``grounded``, ``answer_source``) and each failed check is an
 ``answer_rejected`` event.
+
+Both model answers stream (``messages`` mode) as they are written; an answer that replaces a streamed one (the
+regenerated, amended or deterministic answer) is stored under a new message id, so a chat that streamed the
+rejected answer shows the accepted one after it, and ``answer_rejected`` says why.
 """
 
 from __future__ import annotations
@@ -165,15 +169,11 @@ def _amend(
     return amended, check(amended), True
 
 
-def _rejected(runtime: Runtime[Context], answer: str, problems: list[str], attempt: int, next_: str) -> None:
+def _rejected(
+    runtime: Runtime[Context], answer: str, problems: list[str], attempt: int, next_: Literal["regenerate", "fallback"]
+) -> None:
     runtime.stream_writer(
-        AnswerRejectedEvent(
-            event="answer_rejected",
-            answer=answer,
-            problems=problems,
-            attempt=attempt,
-            next="regenerate" if next_ == "regenerate" else "fallback",
-        )
+        AnswerRejectedEvent(event="answer_rejected", answer=answer, problems=problems, attempt=attempt, next=next_)
     )
 
 
