@@ -55,7 +55,7 @@ ProblemKind = Literal[
 ]
 """What is wrong with an answer:
 
-- ``empty``: the answer says nothing (no text, or a bare number that is no last result);
+- ``empty``: the answer says nothing (no text, or a bare number no call delivered);
 - ``number`` / ``date`` / ``place``: it states one that no source contains;
 - ``withheld``: it states a value (or a weather condition) a failed call would have delivered;
 - ``failure_unnamed``: a call failed because its service is down, and the answer does not say so;
@@ -969,14 +969,13 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
     if not answer.strip():
         return GroundingReport((Problem("empty"),))
     problems: list[Problem] = []
-    # A bare number says nothing (measured: the 0.5B model's regeneration in the offline demo was "12"); "17 °C."
-    # or "ok" are answers, and an answer that is a last result may be one number.
-    if (
-        settings.last_result is None
-        and not re.search(r"[^\W\d_]{2,}", answer)
-        and not any(n.unit for n in find_numbers(answer))
-    ):
-        problems.append(Problem("empty", answer.strip()))
+    # A bare number says nothing (measured: the 0.5B model's regeneration in the offline demo was "12") unless a
+    # call delivered it ("42." for "Was ist 20 + 22?"); "17 °C." or "ok" are answers.
+    if not re.search(r"[^\W\d_]{2,}", answer):
+        numbers = find_numbers(answer)
+        results = [n for n in sources.delivered if n.unit != "date"]
+        if not any(n.unit for n in numbers) and not any(number_grounded(n, results) for n in numbers):
+            problems.append(Problem("empty", answer.strip()))
     date_claims = find_date_claims(answer) if settings.dates else []
     for claim in date_claims:
         if not date_grounded(claim, sources.dates):

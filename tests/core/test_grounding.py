@@ -115,12 +115,13 @@ def test_numbers_no_source_holds_are_named(answer: str, claim: str) -> None:
     assert problems(answer, calls=[GEO, WEATHER_OK]) == [Problem("number", claim)]
 
 
-def test_an_answer_without_words_says_nothing_unless_it_is_a_last_result() -> None:
+def test_a_bare_number_says_nothing_unless_a_call_delivered_it() -> None:
     assert problems("") == [Problem("empty")]
     assert Problem("empty", "12") in problems("12")  # the 0.5B model's regeneration in the offline demo
     assert problems("ok") == [] and problems("Es sind 5.") == []
-    result = call_record("m", "multiply", result={"result": 20})
-    assert problems("20", calls=[result], last_result=20.0, dates=False) == []
+    result = call_record("a", "add", args={"arg_0": 20, "arg_1": 22}, result={"result": 42})
+    assert problems("42.", calls=[result]) == []
+    assert problems("42", calls=[result], last_result=42.0, dates=False) == []
 
 
 def test_numbers_from_retrieved_text_the_question_and_the_conversation_are_grounded() -> None:
