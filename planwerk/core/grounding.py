@@ -27,6 +27,14 @@ Rules (the tests in ``tests/core/test_grounding.py`` pin each one):
   Countries and regions are not claims (answers name them as world knowledge: "Barcelona in Spanien"). A claim is
   grounded when a source names the same city: the same name, a genitive ("Barcelonas"), or another name of it
   ("Rome" for "Rom").
+- **Failed services.** A call that failed because its service is down (``timeout``, ``unavailable``) must be named
+  in one sentence with a failure word ("Der Wetterdienst ist nicht erreichbar"). Neither it nor a call skipped
+  after it may be the source of a value: a number with a unit its output schema delivers (°C, mm, km/h) counts only
+  when a successful call or the user gave it, and a weather word ("sonnig") only when the user said it.
+- **Last result.** Profiles whose answer is the last call's result need it stated to at least two decimals
+  (:func:`states_value`).
+- **Context answers.** A question answered from the retrieved chunks (:func:`is_context_question`) needs the best
+  chunk's source ("Razepato.txt") and at least two words of its key sentence beyond the question's (:func:`key_facts`).
 """
 
 from __future__ import annotations
