@@ -6,9 +6,10 @@ second failure ends in a deterministic answer built from the call records (:func
 is in the ``final_answer`` metadata (``grounded``, ``answer_source``) and each failed check is an
 ``answer_rejected`` event.
 
-Both model answers stream (``messages`` mode) as they are written; an answer that replaces a streamed one (the
-regenerated, amended or deterministic answer) is stored under a new message id, so a chat that streamed the
-rejected answer shows the accepted one after it, and ``answer_rejected`` says why.
+What a chat shows (``messages`` / ``messages-tuple`` mode) is only the accepted answer, once: the answer model calls
+are tagged ``nostream`` (the check needs the whole answer, and a rejected answer must never reach the user), and
+the node's returned message is what LangGraph streams. The answer therefore arrives whole, not token by token;
+``answer_rejected`` events say what was rejected and why.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from planwerk.core.grounding import (
@@ -59,8 +61,8 @@ from planwerk.prompts.grounding import (
 from planwerk.prompts.render import build_answer_messages, trim_history
 from planwerk.prompts.texts import texts_for
 
-ANSWER_TAGS = ("planwerk:answer",)
-"""The answer is what a chat shows: its tokens stream (``messages`` mode) under the id of the stored message."""
+ANSWER_TAGS = ("planwerk:answer", TAG_NOSTREAM)
+"""Answers are checked before a chat sees them: the model's tokens do not stream, the accepted answer does."""
 
 AnswerSource = Literal["no_plan", "planner", "model", "regenerated", "amended", "fallback"]
 """Where the final answer came from: the fixed no-plan text, the planner's ``final``, the finalizer's first or

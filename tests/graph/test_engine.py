@@ -221,8 +221,16 @@ async def test_retries_are_bounded_and_only_for_transient_kinds(
     assert result["calls"][-1]["kind"] == kind
 
 
-async def test_the_chat_stream_shows_only_the_answer_once(checkpointer: BaseCheckpointSaver) -> None:
-    model = ReplayChatModel.of([plan_json([GEO], [WEATHER]), "Heute 17 °C in Barcelona."])
+@pytest.mark.parametrize(
+    "answers",
+    [["Heute 17 °C in Barcelona."], ["Heute 22 °C und sonnig in Barcelona.", "Heute 17 °C in Barcelona."]],
+    ids=["accepted", "rejected-then-regenerated"],
+)
+async def test_the_chat_stream_shows_only_the_answer_once(
+    checkpointer: BaseCheckpointSaver, answers: list[str]
+) -> None:
+    # A rejected answer (22 °C: no result says so) must never reach the chat; the accepted one arrives once.
+    model = ReplayChatModel.of([plan_json([GEO], [WEATHER]), *answers])
     graph = build_graph(Deps(chat_model=model, tools=travel_tools()), checkpointer=checkpointer)
     config = {"configurable": {"thread_id": "m"}}
     chunks: dict[str, str] = {}
