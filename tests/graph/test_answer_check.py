@@ -19,17 +19,10 @@ from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.rag.base import Hit
 from planwerk.tools.base import FunctionToolSource, ToolError
-from tests.graph.tools import Coordinates, travel_tools
+from tests.graph.tools import GEO, WEATHER, Coordinates, travel_tools
 
 QUESTION = "Wie ist heute das Wetter in Barcelona?"
 TODAY = Context(today="2026-11-22", tool_retry_attempts=1)
-GEO = {"id": "geo", "name": "geocode", "arguments": {"destination": "Barcelona"}}
-WEATHER = {
-    "id": "wx",
-    "name": "get_weather",
-    "arguments": {"lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "start_date": "2026-11-22",
-                  "end_date": "2026-11-22"},
-}  # fmt: skip
 PLAN = json.dumps({"steps": [{"description": "", "tools": [GEO]}, {"description": "", "tools": [WEATHER]}]})
 NO_TOOLS = json.dumps({"steps": [], "final": None})
 RAZEPATO = Hit(

@@ -21,21 +21,10 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.base import FunctionToolSource, ToolError
-from tests.graph.tools import travel_tools
+from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools
 
 SNAPSHOT = Path(__file__).with_name("graph.mmd")
 QUESTION = "Wie ist heute das Wetter in Barcelona?"
-GEO = {"id": "geo", "name": "geocode", "arguments": {"destination": "Barcelona"}}
-WEATHER = {
-    "id": "wx",
-    "name": "get_weather",
-    "arguments": {"lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "start_date": "2026-11-22",
-                  "end_date": "2026-11-22"},
-}  # fmt: skip
-
-
-def plan_json(*steps: list[dict[str, Any]]) -> str:
-    return json.dumps({"steps": [{"description": "", "tools": list(s)} for s in steps], "final": None})
 
 
 def notes(log: list[tuple[str, dict[str, Any]]]) -> FunctionToolSource:

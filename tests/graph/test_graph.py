@@ -19,27 +19,12 @@ from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel, ReplayExhaustedError
 from planwerk.prompts.travel import REFUSAL_OUT_OF_SCOPE
 from tests.conftest import FIXTURES
-from tests.graph.tools import travel_tools
+from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools
 
 TODAY = Context(today="2026-11-22")
 QUESTION = "Wie ist heute das Wetter in Barcelona?"
 
 
-def plan_json(*steps: list[dict[str, Any]], final: str | None = None) -> str:
-    return json.dumps({"steps": [{"description": "", "tools": list(s)} for s in steps], "final": final})
-
-
-GEO = {"id": "geo", "name": "geocode", "arguments": {"destination": "Barcelona"}}
-WEATHER = {
-    "id": "wx",
-    "name": "get_weather",
-    "arguments": {
-        "lat": {"$ref": "geo.lat"},
-        "lon": {"$ref": "geo.lon"},
-        "start_date": "2026-11-22",
-        "end_date": "2026-11-22",
-    },
-}
 GOOD_PLAN = plan_json([GEO], [WEATHER])
 
 

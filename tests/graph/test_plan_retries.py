@@ -3,7 +3,6 @@ examples; the number of examples is a Context setting. With the replay model, wh
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -15,24 +14,10 @@ from planwerk.graph.context import Context
 from planwerk.graph.server import run_context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.prompts.examples import library
-from tests.graph.tools import travel_tools
+from tests.graph.tools import GEO, plan_json, travel_tools, weather_call
 
 QUESTION = "Wie wird das Wetter in Barcelona am 1. Dezember 2026?"
-GEO = {"id": "geo", "name": "geocode", "arguments": {"destination": "Barcelona"}}
-WEATHER = {
-    "id": "wx",
-    "name": "get_weather",
-    "arguments": {
-        "lat": {"$ref": "geo.lat"},
-        "lon": {"$ref": "geo.lon"},
-        "start_date": "2026-12-01",
-        "end_date": "2026-12-01",
-    },
-}
-
-
-def plan_json(*steps: list[dict[str, Any]]) -> str:
-    return json.dumps({"steps": [{"description": "", "tools": list(s)} for s in steps], "final": None})
+WEATHER = weather_call("2026-12-01")
 
 
 GOOD_PLAN = plan_json([GEO], [WEATHER])

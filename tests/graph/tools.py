@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pydantic import BaseModel
 
 from planwerk.tools.base import FunctionToolSource, ToolError
@@ -43,3 +45,25 @@ def travel_tools(log: list[tuple[str, dict]] | None = None) -> FunctionToolSourc
         return Weather(lat=lat, lon=lon, days=[DailyWeather(date=start_date, temperature_max=17.2)])
 
     return FunctionToolSource([geocode, get_weather])
+
+
+GEO = {"id": "geo", "name": "geocode", "arguments": {"destination": "Barcelona"}}
+"""The notebook's first call: Barcelona's coordinates."""
+
+
+def weather_call(day: str = "2026-11-22") -> dict:
+    """get_weather for ``day`` at the coordinates of :data:`GEO` (passed through ``$ref``)."""
+    return {
+        "id": "wx",
+        "name": "get_weather",
+        "arguments": {"lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "start_date": day, "end_date": day},
+    }
+
+
+WEATHER = weather_call()
+"""get_weather for the tests' today (2026-11-22)."""
+
+
+def plan_json(*steps: list[dict], final: str | None = None) -> str:
+    """A plan as the model writes it: each argument is one step, a list of calls."""
+    return json.dumps({"steps": [{"description": "", "tools": list(s)} for s in steps], "final": final})
