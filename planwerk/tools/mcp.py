@@ -54,6 +54,7 @@ from mcp.types import (
     ToolAnnotations,
 )
 
+from planwerk.core.sanitize import sanitize_value
 from planwerk.tools.base import ToolError, ToolFailureKind, ToolSpec
 from planwerk.tools.config import MCPConfig, ServerConfig, load_config, redact
 from planwerk.tools.redaction import secrets_redacted
@@ -192,6 +193,8 @@ class MCPToolSource:
                 server=server.name,
                 kind="unavailable",
             )
+        # Lone surrogates cannot be encoded for the wire and would break the session: U+FFFD instead.
+        arguments = sanitize_value(arguments)
         args = check_arguments(self._specs[name].input_schema, arguments, tool=name, server=server.name)
         content, artifact = await self._invoke(server, tool, args)
         return normalise(content, artifact)

@@ -1,9 +1,15 @@
-"""Turning an MCP tool result (a LangChain ToolMessage) into the plain value the plan works with."""
+"""Turning an MCP tool result (a LangChain ToolMessage) into the plain value the plan works with.
+
+The value is sanitized on receipt (:mod:`planwerk.core.sanitize`): nesting is capped and lone surrogates are
+replaced, so whatever a server sends can be checkpointed, printed and passed on to another call.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from planwerk.core.sanitize import sanitize_value
 
 
 def content_text(content: Any) -> str:
@@ -24,8 +30,13 @@ def content_text(content: Any) -> str:
 def normalise(content: Any, artifact: Any) -> Any:
     """Structured content when the server gave it; else the text parsed as JSON if it is JSON; else the text.
 
-    Several text blocks that are each JSON become a list of the parsed values.
+    Several text blocks that are each JSON become a list of the parsed values. The value is sanitized (depth cap,
+    no lone surrogates).
     """
+    return sanitize_value(_plain(content, artifact))
+
+
+def _plain(content: Any, artifact: Any) -> Any:
     if isinstance(artifact, dict) and artifact.get("structured_content") is not None:
         return artifact["structured_content"]
     if isinstance(content, list) and len(content) > 1:
@@ -44,5 +55,5 @@ def _json_or_none(text: str) -> Any:
         return None
     try:
         return json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # deeper than json can parse: it stays text
         return None
