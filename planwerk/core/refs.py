@@ -4,6 +4,12 @@ A reference is ``{"$ref": "<root>.<path>"}`` or the string form ``"$ref:<root>.<
 or ``user``; the path walks dict keys and list indices (``geo.lat``, ``spots.items.0.name``, ``spots.items[0]``).
 Resolution only ever indexes dicts and lists: no attribute access, no eval, so a path cannot reach anything but
 the data. Pure: no I/O.
+
+**Bounded.** A reference shares the data it points to in memory, but the resolved arguments are serialised (the
+tool call, its event, the checkpoint), so 3,000 references to a 150 KB result are 450 MB on every one of those
+paths. The arguments of one call are therefore capped like results (:class:`ArgumentLimits`, 1 MB by default):
+the serialised size is estimated while resolving, each distinct value once, and resolution stops with an
+:class:`ArgumentsTooLarge` error as soon as the estimate passes the limit, before anything is built.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from planwerk.core.sanitize import SanitizePolicy, sanitize_value
 
 REF_KEY = "$ref"
 REF_PREFIX = "$ref:"
@@ -28,6 +36,33 @@ class RefError(ValueError):
     def __init__(self, ref: str, message: str):
         super().__init__(f"$ref {ref!r}: {message}")
         self.ref = ref
+
+
+class ArgumentsTooLarge(RefError):
+    """The resolved arguments of one call would be larger than :attr:`ArgumentLimits.max_bytes`."""
+
+    def __init__(self, ref: str, *, at_least: int, limit: int, this_ref: int, resolved: int):
+        super().__init__(
+            ref,
+            f"the call's resolved arguments would be at least {at_least:,} bytes of JSON with this reference "
+            f"(about {this_ref:,} bytes, after {resolved} resolved reference(s)), over the limit of {limit:,} "
+            "bytes; reference a smaller part of the result (a field or an index) or reference it once",
+        )
+        self.at_least = at_least
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class ArgumentLimits:
+    """Bounds of one call's resolved arguments."""
+
+    max_bytes: int = 1_000_000
+    """Estimated size of the arguments as JSON (UTF-8 code units are counted as one byte each)."""
+    max_depth: int = 64
+    """Nesting deeper than this is cut (see :mod:`planwerk.core.sanitize`)."""
+
+
+DEFAULT_LIMITS = ArgumentLimits()
 
 
 @dataclass(frozen=True)
@@ -158,31 +193,124 @@ def _as_index(segment: str | int) -> int | None:
     return int(segment) if re.fullmatch(r"-?\d+", segment) else None
 
 
-def resolve_value(value: Any, results: Mapping[str, Any], user: Mapping[str, Any]) -> Any:
-    """Replace every reference inside ``value`` by the data it points to; raises :class:`RefError`."""
-    text = ref_text(value)
-    if text is not None:
+def json_size(value: Any, cap: int) -> int:
+    """The size of ``value`` written as compact JSON, estimated; counting stops once it passes ``cap``.
+
+    Iterative (no recursion limit) and bounded by ``cap``: a huge value costs no more than ``cap`` bytes of
+    counting. Strings count their characters plus quotes (escapes are not counted), numbers their digits.
+    """
+    total = 0
+    stack: list[Any] = [value]
+    while stack and total <= cap:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, Mapping):
+            total += 2 + 2 * len(item)  # braces; a colon and a comma per member
+            for key, member in item.items():
+                total += len(key) + 2 if isinstance(key, str) else 8
+                stack.append(member)
+        elif isinstance(item, list | tuple):
+            total += 2 + len(item)  # brackets and commas
+            stack.extend(item)
+        elif isinstance(item, bool) or item is None:
+            total += 5
+        elif isinstance(item, int):
+            total += item.bit_length() // 3 + 2  # digits without converting a huge number to text
+        else:
+            total += 24  # floats and anything written with str()
+    return total
+
+
+class _Resolver:
+    """Resolves the references of one call, charging each resolved value against the byte budget.
+
+    Values are cached by reference text (a path into a JSON-text result parses it once, not per reference) and
+    sized once per object, so 3,000 references to one result cost one walk of it, and the call fails as soon as
+    the estimate passes the limit.
+    """
+
+    def __init__(self, results: Mapping[str, Any], user: Mapping[str, Any], limits: ArgumentLimits):
+        self.results = results
+        self.user = user
+        self.limits = limits
+        self.spent = 0
+        self.resolved = 0
+        self._values: dict[str, Any] = {}
+        self._roots: dict[str, Any] = {}
+        self._sizes: dict[int, tuple[Any, int]] = {}  # id -> (the object, kept alive so its id stays unique; size)
+
+    def value(self, value: Any) -> Any:
+        text = ref_text(value)
+        if text is not None:
+            resolved = self._lookup(text)
+            self._charge(text, resolved)
+            self.resolved += 1
+            return resolved
+        if isinstance(value, Mapping):
+            self.spent += 2 + 2 * len(value) + sum(len(str(key)) + 2 for key in value)
+            return {key: self.value(item) for key, item in value.items()}
+        if isinstance(value, list):
+            self.spent += 2 + len(value)
+            return [self.value(item) for item in value]
+        self.spent += json_size(value, self.limits.max_bytes)
+        return value
+
+    def _lookup(self, text: str) -> Any:
+        if text in self._values:
+            return self._values[text]
         ref = parse_ref(text)
         if ref.is_user:
-            if not ref.path:
-                return dict(user)
-            return walk(ref, user)
-        if ref.root not in results:
-            known = ", ".join(sorted(results)) or "none yet"
-            raise RefError(text, f"no result for call id {ref.root!r} (results available: {known})")
-        return walk(ref, results[ref.root])
-    if isinstance(value, Mapping):
-        return {key: resolve_value(item, results, user) for key, item in value.items()}
-    if isinstance(value, list):
-        return [resolve_value(item, results, user) for item in value]
-    return value
+            found = dict(self.user) if not ref.path else walk(ref, self.user)
+        else:
+            if ref.root not in self.results:
+                known = ", ".join(sorted(self.results)) or "none yet"
+                raise RefError(text, f"no result for call id {ref.root!r} (results available: {known})")
+            if ref.root not in self._roots:
+                self._roots[ref.root] = as_data(self.results[ref.root])
+            found = walk(ref, self._roots[ref.root])
+        self._values[text] = found
+        return found
+
+    def _charge(self, text: str, value: Any) -> None:
+        cached = self._sizes.get(id(value))
+        if cached is not None and cached[0] is value:
+            size = cached[1]
+        else:
+            size = json_size(value, self.limits.max_bytes - self.spent)
+            self._sizes[id(value)] = (value, size)
+        self.spent += size
+        if self.spent > self.limits.max_bytes:
+            raise ArgumentsTooLarge(
+                text, at_least=self.spent, limit=self.limits.max_bytes, this_ref=size, resolved=self.resolved
+            )
+
+
+def resolve_value(
+    value: Any, results: Mapping[str, Any], user: Mapping[str, Any], limits: ArgumentLimits = DEFAULT_LIMITS
+) -> Any:
+    """Replace every reference inside ``value`` by the data it points to; raises :class:`RefError`.
+
+    Raises :class:`ArgumentsTooLarge` (a :class:`RefError`) when the result would be over ``limits.max_bytes``.
+    """
+    return _Resolver(results, user, limits).value(value)
 
 
 def resolve_arguments(
-    arguments: Mapping[str, Any], results: Mapping[str, Any], user: Mapping[str, Any]
+    arguments: Mapping[str, Any],
+    results: Mapping[str, Any],
+    user: Mapping[str, Any],
+    limits: ArgumentLimits = DEFAULT_LIMITS,
 ) -> dict[str, Any]:
-    """Resolve all references in a call's arguments."""
-    return {key: resolve_value(value, results, user) for key, value in arguments.items()}
+    """Resolve all references in a call's arguments, within ``limits``; the result is sanitized.
+
+    Raises :class:`RefError`, or :class:`ArgumentsTooLarge` when the arguments would be over ``limits.max_bytes``.
+    A JSON-text result a path walks into may hold lone surrogates or deep nesting: both are cleaned here, so the
+    arguments can be sent, printed and checkpointed.
+    """
+    resolver = _Resolver(results, user, limits)
+    resolved = {key: resolver.value(value) for key, value in arguments.items()}
+    return sanitize_value(resolved, SanitizePolicy(max_depth=limits.max_depth))
 
 
 def dependencies(arguments: Mapping[str, Any]) -> set[str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from planwerk.core.calls import CallRecord, call_record
 from planwerk.core.plan import Plan, PlannedCall, Step
-from planwerk.core.refs import RefError, dependencies, resolve_arguments
+from planwerk.core.refs import DEFAULT_LIMITS, ArgumentLimits, RefError, dependencies, resolve_arguments
 
 
 def call_dependencies(plan: Plan, available: Collection[str] = ()) -> dict[str, frozenset[str]]:
@@ -132,12 +132,14 @@ def resolve_step(
     records: Sequence[CallRecord],
     results: Mapping[str, Any],
     user: Mapping[str, Any],
+    limits: ArgumentLimits = DEFAULT_LIMITS,
 ) -> tuple[list[ReadyCall], list[CallRecord]]:
     """The calls of step ``index`` with their ``$ref``s resolved, and records for those that cannot run.
 
     ``records`` is the call log (later records of an id win: ids may be reused by a corrected plan); a call whose
     referenced call of this plan failed is ``skipped``; a reference that does not resolve is a ``ref`` failure.
     ``results`` holds the results by id (this plan's earlier steps and earlier plans for the question).
+    Resolved arguments over ``limits.max_bytes`` are a ``ref`` failure too (nothing that large is built).
     """
     latest = {record["id"]: record for record in records}
     plan_ids = {call.id for _, call in plan.calls()}
@@ -151,7 +153,7 @@ def resolve_step(
             failed.append(call_record(call.id, call.name, step=index, error=error, kind="skipped"))
             continue
         try:
-            args = resolve_arguments(call.arguments, results, user)
+            args = resolve_arguments(call.arguments, results, user, limits)
         except RefError as error:
             failed.append(call_record(call.id, call.name, step=index, error=str(error), kind="ref"))
             continue

@@ -61,6 +61,13 @@ class Context:
         },
     )
     max_concurrency: int = field(default=8, metadata={"description": "Tool calls in flight at once."})
+    max_argument_bytes: int = field(
+        default=1_000_000,
+        metadata={
+            "description": "Largest resolved arguments of one tool call, as JSON bytes (estimated while $refs "
+            "resolve); a call over it fails with kind ref instead of building the arguments."
+        },
+    )
     history_max_tokens: int = field(
         default=2000,
         metadata={"description": "The conversation is trimmed to about this many tokens before it reaches the model."},
@@ -104,6 +111,7 @@ class Context:
             "tool_timeout_s",
             "tool_retry_attempts",
             "max_concurrency",
+            "max_argument_bytes",
             "max_plan_attempts",
             "retrieval_k",
             "history_max_tokens",

@@ -14,6 +14,7 @@ from langgraph.types import Command, Send
 
 from planwerk.core.calls import CallRecord
 from planwerk.core.plan import Plan
+from planwerk.core.refs import ArgumentLimits
 from planwerk.core.scheduling import ReadyCall, resolve_step
 from planwerk.events import ApprovalRequiredEvent, StepEvent
 from planwerk.execution import result_event
@@ -40,9 +41,15 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
     records: list[CallRecord] = list(state.get("calls", []))
     unresolved: list[CallRecord] = []
     index = state.get("next_step", 0)
+    limits = ArgumentLimits(max_bytes=context_of(runtime).max_argument_bytes)
     while index < len(plan.steps):
         ready, failed = resolve_step(
-            plan, index, records=records + unresolved, results=state.get("results", {}), user=state.get("user", {})
+            plan,
+            index,
+            records=records + unresolved,
+            results=state.get("results", {}),
+            user=state.get("user", {}),
+            limits=limits,
         )
         for record in failed:
             runtime.stream_writer(result_event(record))
