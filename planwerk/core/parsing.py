@@ -17,6 +17,7 @@ import json_repair
 from pydantic import ValidationError
 
 from planwerk.core.plan import Plan
+from planwerk.core.sanitize import sanitize_value
 
 MAX_PLAN_TEXT = 200_000
 """Longer model output is not parsed (it is a runaway generation, not a plan)."""
@@ -24,7 +25,8 @@ MAX_NESTING = 64
 
 _FENCE = re.compile(r"```(?:json|JSON|javascript|js|python)?\s*\n?(.*?)```", re.DOTALL)
 _ROLE_PREFIX = re.compile(r"^\s*(?:<\|?assistant\|?>|assistant)\s*[:\n]", re.IGNORECASE)
-# "$ref:geo.lat" written without quotes, as in the notebook's recorded Llama output.
+# "$ref:geo.lat" written without quotes, as in the notebook's recorded Llama output. Applied outside strings only:
+# "Preis: $ref:user.raw" inside a string is text, not a reference.
 _BARE_REF = re.compile(r"(?<=[:\[,])(\s*)\$ref:([A-Za-z_][\w\-]*(?:(?:\.[\w\-]+)|(?:\[\d+\]))*)")
 _PLAN_KEYS = ("steps", "final", "ask_user")
 _CALL_ALIASES = {"tool": "name", "tool_name": "name", "function": "name"}
@@ -50,6 +52,8 @@ def parse_plan(text: str) -> Plan:
         except PlanParseError as error:
             errors.append(str(error))
             continue
+        # JSON escapes can spell lone surrogates ("\\ud800"): they could not be sent, printed or stored.
+        data = sanitize_value(data)
         if isinstance(data, list) and all(isinstance(item, dict) for item in data):
             data = {"steps": data, "final": None}
         if not isinstance(data, dict) or not any(key in data for key in _PLAN_KEYS):
@@ -94,6 +98,46 @@ def _structure(text: str) -> Iterator[tuple[int, str]]:
             yield index, char
 
 
+def _segments(text: str) -> Iterator[tuple[bool, str]]:
+    """``(is_string, chunk)`` pieces of ``text``: quoted strings (quotes included) and what lies between them.
+
+    Double quotes always open a string; a single quote only where a Python-style string can start (after
+    ``{``, ``[``, ``,`` or ``:``), so an apostrophe in prose does not swallow the rest of the text.
+    """
+    start = 0
+    quote = ""
+    escape = False
+    last = ""  # the last non-space character outside strings
+    for index, char in enumerate(text):
+        if quote:
+            if escape:
+                escape = False
+            elif char == "\\":
+                escape = True
+            elif char == quote:
+                yield True, text[start : index + 1]
+                start, quote = index + 1, ""
+        elif char == '"' or (char == "'" and last in "{[,:"):
+            if index > start:
+                yield False, text[start:index]
+            start, quote = index, char
+        elif not char.isspace():
+            last = char
+    if start < len(text):
+        yield bool(quote), text[start:]
+
+
+def _rewrite_bare_refs(text: str) -> str:
+    """Quote ``$ref:a.b`` written as a bare value, as ``{"$ref": "a.b"}``; text inside strings is left alone."""
+    if "$ref:" not in text:
+        return text
+    out: list[str] = []
+    for is_string, chunk in _segments(text):
+        # A chunk between strings holds its own ":", "," or "[" before a bare reference (the regex's lookbehind).
+        out.append(chunk if is_string else _BARE_REF.sub(lambda m: f'{m.group(1)}{{"$ref": "{m.group(2)}"}}', chunk))
+    return "".join(out)
+
+
 def _balanced_objects(text: str) -> Iterator[str]:
     """Top-level ``{...}`` spans, string-aware; an unclosed one is yielded to the end (it may be repaired).
 
@@ -118,7 +162,7 @@ def _balanced_objects(text: str) -> Iterator[str]:
 
 
 def _load(candidate: str) -> Any:
-    candidate = _BARE_REF.sub(lambda m: f'{m.group(1)}{{"$ref": "{m.group(2)}"}}', candidate)
+    candidate = _rewrite_bare_refs(candidate)
     if _nesting(candidate) > MAX_NESTING:
         raise PlanParseError(f"the JSON is nested deeper than {MAX_NESTING} levels")
     try:
@@ -159,8 +203,9 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _nesting(text: str) -> int:
+    """The deepest bracket nesting outside JSON strings (``"[[["`` inside a string is text, not depth)."""
     depth = deepest = 0
-    for char in text:
+    for _, char in _structure(text):
         if char in "{[":
             depth += 1
             deepest = max(deepest, depth)
