@@ -19,6 +19,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+# redact lives with the secret policy; imported here too because callers import it from the config module.
+from planwerk.tools.redaction import env_secrets
+from planwerk.tools.redaction import redact as redact
+
 DEFAULT_CONFIG_PATH = Path(__file__).with_name("mcp_servers.json")
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -51,8 +55,8 @@ class StdioServer:
         return f"StdioServer(name={self.name!r}, command={self.command!r}, args={self.args!r}, env={env})"
 
     def secrets(self) -> tuple[str, ...]:
-        """Values that must never be shown."""
-        return tuple(v for v in self.env.values() if v)
+        """Values that must never be shown: those :func:`env_secrets` counts ("eu" or "1" is a setting)."""
+        return env_secrets(self.env)
 
     def connection(self, parent_env: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The langchain-mcp-adapters connection dict.
@@ -119,14 +123,6 @@ class MCPConfig:
     def secrets(self) -> tuple[str, ...]:
         """Every secret value of every server, longest first (so redaction replaces whole values first)."""
         return tuple(sorted({s for server in self.servers.values() for s in server.secrets()}, key=len, reverse=True))
-
-
-def redact(text: str, secrets: tuple[str, ...] | list[str]) -> str:
-    """``text`` with every secret value replaced by ``***``."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        if secret:
-            text = text.replace(secret, "***")
-    return text
 
 
 def expand(value: str, env: Mapping[str, str], where: str) -> str:
