@@ -20,7 +20,7 @@ from planwerk.core.calls import CallRecord, call_record
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import ReadyCall, resolve_step
 from planwerk.events import Event, ToolCallEvent, ToolErrorEvent, ToolResultEvent
-from planwerk.tools.base import ToolError, ToolSource
+from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolSource
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,7 @@ async def call_one(tools: ToolSource, call: ReadyCall, policy: ExecutionPolicy) 
             duration_s=time.perf_counter() - started,
         )
 
+    deadline = CALL_DEADLINE.set(asyncio.get_running_loop().time() + policy.timeout_s)
     try:
         async with asyncio.timeout(policy.timeout_s):
             result = await tools.call(call.tool, call.args)
@@ -62,6 +63,8 @@ async def call_one(tools: ToolSource, call: ReadyCall, policy: ExecutionPolicy) 
         return failed(str(exc), exc.kind)
     except Exception as exc:  # a misbehaving tool source must not take the run down
         return failed(f"{call.tool} failed: {type(exc).__name__}: {exc}", "error")
+    finally:
+        CALL_DEADLINE.reset(deadline)
     return call_record(
         call.id,
         call.tool,

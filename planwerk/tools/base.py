@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Collection, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import TypeAdapter, create_model
+
+CALL_DEADLINE: ContextVar[float | None] = ContextVar("planwerk_call_deadline", default=None)
+"""The event-loop time (``loop.time()``) by which the caller stops waiting for the current tool call, set by
+:func:`planwerk.execution.call_one` around :meth:`ToolSource.call`. A source can tell from it that a cancellation
+is the caller's timeout (which says the tool did not answer in time) and not, say, a cancelled run."""
 
 ToolFailureKind = Literal["error", "timeout", "unavailable", "invalid_arguments", "not_found"]
 """The failure kinds a tool source reports (a subset of :data:`planwerk.core.calls.FailureKind`):

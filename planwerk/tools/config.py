@@ -5,6 +5,11 @@ Every string may use ``${VAR}`` or ``${VAR:-default}``; ``${PYTHON}`` is the run
 environment sets ``PYTHON``. Per server: ``timeout`` (seconds for start-up and for every call, default 30),
 ``allowed_tools`` (a list of tool names; others are hidden), ``disabled`` (skip it). Header and env values are
 secrets: they never appear in ``repr``, logs or error messages.
+
+A stdio server does not see planwerk's environment: it starts with :func:`minimal_environment` (what a process and
+a Python interpreter need, no credentials), plus its ``env``, plus the variables ``inherit_env`` names (a list of
+names passed on from planwerk's environment when set). ``max_message_bytes`` bounds one message from a stdio server
+(default 8 MiB; a longer result fails with a clear error without being read into memory).
 """
 
 from __future__ import annotations
@@ -25,11 +30,40 @@ from planwerk.tools.redaction import redact as redact
 
 DEFAULT_CONFIG_PATH = Path(__file__).with_name("mcp_servers.json")
 DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+"""The largest message a stdio server may send (a result with its JSON-RPC envelope)."""
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_STDIO_KEYS = {"command", "args", "env", "cwd"}
+_STDIO_KEYS = {"command", "args", "env", "cwd", "inherit_env", "max_message_bytes"}
 _HTTP_KEYS = {"url", "headers"}
 _COMMON_KEYS = {"transport", "type", "timeout", "allowed_tools", "disabled", "description"}
+
+
+_ENV_PREFIXES = ("LC_",)
+"""Locale variables a server inherits, whatever their names."""
+_ENV_NAMES = frozenset({
+    # the basics of a process (the MCP SDK's own default list is among these)
+    "HOME", "LOGNAME", "USER", "PATH", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
+    # Windows equivalents
+    "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
+    "HOMEDRIVE", "HOMEPATH", "USERNAME", "PROCESSOR_ARCHITECTURE", "PROGRAMDATA", "PROGRAMFILES",
+    # what a Python server needs to start from the same environment as planwerk
+    "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONUTF8", "PYTHONIOENCODING",
+    # where to find CA certificates (paths, not secrets)
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+})  # fmt: skip
+"""Variables of planwerk's environment every stdio server gets: what a process needs, no credentials."""
+
+
+def minimal_environment(parent: Mapping[str, str], inherit: tuple[str, ...] = ()) -> dict[str, str]:
+    """What a stdio server starts with from ``parent``: the basics (:data:`_ENV_NAMES`, ``LC_*``; a superset of the
+    MCP SDK's ``get_default_environment()``) and the variables ``inherit`` names. Shell functions are left out."""
+    names = _ENV_NAMES | set(inherit)
+    return {
+        key: value
+        for key, value in parent.items()
+        if (key in names or key.startswith(_ENV_PREFIXES)) and not value.startswith("()")
+    }
 
 
 class ConfigError(ValueError):
@@ -44,8 +78,12 @@ class StdioServer:
     command: str
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    """Extra environment for the subprocess, on top of the parent's (values are secret)."""
+    """Environment for the subprocess, on top of :func:`minimal_environment` (values are secret)."""
     cwd: str | None = None
+    inherit_env: tuple[str, ...] = ()
+    """Names of planwerk's environment variables passed on to the server when set (e.g. service URLs)."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """The largest message the server may send; see :class:`planwerk.tools.transport.MessageLimits`."""
     timeout_s: float = DEFAULT_TIMEOUT_S
     allowed_tools: frozenset[str] | None = None
     transport: Literal["stdio"] = "stdio"
@@ -59,12 +97,13 @@ class StdioServer:
         return env_secrets(self.env)
 
     def connection(self, parent_env: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """The langchain-mcp-adapters connection dict.
+        """The langchain-mcp-adapters connection dict, with the server's whole environment under ``env``.
 
-        The parent's environment is passed explicitly: without ``env`` the MCP SDK gives a subprocess only a
-        handful of variables, and the bundled servers need e.g. ``OVERPASS_URL`` and ``PLANWERK_CACHE_DIR``.
+        Not the parent's environment: a server would see every credential planwerk was started with (API keys of
+        other services, tokens). It gets :func:`minimal_environment`, what ``inherit_env`` names, and its ``env``.
         """
-        env = {**(os.environ if parent_env is None else parent_env), **self.env}
+        parent = os.environ if parent_env is None else parent_env
+        env = {**minimal_environment(parent, self.inherit_env), **self.env}
         return {
             "transport": "stdio",
             "command": self.command,
@@ -206,7 +245,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
 
     if transport == "stdio":
         if set(raw) & _HTTP_KEYS:
-            raise ConfigError(f"{where}: a stdio server takes command/args/env/cwd, not url/headers")
+            raise ConfigError(f"{where}: a stdio server takes command/args/env/cwd/inherit_env, not url/headers")
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():
             raise ConfigError(f"{where}.command: expected a non-empty string")
@@ -217,12 +256,20 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
         cwd = raw.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise ConfigError(f"{where}.cwd: expected a string path")
+        inherit = raw.get("inherit_env", [])
+        if not isinstance(inherit, list) or not all(isinstance(n, str) and n for n in inherit):
+            raise ConfigError(f"{where}.inherit_env: expected a list of environment variable names")
+        limit = raw.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+            raise ConfigError(f"{where}.max_message_bytes: expected a positive whole number, got {limit!r}")
         return StdioServer(
             name=name,
             command=expand(command, env, f"{where}.command"),
             args=tuple(expand(a, env, f"{where}.args[{i}]") for i, a in enumerate(args)),
             env=server_env,
             cwd=expand(cwd, env, f"{where}.cwd") if cwd else None,
+            inherit_env=tuple(inherit),
+            max_message_bytes=limit,
             timeout_s=float(timeout),
             allowed_tools=allowed_set,
         )

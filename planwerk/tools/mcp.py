@@ -20,6 +20,13 @@ never from the wording of a message:
   that key (any other server) is ``error``. langchain-mcp-adapters 0.3 turns an error result into an exception
   that keeps only the text, so a tool-call interceptor reads ``_meta`` from the raw ``CallToolResult`` first.
 
+**A server that stops answering.** Two calls in a row that got no answer (each timed out, at the server's timeout
+or the caller's deadline), or a broken connection, mark the server unavailable: its calls fail fast with kind
+``unavailable`` (calls in flight too). It is then reconnected (a stdio server restarted) once per
+:data:`RECONNECTS`; the new session replaces the old one, whose process is shut down beside it. A timed-out or
+cancelled call is cancelled on the server (``notifications/cancelled``, see ``planwerk.tools.transport``), so
+abandoned calls do not pile up there.
+
 **Destructive tools.** :attr:`ToolSpec.destructive <planwerk.tools.base.ToolSpec.destructive>` (the call waits for
 a person's approval) is true only when the server annotates the tool ``destructiveHint: true`` and not
 ``readOnlyHint: true``. The MCP spec's default for a tool without annotations is "may be destructive"; following
@@ -39,7 +46,6 @@ from typing import Any
 import anyio
 import httpx
 from langchain_core.tools import BaseTool, ToolException
-from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.interceptors import MCPToolCallRequest, MCPToolCallResult
 from langchain_mcp_adapters.tools import convert_mcp_tool_to_langchain_tool
 from mcp import ClientSession
@@ -55,12 +61,13 @@ from mcp.types import (
 )
 
 from planwerk.core.sanitize import sanitize_value
-from planwerk.tools.base import ToolError, ToolFailureKind, ToolSpec
+from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolFailureKind, ToolSpec
 from planwerk.tools.config import MCPConfig, ServerConfig, load_config, redact
 from planwerk.tools.redaction import secrets_redacted
 from planwerk.tools.repair import check_arguments
 from planwerk.tools.results import normalise
 from planwerk.tools.servers.failures import failure_kind
+from planwerk.tools.transport import MessageLimits, connect
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +82,14 @@ _TRANSPORT_ERRORS = (
 # The MCP SDK's client raises McpError with the HTTP status 408 when the session's read timeout passes; the
 # TypeScript SDK uses -32001 for the same.
 _TIMEOUT_CODES = frozenset({408, -32001})
+
+RECONNECTS = 1
+"""How often a server that stopped answering (or whose connection broke) is reconnected during one
+:func:`open_tools`; a server that fails again stays unavailable."""
+UNANSWERED_LIMIT = 2
+"""Calls in a row without an answer (timed out) after which a server counts as having stopped answering."""
+_DEADLINE_SLACK_S = 0.05
+"""A cancelled call counts as timed out when it was cancelled this close to (or after) the caller's deadline."""
 
 
 class _ReportedFailure(Exception):
@@ -109,27 +124,57 @@ def is_destructive(annotations: ToolAnnotations | None) -> bool:
 
 @dataclass(eq=False)
 class _Server:
-    """One server's session, owned by ``task``; ``dead`` is set once the session is gone."""
+    """One server: its current session's tools, owned by ``task`` (which reconnects, see :func:`_supervise`).
+
+    ``dead`` belongs to the current session: set once that session is gone (or has stopped answering). A
+    reconnected session gets a new event, so a late failure of a call to the old session cannot mark the new one
+    dead: calls remember the event they started with.
+    """
 
     config: ServerConfig
     secrets: tuple[str, ...]
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the first session is up."""
     dead: asyncio.Event = field(default_factory=asyncio.Event)
     reason: str = ""
     tools: list[BaseTool] = field(default_factory=list)
+    """The current session's tools."""
     listed: dict[str, Tool] = field(default_factory=dict)
     """The tools as the server listed them (schemas, annotations)."""
     task: asyncio.Task[None] | None = None
+    unanswered: int = 0
+    """Calls in a row that timed out (reset by any answer)."""
+    reconnects: int = 0
+    """Sessions opened after the first."""
 
     @property
     def name(self) -> str:
         return self.config.name
 
-    def mark_dead(self, reason: str) -> None:
-        if not self.dead.is_set():
-            self.reason = redact(reason, self.secrets)
-            self.dead.set()
+    def tool(self, name: str) -> BaseTool | None:
+        """The current session's tool ``name``."""
+        return next((t for t in self.tools if t.name == name), None)
+
+    def mark_dead(self, reason: str, session: asyncio.Event | None = None) -> None:
+        """Mark ``session`` (default: the current one) gone, with ``reason``."""
+        dead = self.dead if session is None else session
+        if not dead.is_set():
+            if dead is self.dead:
+                self.reason = redact(reason, self.secrets)
+            dead.set()
+
+    def answered(self) -> None:
+        """A call got an answer: the server is answering."""
+        self.unanswered = 0
+
+    def timed_out(self, session: asyncio.Event) -> None:
+        """A call to ``session`` got no answer in time; the second in a row marks the session dead."""
+        if session is not self.dead:
+            return
+        self.unanswered += 1
+        if self.unanswered >= UNANSWERED_LIMIT:
+            self.mark_dead(f"stopped answering: {self.unanswered} calls in a row timed out", session)
 
 
 class MCPToolSource:
@@ -185,10 +230,12 @@ class MCPToolSource:
         if name not in self._tools:
             known = ", ".join(sorted(self._tools)) or "none"
             raise ToolError(f"unknown tool {name!r}; available tools: {known}", tool=name, kind="invalid_arguments")
-        server, tool = self._tools[name]
-        if server.dead.is_set():
+        server, _ = self._tools[name]
+        tool = server.tool(name)
+        if server.dead.is_set() or tool is None:
+            reason = server.reason if server.dead.is_set() else "the tool is gone since the server was reconnected"
             raise ToolError(
-                f"{name}: server {server.name} is unavailable ({server.reason})",
+                f"{name}: server {server.name} is unavailable ({reason})",
                 tool=name,
                 server=server.name,
                 kind="unavailable",
@@ -207,19 +254,28 @@ class MCPToolSource:
         coroutine = getattr(tool, "coroutine", None)
         if coroutine is None:
             raise ToolError(f"{tool.name}: the MCP adapter gave no coroutine", tool=tool.name, server=server.name)
+        session = server.dead  # this call's session (see _Server)
         invoke = asyncio.ensure_future(coroutine(**args))
-        died = asyncio.ensure_future(server.dead.wait())
+        died = asyncio.ensure_future(session.wait())
         timeout = server.config.timeout_s
         try:
             async with asyncio.timeout(timeout):
                 await asyncio.wait({invoke, died}, return_when=asyncio.FIRST_COMPLETED)
         except TimeoutError:
+            server.timed_out(session)
             raise ToolError(
                 f"{tool.name} on server {server.name} timed out after {timeout:g} s",
                 tool=tool.name,
                 server=server.name,
                 kind="timeout",
             ) from None
+        except asyncio.CancelledError:
+            # The caller's own timeout (execution.call_one) arrives as a cancellation: it counts as an unanswered
+            # call like ours. Any other cancellation (a cancelled run) says nothing about the server.
+            deadline = CALL_DEADLINE.get()
+            if deadline is not None and asyncio.get_running_loop().time() >= deadline - _DEADLINE_SLACK_S:
+                server.timed_out(session)
+            raise
         finally:
             died.cancel()
             if not invoke.done():
@@ -234,12 +290,22 @@ class MCPToolSource:
                 kind="unavailable",
             )
         try:
-            return invoke.result()
+            result = invoke.result()
         except (Exception, BaseExceptionGroup) as exc:
-            raise self._tool_error(server, tool.name, exc) from None
+            raise self._tool_error(server, tool.name, exc, session) from None
+        server.answered()
+        return result
 
-    def _tool_error(self, server: _Server, tool: str, exc: BaseException) -> ToolError:
+    def _tool_error(
+        self, server: _Server, tool: str, exc: BaseException, session: asyncio.Event | None = None
+    ) -> ToolError:
+        session = server.dead if session is None else session
         leaf = _leaf(exc)
+        code = leaf.error.code if isinstance(leaf, McpError) else None
+        if code in _TIMEOUT_CODES:
+            server.timed_out(session)
+        elif not isinstance(leaf, _TRANSPORT_ERRORS) and code != CONNECTION_CLOSED:
+            server.answered()  # an error is an answer
         if isinstance(leaf, _ReportedFailure):  # the tool ran and reported an error result, with its kind
             text = redact(str(leaf), server.secrets)
             return ToolError(
@@ -249,7 +315,6 @@ class MCPToolSource:
             text = redact(str(leaf), server.secrets)
             return ToolError(f"{tool} on server {server.name} failed: {text}", tool=tool, server=server.name)
         what = redact(_describe(leaf), server.secrets)
-        code = leaf.error.code if isinstance(leaf, McpError) else None
         if code in _TIMEOUT_CODES:
             return ToolError(
                 f"{tool} on server {server.name} timed out: {what}",
@@ -265,7 +330,7 @@ class MCPToolSource:
                 kind="invalid_arguments",
             )
         if isinstance(leaf, _TRANSPORT_ERRORS) or code == CONNECTION_CLOSED:
-            server.mark_dead(what)
+            server.mark_dead(what, session)
             return ToolError(
                 f"{tool}: server {server.name} is unavailable ({what})",
                 tool=tool,
@@ -287,10 +352,71 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-async def _own_session(client: MultiServerMCPClient, server: _Server) -> None:
-    """Open the session, load the tools, then hold the session until ``stop`` (or until it breaks)."""
+async def _supervise(server: _Server) -> None:
+    """Own the server's sessions: the first, and up to :data:`RECONNECTS` more after it went away.
+
+    A new session starts while the old one still shuts down (closing a stdio server may take seconds: stdin is
+    closed, then the process tree is terminated), so calls fail fast only until the new one is up.
+    """
+    sessions: set[asyncio.Task[str]] = set()
     try:
-        async with client.session(server.name) as session:
+        for attempt in range(1 + RECONNECTS):
+            gone = server.dead if attempt == 0 else asyncio.Event()
+            up = asyncio.Event()
+            task = asyncio.create_task(_hold_session(server, up, gone), name=f"mcp-session-{server.name}")
+            sessions.add(task)
+            task.add_done_callback(sessions.discard)
+            await _first(up.wait(), gone.wait(), server.stop.wait())
+            if server.stop.is_set() or not up.is_set():
+                if attempt > 0 and not up.is_set():
+                    done, _ = await asyncio.wait({task}, timeout=1)
+                    why = task.result() if done and not task.cancelled() else "no answer"
+                    server.reason = redact(f"{server.reason}; reconnecting failed: {why}", server.secrets)
+                break
+            if attempt > 0:
+                server.reconnects += 1
+                server.unanswered = 0
+                server.reason = ""
+                server.dead = gone
+                log.warning("MCP server %s is back (reconnected)", server.name)
+            server.ready.set()
+            await _first(gone.wait(), server.stop.wait())
+            if server.stop.is_set():
+                break
+            if attempt < RECONNECTS:
+                log.warning("MCP server %s is unavailable (%s); reconnecting", server.name, server.reason)
+    except asyncio.CancelledError:  # cut off (start-up took too long, or shutdown ran out of time)
+        for task in sessions:
+            task.cancel()
+        raise
+    finally:
+        server.stop.set()
+        if sessions:
+            _, pending = await asyncio.wait(set(sessions), timeout=10)
+            for task in pending:  # a session that does not close in time is cut off
+                task.cancel()
+
+
+async def _first(*waits: Awaitable[Any]) -> None:
+    """Wait until the first of ``waits`` is done; cancel the rest."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
+async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event) -> str:
+    """Open one session, load its tools, then hold it until ``stop`` or until ``gone`` (or until it breaks).
+
+    Returns why it ended (redacted).
+    """
+    config = server.config
+    limits = MessageLimits(max_message_bytes=getattr(config, "max_message_bytes", MessageLimits.max_message_bytes))
+    reason = "closed"
+    try:
+        async with connect(config.connection(), limits=limits) as session:
             # One listing gives both the LangChain tools and what the adapter does not keep in a usable form
             # (output schemas for $ref checks, annotations for approval).
             listed = await _list_tools(session)
@@ -301,13 +427,13 @@ async def _own_session(client: MultiServerMCPClient, server: _Server) -> None:
                 )
                 for t in listed
             ]
-            server.ready.set()
-            await server.stop.wait()
-        server.mark_dead("closed")
+            up.set()
+            await _first(server.stop.wait(), gone.wait())
     except (Exception, BaseExceptionGroup) as exc:  # the session broke: this server only is gone
-        server.mark_dead(_describe(_leaf(exc)))
+        reason = _describe(_leaf(exc))
     finally:
-        server.mark_dead("closed")
+        server.mark_dead(reason, gone)
+    return redact(reason, server.secrets)
 
 
 async def _list_tools(session: ClientSession) -> list[Tool]:
@@ -341,10 +467,9 @@ async def open_tools(
 
 @contextlib.asynccontextmanager
 async def _open_sessions(cfg: MCPConfig, allowed: set[str] | None) -> AsyncIterator[MCPToolSource]:
-    client = MultiServerMCPClient({name: s.connection() for name, s in cfg.servers.items()})
     servers = {name: _Server(config=s, secrets=s.secrets()) for name, s in cfg.servers.items()}
     for server in servers.values():
-        server.task = asyncio.create_task(_own_session(client, server), name=f"mcp-session-{server.name}")
+        server.task = asyncio.create_task(_supervise(server), name=f"mcp-server-{server.name}")
     try:
         await asyncio.gather(*(_wait_started(s) for s in servers.values()))
         for server in servers.values():

@@ -21,7 +21,7 @@ def test_default_config_runs_both_bundled_servers_with_this_interpreter() -> Non
     assert travel.args == ("-m", "planwerk.tools.servers.travel", "stdio")
 
 
-def test_env_expansion_with_defaults_and_the_parent_environment_passed_to_stdio() -> None:
+def test_env_expansion_with_defaults_and_a_minimal_environment_passed_to_stdio() -> None:
     raw = {
         "mcpServers": {
             "api": {
@@ -49,8 +49,9 @@ def test_env_expansion_with_defaults_and_the_parent_environment_passed_to_stdio(
     local = config.servers["local"]
     assert isinstance(local, StdioServer)
     assert local.command == "/opt/py" and local.args[-1] == "/tmp"
+    # a minimal environment (no NOMINATIM_URL: it is neither a basic nor named), plus the server's own env
     env = local.connection(parent_env={"PATH": "/bin", "NOMINATIM_URL": "http://n/"})["env"]
-    assert env == {"PATH": "/bin", "NOMINATIM_URL": "http://n/", "OVERPASS_URL": "http://stub/api"}
+    assert env == {"PATH": "/bin", "OVERPASS_URL": "http://stub/api"}
 
 
 def test_config_from_a_file_and_from_a_json_string(tmp_path: Path) -> None:

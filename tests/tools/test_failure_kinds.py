@@ -20,7 +20,12 @@ from planwerk.tools.servers.failures import FAILURE_META_KEY, failure_kind, fail
 from planwerk.tools.servers.launch import free_port
 from tests.tools.conftest import ECHO_SCRIPT, UNKNOWN_PLACE, http_server, upstream_env
 
-TRAVEL = {"command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.travel", "stdio"], "timeout": 30}
+TRAVEL = {
+    "command": "${PYTHON}",
+    "args": ["-m", "planwerk.tools.servers.travel", "stdio"],
+    "timeout": 30,
+    "inherit_env": sorted(upstream_env("", Path())),  # stdio servers see only what their config names
+}
 MATH = {"command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}
 
 
