@@ -217,8 +217,10 @@ def json_size(value: Any, cap: int) -> int:
             total += 5
         elif isinstance(item, int):
             total += item.bit_length() // 3 + 2  # digits without converting a huge number to text
+        elif isinstance(item, float):
+            total += len(repr(item))
         else:
-            total += 24  # floats and anything written with str()
+            total += 24  # anything else is written with str(): a guess
     return total
 
 
@@ -236,6 +238,7 @@ class _Resolver:
         self.limits = limits
         self.spent = 0
         self.resolved = 0
+        self.last_ref: str | None = None
         self._values: dict[str, Any] = {}
         self._roots: dict[str, Any] = {}
         self._sizes: dict[int, tuple[Any, int]] = {}  # id -> (the object, kept alive so its id stays unique; size)
@@ -254,6 +257,8 @@ class _Resolver:
             self.spent += 2 + len(value)
             return [self.value(item) for item in value]
         self.spent += json_size(value, self.limits.max_bytes)
+        if self.last_ref is not None:  # literals count too, but only references can make arguments grow
+            self._check(self.last_ref, 0)
         return value
 
     def _lookup(self, text: str) -> Any:
@@ -280,6 +285,10 @@ class _Resolver:
             size = json_size(value, self.limits.max_bytes - self.spent)
             self._sizes[id(value)] = (value, size)
         self.spent += size
+        self.last_ref = text
+        self._check(text, size)
+
+    def _check(self, text: str, size: int) -> None:
         if self.spent > self.limits.max_bytes:
             raise ArgumentsTooLarge(
                 text, at_least=self.spent, limit=self.limits.max_bytes, this_ref=size, resolved=self.resolved
