@@ -1,4 +1,4 @@
-"""``planwerk bench``: the NESTFUL benchmark and the cost comparison with the notebook loop.
+"""``planwerk bench``: the NESTFUL benchmark, the travel+context set and the cost comparison with the notebook loop.
 
 Every command prints a table for people; with ``--json`` the last line of stdout is one JSON object with the
 figures (progress goes to stderr).
@@ -22,7 +22,8 @@ from rich.table import Table
 
 bench_app = typer.Typer(
     name="bench",
-    help="Benchmarks: NESTFUL (engine and planner) and the cost per task against the notebook loop.",
+    help="Benchmarks: NESTFUL (engine and planner), travel+context (offline) and the cost per task against the "
+    "notebook loop.",
     no_args_is_help=True,
 )
 out = Console(highlight=False)
@@ -273,3 +274,92 @@ def _plot_loop(summary: dict[str, Any], path: Path) -> None:
     figure.savefig(path, dpi=110)
     plt.close(figure)
     err.print(f"plot written to {path}")
+
+
+@bench_app.command("travel")
+def travel(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Model spec (default | hf:... | gguf:... | replay:...).")
+    ] = "default",
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N questions.")] = None,
+    category: Annotated[
+        str | None,
+        typer.Option("--category", "-c", help="Only one category (weather, two_cities, date_range, spots, ...)."),
+    ] = None,
+    json_out: JsonOption = False,
+    results: Annotated[Path | None, typer.Option("--results", help="Write every question's result as JSONL.")] = None,
+) -> None:
+    """Travel+context: German and English questions through the real graph, offline against recorded web
+    responses; plan validity, expected tools, grounded answers, expected facts, model calls and seconds."""
+    from planwerk.bench import travel as bench
+
+    if category is not None and category not in bench.CATEGORIES:
+        err.print(
+            f"[red]planwerk bench: error:[/red] unknown category {category!r}; "
+            f"expected one of {', '.join(bench.CATEGORIES)}"
+        )
+        raise typer.Exit(2)
+    questions = bench.load_questions(limit, category=category)
+    total = len(questions)
+    with _progress() as progress:
+        task = progress.add_task(f"travel ({model})", total=total, status="")
+        passed = done = 0
+
+        def tick(result: bench.QuestionResult) -> None:
+            nonlocal passed, done
+            passed += result.passed
+            done += 1
+            progress.update(task, advance=1, status=f"{passed} passed")
+            if not err.is_terminal:  # no live bar in a log: one line per (slow) question
+                mark = "✓" if result.passed else "✗"
+                err.print(f"{done}/{total} {mark} {result.qid} ({result.wall_s:.1f} s, {passed} passed)")
+
+        report = _run(lambda: bench.run_travel(model, questions=questions, tick=tick))
+    summary = report.summary() | {"machine": machine()}
+    _print_travel(summary)
+    if results:
+        results.parent.mkdir(parents=True, exist_ok=True)
+        lines = (json.dumps(row, ensure_ascii=False, default=str) for row in bench.results_json(report))
+        results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if json_out:
+        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+
+
+def _print_travel(summary: dict[str, Any]) -> None:
+    table = Table(
+        title=f"travel+context, model {summary['model']} (offline, recorded responses, today {summary['today']})"
+    )
+    # Short headers: the table must stay readable in an 80-column log.
+    columns = ("category", "n", "plan", "tools", "grounded", "model gr.", "facts", "passed")
+    for column in (*columns, "calls", "s/q"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    rows = [*summary["by_category"].items(), ("total", summary)]
+    for name, row in rows:
+        n = row["questions"]
+        table.add_row(
+            name,
+            str(n),
+            *(
+                f"{row[key]}/{n}"
+                for key in ("valid_plan", "expected_tools", "grounded", "model_grounded", "facts_ok", "passed")
+            ),
+            f"{row['llm_calls_per_question']:g}",
+            f"{row['seconds_per_question']:.1f}",
+            end_section=name == list(summary["by_category"])[-1],
+        )
+    out.print(table)
+    sources = ", ".join(f"{k} {v}" for k, v in summary["answer_sources"].items())
+    out.print(f"answers from: {sources}; setup {summary['setup_s']:.1f} s, wall {summary['wall_s']:.1f} s")
+    for failure in summary["failures"][:40]:
+        detail = "; ".join(
+            part
+            for part in (
+                f"tools {failure['tools_called']}" if "expected_tools" in failure["failed"] else "",
+                f"missing {failure['missing_facts']}" if failure["missing_facts"] else "",
+                f"problems {failure['grounding_problems']}" if failure["grounding_problems"] else "",
+                f"answer from {failure['answer_source']}",
+                failure["error"] or "",
+            )
+            if part
+        )
+        out.print(f"[yellow]✗[/yellow] {failure['id']} ({', '.join(failure['failed']) or 'ok'}): {escape(detail)}")
