@@ -29,6 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from importlib import resources
 from typing import Any
 
@@ -210,11 +211,25 @@ def _strategies(specs: Mapping[str, ToolSpec]) -> dict[str, Any]:
         if "anyOf" in schema:
             return st.one_of([literal(option, root) for option in schema["anyOf"]])
         kind = schema.get("type")
+        if "enum" in schema:
+            return st.sampled_from(schema["enum"])
+        # The real servers' schemas carry bounds (latitude, radius) and date patterns: a valid plan keeps them.
+        low = schema.get("minimum", schema.get("exclusiveMinimum", -(10**6)))
+        high = schema.get("maximum", schema.get("exclusiveMaximum", 10**6))
         if kind == "integer":
-            return st.integers(-(10**6), 10**6)
+            return st.integers(int(low) + ("exclusiveMinimum" in schema), int(high) - ("exclusiveMaximum" in schema))
         if kind == "number":
-            return st.integers(-(10**6), 10**6) | st.floats(-1e6, 1e6, allow_nan=False)
+            floats = st.floats(
+                low,
+                high,
+                exclude_min="exclusiveMinimum" in schema,
+                exclude_max="exclusiveMaximum" in schema,
+                allow_nan=False,
+            )
+            return floats | st.integers(int(low) + 1, int(high) - 1)
         if kind == "string":
+            if schema.get("pattern") == r"^\d{4}-\d{2}-\d{2}$":
+                return st.dates(date(2026, 11, 22), date(2026, 12, 5)).map(date.isoformat)
             return st.text(max_size=12)
         if kind == "boolean":
             return st.booleans()
