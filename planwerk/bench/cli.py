@@ -301,6 +301,9 @@ def travel(
         raise typer.Exit(2)
     questions = bench.load_questions(limit, category=category)
     total = len(questions)
+    if results:  # written as the run goes: a slow run that is stopped keeps what it measured
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text("", encoding="utf-8")
     with _progress() as progress:
         task = progress.add_task(f"travel ({model})", total=total, status="")
         passed = done = 0
@@ -309,6 +312,9 @@ def travel(
             nonlocal passed, done
             passed += result.passed
             done += 1
+            if results:
+                with results.open("a", encoding="utf-8") as file:
+                    file.write(json.dumps(bench.result_json(result), ensure_ascii=False, default=str) + "\n")
             progress.update(task, advance=1, status=f"{passed} passed")
             if not err.is_terminal:  # no live bar in a log: one line per (slow) question
                 mark = "✓" if result.passed else "✗"
@@ -317,10 +323,6 @@ def travel(
         report = _run(lambda: bench.run_travel(model, questions=questions, tick=tick))
     summary = report.summary() | {"machine": machine()}
     _print_travel(summary)
-    if results:
-        results.parent.mkdir(parents=True, exist_ok=True)
-        lines = (json.dumps(row, ensure_ascii=False, default=str) for row in bench.results_json(report))
-        results.write_text("\n".join(lines) + "\n", encoding="utf-8")
     if json_out:
         out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
 

@@ -536,9 +536,14 @@ class Report:
         } | dict(self.extra)
 
 
+def result_json(result: QuestionResult) -> dict[str, Any]:
+    """One question's result, JSON-able (a line of the ``--results`` JSONL file)."""
+    return asdict(result) | {"passed": result.passed}
+
+
 def results_json(report: Report) -> list[dict[str, Any]]:
     """Every question's result, JSON-able (for a JSONL file next to the summary)."""
-    return [asdict(result) | {"passed": result.passed} for result in report.results]
+    return [result_json(result) for result in report.results]
 
 
 # --- runs -------------------------------------------------------------------------------------------------------
