@@ -27,7 +27,7 @@ import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from langchain_core.language_models import BaseChatModel
@@ -127,15 +127,25 @@ def _load(spec: ModelSpec) -> BaseChatModel:
             raise RuntimeError(f"replay models are not available in this build: {exc}") from exc
         return ReplayChatModel.from_file(Path(spec.target).expanduser())
     if spec.kind == "default":
-        from planwerk.models.packaged import ensure_packaged_model
+        from planwerk.models.packaged import QWEN25_CODER_05B, ensure_packaged_model
 
         gguf = ensure_packaged_model()
-        return _load_local(str(spec), gguf.parent, gguf_file=gguf.name, tokenizer_source=None)
+        return _load_local(
+            str(spec), gguf.parent, gguf_file=gguf.name, tokenizer_source=None, identity=QWEN25_CODER_05B.sha256
+        )
     if spec.kind == "gguf":
         path = Path(spec.target).expanduser()
         if not path.is_file():
             raise FileNotFoundError(f"model spec {spec}: no GGUF file at {path}")
-        return _load_local(str(spec), path.parent, gguf_file=path.name, tokenizer_source=spec.extra or None)
+        from planwerk.models.converted import file_identity
+
+        return _load_local(
+            str(spec),
+            path.parent,
+            gguf_file=path.name,
+            tokenizer_source=spec.extra or None,
+            identity=file_identity(path),
+        )
     return _load_local(str(spec), spec.target, gguf_file=None, tokenizer_source=None)
 
 
@@ -159,37 +169,47 @@ class _DropPackedGgufWarning(logging.Filter):
 logging.getLogger("transformers.quantizers.quantizer_gguf").addFilter(_DropPackedGgufWarning())
 
 
-def _load_local(name: str, source: str | Path, *, gguf_file: str | None, tokenizer_source: str | None) -> BaseChatModel:
-    """Load a transformers model (a checkpoint folder, a cached hub id, or a GGUF) offline."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def _load_local(
+    name: str,
+    source: str | Path,
+    *,
+    gguf_file: str | None,
+    tokenizer_source: str | None,
+    identity: str | None = None,
+) -> BaseChatModel:
+    """Load a transformers model (a checkpoint folder, a cached hub id, or a GGUF) offline.
 
+    A GGUF (``identity`` names it) is loaded from its converted copy when one exists
+    (:mod:`planwerk.models.converted`), and converted once otherwise.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from planwerk.models import converted
     from planwerk.models.device import plan_device
     from planwerk.models.hf import build_hf_chat_model
 
     device = plan_device()
     started = time.perf_counter()
-    log.info("loading model %s on %s (%s)", name, device.device, device.dtype)
-    gguf_kwargs = {"gguf_file": gguf_file} if gguf_file else {}
-    with _status(f"Loading model {name} on {device.device} ({device.dtype})…"):
+    key = None
+    if gguf_file and identity and converted.cache_enabled():
+        key = converted.conversion_key(identity, tokenizer_source=tokenizer_source, dtype=str(device.dtype))
+    cached = converted.find_converted(key) if key else None
+    if cached:
+        log.info("loading model %s on %s (%s) from its converted copy %s", name, device.device, device.dtype, cached)
         try:
-            if tokenizer_source:
-                tokenizer = AutoTokenizer.from_pretrained(tokenizer_source, local_files_only=True)
-            else:
-                tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True, **gguf_kwargs)
-            log.info("tokenizer loaded after %.1f s", time.perf_counter() - started)
-            model = AutoModelForCausalLM.from_pretrained(
-                source,
-                local_files_only=True,
-                dtype=device.torch_dtype(),
-                device_map=device.device_map,
-                **gguf_kwargs,
+            with _status(f"Loading model {name} on {device.device} ({device.dtype})…"):
+                tokenizer, model = _from_pretrained(name, cached, None, tokenizer_source=None, device=device)
+        except Exception as error:  # a damaged cache must never block a start (safetensors has its own errors)
+            log.warning("the converted copy %s does not load (%s); loading the GGUF", cached, error)
+            cached = None
+    if not cached:
+        log.info("loading model %s on %s (%s)", name, device.device, device.dtype)
+        with _status(f"Loading model {name} on {device.device} ({device.dtype})…"):
+            tokenizer, model = _from_pretrained(
+                name, source, gguf_file, tokenizer_source=tokenizer_source, device=device
             )
-        except OSError as exc:  # missing files: say that planwerk never downloads
-            raise RuntimeError(
-                f"cannot load model {name} offline: {exc}. planwerk does not download models at run time; "
-                "pass a local folder, a GGUF file, or a hub id that is already in the local HF cache"
-            ) from exc
+        if key:
+            with _status("Caching the converted model for faster starts (once)…"):
+                converted.save_converted(model, tokenizer, key)
     if device.device_map is None:
         model = model.to(device.device)
     model.eval()
@@ -199,6 +219,36 @@ def _load_local(name: str, source: str | Path, *, gguf_file: str | None, tokeniz
         )
     log.info("model %s ready in %.1f s", name, time.perf_counter() - started)
     return build_hf_chat_model(model, tokenizer, model_id=name)
+
+
+def _from_pretrained(
+    name: str, source: str | Path, gguf_file: str | None, *, tokenizer_source: str | None, device: Any
+) -> tuple[Any, Any]:
+    """The tokenizer and model from ``source`` (local files only), timing each."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    started = time.perf_counter()
+    gguf_kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+    try:
+        if tokenizer_source:
+            tokenizer = AutoTokenizer.from_pretrained(tokenizer_source, local_files_only=True)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True, **gguf_kwargs)
+        log.info("tokenizer loaded after %.1f s", time.perf_counter() - started)
+        model = AutoModelForCausalLM.from_pretrained(
+            source,
+            local_files_only=True,
+            dtype=device.torch_dtype(),
+            device_map=device.device_map,
+            **gguf_kwargs,
+        )
+        log.info("weights loaded after %.1f s", time.perf_counter() - started)
+    except OSError as exc:  # missing files: say that planwerk never downloads
+        raise RuntimeError(
+            f"cannot load model {name} offline: {exc}. planwerk does not download models at run time; "
+            "pass a local folder, a GGUF file, or a hub id that is already in the local HF cache"
+        ) from exc
+    return tokenizer, model
 
 
 def endpoint_base_url(url: str) -> str:
