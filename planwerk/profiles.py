@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from planwerk.prompts.math import MATH_PERSONA
 from planwerk.prompts.travel import PERSONA as TRAVEL_PERSONA
+from planwerk.prompts.travel import REFUSAL_OUT_OF_SCOPE, REFUSAL_OUT_OF_SCOPE_EN
 
 Language = Literal["de", "en"]
 """Languages planwerk's prompts and fixed texts exist in."""
@@ -32,6 +34,9 @@ class Profile:
     its numbers are not dates)."""
     approve: frozenset[str] = frozenset()
     """Tool names whose calls pause for a person's approval (besides tools a server marks destructive)."""
+    refusals: Mapping[str, str] = field(default_factory=dict)
+    """The profile's refusal by language code: the deterministic answer when the answer check failed twice and no
+    tool ran and no retrieved chunk answers (an out-of-domain question); without one, a generic honest sentence."""
     answer_is_last_result: bool = False
     """Whether the answer is the last call's result (a calculation chain): the answer check then requires it,
     and the deterministic answer states it ("The result is 126.")."""
@@ -39,7 +44,11 @@ class Profile:
 
 PROFILES: dict[str, Profile] = {
     # A trip planner also calculates budgets and distances: the travel profile may use the math tools too.
-    "travel": Profile(name="travel", persona=TRAVEL_PERSONA),
+    "travel": Profile(
+        name="travel",
+        persona=TRAVEL_PERSONA,
+        refusals={"de": REFUSAL_OUT_OF_SCOPE, "en": REFUSAL_OUT_OF_SCOPE_EN},
+    ),
     "math": Profile(
         name="math",
         persona=MATH_PERSONA,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any, Literal
 
+from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -15,13 +18,15 @@ from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import context_of, profile_of
-from planwerk.prompts.texts import texts_for
+from planwerk.nodes.common import context_of, history_before_question, profile_of
+from planwerk.prompts.texts import PromptTexts, texts_for
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "finalize"]
 CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "finalize")
 MAX_REPLY_IN_FEEDBACK = 4_000
 """A rejected reply is shown back to the planner cut to this many characters."""
+MAX_RESULTS_TEXT = 20_000
+"""Earlier results are searched for place names up to this many characters of their JSON."""
 
 
 async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> Command[CheckRoute]:
@@ -44,6 +49,8 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
             allowed_tools=profile_of(context).allowed_tools,
             available=available,
         )
+        if not problems:  # places only matter for a plan that could run
+            problems = await asyncio.to_thread(scope_problems, state, candidate, texts_for(profile_of(context)))
     except PlanParseError as error:
         parsed, problems = None, [str(error)]
     if problems:
@@ -70,3 +77,24 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         return Command(update={**update, "pending_question": question}, goto="ask_user")
     return Command(update=update, goto="resolve_refs" if parsed.call_count else "finalize")
+
+
+def scope_problems(state: AgentState, plan: Plan, texts: PromptTexts) -> list[str]:
+    """The plan's invented and missing places (:mod:`planwerk.core.scope`) as checker problems in ``texts``'
+    language. Blocking (loads the gazetteer once per process): runs in a worker thread."""
+    from planwerk.core.scope import place_problems
+    from planwerk.places import default_gazetteer
+
+    conversation = [str(m.content) for m in history_before_question(state) if isinstance(m, HumanMessage)]
+    conversation += [item["answer"] for item in state.get("clarifications", [])]
+    conversation += [str(value) for key, value in state.get("user", {}).items() if key != "raw"]
+    conversation += [hit["text"] for hit in state.get("hits", [])]
+    if results := state.get("results"):
+        conversation.append(json.dumps(results, ensure_ascii=False, default=str)[:MAX_RESULTS_TEXT])
+    found = place_problems(plan, question=state["question"], conversation=conversation, gazetteer=default_gazetteer())
+    return [
+        texts.invented_place.format(place=p.place, call=p.call_id)
+        if p.kind == "invented"
+        else texts.missing_place.format(place=p.place)
+        for p in found
+    ]

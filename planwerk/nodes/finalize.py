@@ -86,10 +86,8 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     grounded: bool | None = None
     first_problems: list[str] = []
     if plan is None:
-        answer = texts_for(profile).no_plan_answer.format(
-            problems="\n".join(f"- {p}" for p in state.get("plan_errors", []))
-        )
-        source = "no_plan"
+        # One sentence in the question's language; what the checker found is in the replan events and plan_errors.
+        answer, source = texts_for(language).no_plan_answer, "no_plan"
     else:
         check, facts, last_result = await asyncio.to_thread(_answer_check, state, context, profile, deps)
         messages: list[BaseMessage] | None = None
@@ -123,7 +121,8 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
                 source = "amended" if amended else "regenerated"
             else:
                 _rejected(runtime, second, [describe(p, language) for p in report.problems], 2, "fallback")
-                answer = fallback_answer(calls, language, last_result=last_result, context=facts)
+                refusal = profile.refusals.get(language)
+                answer = fallback_answer(calls, language, last_result=last_result, context=facts, refusal=refusal)
                 # A new message id: the streamed tokens were the rejected answers, not this one.
                 message_id, source = None, "fallback"
                 grounded = check(answer).ok

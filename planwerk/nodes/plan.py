@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from planwerk.core.plan_schema import plan_json_schema
+from planwerk.core.scope import referent_question
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
@@ -39,8 +41,13 @@ PLAN_TAGS = ("planwerk:plan", TAG_NOSTREAM)
 
 
 def question_with_clarifications(state: AgentState, texts: PromptTexts = GERMAN) -> str:
-    """The question plus the user's answers to earlier ``ask_user`` questions (labelled in ``texts``' language)."""
+    """The question, the earlier question a follow-up continues ("Und morgen? (vorherige Frage: …)", the shape of
+    the library's follow-up examples) and the user's answers to earlier ``ask_user`` questions, labelled in
+    ``texts``' language."""
     text = state["question"]
+    earlier = [str(m.content) for m in history_before_question(state) if isinstance(m, HumanMessage)]
+    if referent := referent_question(text, earlier):
+        text += texts.previous_question.format(question=referent)
     for item in state.get("clarifications", []):
         text += texts.clarification_turn.format(question=item["question"], answer=item["answer"])
     return text

@@ -344,10 +344,12 @@ def fallback_answer(
     *,
     last_result: float | None = None,
     context: KeyFacts | None = None,
+    refusal: str | None = None,
 ) -> str:
     """The deterministic answer: the last result (profiles whose answer is the last result), the best chunk's key
     sentences with their source (a context question), or per call its key values, failed calls named with their
-    kind; and an honest sentence when there is nothing to answer from."""
+    kind; when nothing ran and no context answers, the profile's ``refusal`` (an out-of-domain question), else an
+    honest sentence that there is nothing to answer from."""
     texts = texts_for_answer(language)
     if last_result is not None:
         return texts.last_result.format(value=format_value(last_result))
@@ -367,5 +369,5 @@ def fallback_answer(
             template = texts.down_line if kind in DOWN_KINDS or kind == "skipped" else texts.failed_line
             lines.append(template.format(tool=tool, failure=failure))
     if not lines:
-        return texts.nothing
+        return refusal or texts.nothing
     return texts.intro + "\n" + "\n".join(f"- {line}" for line in lines)

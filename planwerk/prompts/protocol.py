@@ -52,8 +52,25 @@ Schreibe einen neuen Plan, der die Fehler behebt (andere Argumente oder ein ande
 eine ehrliche Antwort."""
 """Feedback after execution failures (self-correction and replanning)."""
 
-NO_PLAN_ANSWER = "Ich konnte für diese Frage keinen ausführbaren Plan erstellen. Gründe:\n{problems}"
-"""The honest answer when no reply of the planner passed the check."""
+NO_PLAN_ANSWER = (
+    "Ich konnte für diese Frage keinen ausführbaren Plan erstellen; bitte formuliere sie anders oder genauer."
+)
+"""The honest answer when no reply of the planner passed the check: one sentence (the checker's findings are in
+the ``replan`` events and the thread's ``plan_errors``, not in the answer)."""
+
+INVENTED_PLACE = (
+    "Aufruf {call} nennt den Ort {place}, aber weder die Frage noch das Gespräch oder der Kontext nennen ihn; "
+    "plane nur für die Orte, nach denen gefragt ist."
+)
+"""Plan check: a place nobody asked about (takes ``{place}`` and ``{call}``)."""
+
+MISSING_PLACE = (
+    "Die Frage nennt {place}, aber kein Aufruf des Plans verwendet diesen Ort; plane für jeden Ort der Frage."
+)
+"""Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
+
+PREVIOUS_QUESTION = " (vorherige Frage: {question})"
+"""Appended to a follow-up question for the planner: the earlier question it continues."""
 
 DEFAULT_CLARIFICATION = "Kannst du deine Frage genauer formulieren?"
 """What ``ask_user`` asks when the planner asked for clarification without a question."""

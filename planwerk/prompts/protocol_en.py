@@ -48,8 +48,21 @@ Results so far (usable with $ref): {available}
 Write a new plan that fixes the errors (other arguments or another tool), or give an honest answer with "final"."""
 """Feedback after execution failures (self-correction and replanning)."""
 
-NO_PLAN_ANSWER = "I could not make a plan that runs for this question. Reasons:\n{problems}"
-"""The honest answer when no reply of the planner passed the check."""
+NO_PLAN_ANSWER = "I could not make a plan that runs for this question; please rephrase it or be more specific."
+"""The honest answer when no reply of the planner passed the check: one sentence (the checker's findings are in
+the ``replan`` events and the thread's ``plan_errors``, not in the answer)."""
+
+INVENTED_PLACE = (
+    "call {call} names the place {place}, but neither the question nor the conversation or the context names it; "
+    "plan only for the places asked about."
+)
+"""Plan check: a place nobody asked about (takes ``{place}`` and ``{call}``)."""
+
+MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
+"""Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
+
+PREVIOUS_QUESTION = " (previous question: {question})"
+"""Appended to a follow-up question for the planner: the earlier question it continues."""
 
 DEFAULT_CLARIFICATION = "Could you state your question more precisely?"
 """What ``ask_user`` asks when the planner asked for clarification without a question."""

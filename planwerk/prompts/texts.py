@@ -37,7 +37,12 @@ class PromptTexts:
     failed_calls_instructions: str
     """Takes ``{problems}`` and ``{available}``."""
     no_plan_answer: str
-    """Takes ``{problems}``."""
+    invented_place: str
+    """Takes ``{place}`` and ``{call}``."""
+    missing_place: str
+    """Takes ``{place}``."""
+    previous_question: str
+    """Takes ``{question}``."""
     default_clarification: str
     not_found_question: str
     """Takes ``{tool}`` and ``{error}``."""

@@ -11,6 +11,9 @@ REFUSAL_UNRELIABLE = (
 REFUSAL_OUT_OF_SCOPE = "Diese Frage kann ich nicht beantworten, da sie nicht dem Kontext des Assistenten entspricht."
 """The notebook's refusal for questions outside the assistant's topic."""
 
+REFUSAL_OUT_OF_SCOPE_EN = "I cannot answer this question, as it is outside what this assistant is for."
+"""The same refusal for English questions."""
+
 PERSONA = f"""Du bist ein persönlicher Reiseplaner.
 Du beantwortest Fragen zu Urlaub, Reisen, Städten, Sehenswürdigkeiten, Aktivitäten, Regionalkultur, Reiserouten,
 Wetter am Reiseziel und Reisebudgets, und zu allem, was im bereitgestellten Kontext steht.

@@ -67,7 +67,10 @@ async def test_updates_show_the_resolver_and_one_node_run_per_call(checkpointer:
     config = {"configurable": {"thread_id": "u"}}
     nodes = []
     async for update in graph.astream(
-        {"messages": [("user", QUESTION)]}, config, context=Context(today="2026-11-22"), stream_mode="updates"
+        {"messages": [("user", "Wie ist heute das Wetter in Barcelona und in Rom?")]},
+        config,
+        context=Context(today="2026-11-22"),
+        stream_mode="updates",
     ):
         nodes.extend(update)
     assert nodes == ["prepare", "retrieve", "plan", "check", "resolve_refs", "call_tool", "call_tool",

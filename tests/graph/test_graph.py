@@ -19,7 +19,7 @@ from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel, ReplayExhaustedError
 from planwerk.prompts.travel import REFUSAL_OUT_OF_SCOPE
 from tests.conftest import FIXTURES
-from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools
+from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools, weather_call
 
 TODAY = Context(today="2026-11-22")
 QUESTION = "Wie ist heute das Wetter in Barcelona?"
@@ -170,7 +170,8 @@ async def test_second_question_sees_the_first_and_history_is_trimmed(checkpointe
 
 
 async def test_prompt_has_persona_date_catalog_and_a_matching_example(checkpointer: BaseCheckpointSaver) -> None:
-    model = ReplayChatModel.of([GOOD_PLAN, "ok"])
+    rome = plan_json([{**GEO, "arguments": {"destination": "Rom"}}], [weather_call("2026-11-23")])
+    model = ReplayChatModel.of([rome, "ok"])
     async with agent(model, checkpointer) as planwerk:
         await planwerk.ask("Wie wird das Wetter morgen in Rom?")
     system, *_, human = model.prompts[0]

@@ -15,6 +15,7 @@ from planwerk.agent import Agent
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.prompts.math import MATH_PERSONA
+from planwerk.prompts.texts import ENGLISH
 from tests.graph.tools import travel_tools
 
 MATH_QUESTION = "A shop is open Monday, and 65% of its 200 customers buy something. How many customers buy?"
@@ -94,8 +95,13 @@ async def test_math_repair_feedback_and_no_plan_answer_are_english(math_tools: A
     model = ReplayChatModel.of([bad, bad, bad])
     async with agent(model, math_tools, "math") as planwerk:
         reply = await planwerk.ask(MATH_QUESTION)
+        state = await planwerk.state(reply.thread_id)
     assert str(model.prompts[1][-1].content).startswith("Your last reply was rejected:\n")
-    assert reply.answer.startswith("I could not make a plan that runs for this question. Reasons:\n- ")
+    # One sentence, not the checker's findings (those are in the thread's plan_errors and the replan events).
+    assert reply.answer == ENGLISH.no_plan_answer
+    assert reply.answer.startswith("I could not make a plan that runs for this question;")
+    assert "nope" not in reply.answer
+    assert any("nope" in problem for problem in state["plan_errors"])
 
 
 @pytest.mark.parametrize(

