@@ -31,6 +31,7 @@ from planwerk.core.approval import parse_approval
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S, thread_lock
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
 from planwerk.runtime import PROFILE_RETRIEVER, RetrieverChoice, open_deps
@@ -76,6 +77,7 @@ class Agent:
         db: str | Path | None = None,
         checkpointer: BaseCheckpointSaver | None = None,
         context: Context | None = None,
+        thread_wait_s: float = DEFAULT_THREAD_WAIT_S,
     ):
         """Configure an agent.
 
@@ -83,7 +85,9 @@ class Agent:
         override its fields when given (``None`` keeps the context's). ``model`` is a spec string (see
         ``planwerk.models.specs``) or a chat model; ``tools`` replaces the MCP servers of the MCP config (the
         bundled ones when empty); ``retriever=True`` opens the profile's index, ``False`` disables retrieval;
-        ``db`` keeps threads in a SQLite file, else ``checkpointer`` or memory.
+        ``db`` keeps threads in a SQLite file, else ``checkpointer`` or memory. With ``db``, a turn holds its
+        thread's lock across processes; ``thread_wait_s`` is how long it waits for another process's turn on the
+        same thread before it fails with :class:`~planwerk.graph.locking.ThreadBusyError`.
         """
         overrides: dict[str, Any] = {}
         if isinstance(model, str):
@@ -100,6 +104,9 @@ class Agent:
         self._tools = tools
         self._retriever = retriever
         self._db = Path(db) if db else None
+        if isinstance(thread_wait_s, bool) or not isinstance(thread_wait_s, int | float) or thread_wait_s < 0:
+            raise ValueError(f"thread_wait_s must be a number of seconds >= 0, got {thread_wait_s!r}")
+        self._thread_wait_s = float(thread_wait_s)
         self._checkpointer = checkpointer
         self._stack: contextlib.AsyncExitStack | None = None
         self._thread_locks: dict[str, tuple[asyncio.Lock, int]] = {}
@@ -158,8 +165,9 @@ class Agent:
         run_input: Any
         run_input = {"messages": [{"role": "user", "content": question}]} if question is not None else None
         config = self._config(thread_id)
-        # Runs on one thread are queued, never interleaved (two turns writing one checkpoint would mix).
-        async with self._thread_lock(thread_id):
+        # Runs on one thread are queued, never interleaved (two turns writing one checkpoint would mix): in this
+        # process by an asyncio lock, across processes sharing the db by a file lock.
+        async with self._thread_lock(thread_id), self._process_lock(thread_id):
             if question is None:
                 pending = await self._check_continuable(config, thread_id, answering=resume is not None)
                 if resume is not None:
@@ -186,6 +194,12 @@ class Agent:
                 del self._thread_locks[thread_id]
             else:
                 self._thread_locks[thread_id] = (lock, users - 1)
+
+    def _process_lock(self, thread_id: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """The thread's lock shared with other processes using the same db file (nothing to share without one)."""
+        if self._db is None or self._checkpointer is not None:
+            return contextlib.nullcontext()
+        return thread_lock(self._db, thread_id, wait_s=self._thread_wait_s)
 
     async def _check_continuable(
         self, config: dict[str, Any], thread_id: str, *, answering: bool
@@ -266,10 +280,10 @@ async def _open_checkpointer(
         return checkpointer
     if db is None:
         return InMemorySaver()
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from planwerk.graph.sqlite_saver import DurableSqliteSaver
 
     await asyncio.to_thread(db.parent.mkdir, parents=True, exist_ok=True)
-    return await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(db)))
+    return await stack.enter_async_context(DurableSqliteSaver.from_conn_string(str(db)))
 
 
 def interrupt_event(item: Interrupt) -> dict[str, Any]:

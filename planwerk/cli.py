@@ -22,6 +22,7 @@ from rich.panel import Panel
 
 from planwerk.agent import Agent, read_state
 from planwerk.graph.context import Context
+from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S
 from planwerk.rag.cli import index_app
 
 app = typer.Typer(
@@ -52,10 +53,24 @@ JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per lin
 DbOption = Annotated[Path | None, typer.Option("--db", help="SQLite file for threads.")]
 TodayOption = Annotated[str | None, typer.Option("--today", help="ISO date the prompt calls today.")]
 RetrievalOption = Annotated[bool, typer.Option("--retrieval/--no-retrieval", help="Search the profile's corpus.")]
+WaitOption = Annotated[
+    float,
+    typer.Option(
+        "--wait",
+        min=0,
+        help="Seconds to wait while another planwerk process runs a turn on the same thread (0: fail at once).",
+    ),
+]
 
 
 def _agent(
-    model: str, profile: str, mcp_config: Path | None, db: Path | None, today: str | None, retrieval: bool
+    model: str,
+    profile: str,
+    mcp_config: Path | None,
+    db: Path | None,
+    today: str | None,
+    retrieval: bool,
+    wait: float = DEFAULT_THREAD_WAIT_S,
 ) -> Agent:
     if mcp_config is not None and not mcp_config.is_file():
         raise ValueError(f'MCP config file not found: {mcp_config}; expected a JSON file with "mcpServers"')
@@ -66,6 +81,7 @@ def _agent(
         retriever=retrieval,
         db=_threads_db(db),
         context=Context(today=today),
+        thread_wait_s=wait,
     )
 
 
@@ -185,12 +201,13 @@ def ask(
     db: DbOption = None,
     today: TodayOption = None,
     retrieval: RetrievalOption = True,
+    wait: WaitOption = DEFAULT_THREAD_WAIT_S,
 ) -> None:
     """Answer one question (on a new or an existing thread)."""
     thread_id = thread or uuid.uuid4().hex[:12]
 
     async def main() -> None:
-        async with _agent(model, profile, mcp_config, db, today, retrieval) as agent:
+        async with _agent(model, profile, mcp_config, db, today, retrieval, wait) as agent:
             sink = _json_line if json_output else EventPrinter(console)
             pending = await _drive(agent.events(question, thread_id=thread_id), sink, not json_output)
             if pending and not json_output:
@@ -210,13 +227,14 @@ def resume(
     db: DbOption = None,
     today: TodayOption = None,
     retrieval: RetrievalOption = True,
+    wait: WaitOption = DEFAULT_THREAD_WAIT_S,
 ) -> None:
     """Answer an ``ask_user`` question, or finish a run that was killed, without repeating finished tool calls."""
 
     async def main() -> None:
         # A clear error for an unknown thread id before any MCP server starts or the model loads.
         await read_state(thread, db=_threads_db(db))
-        async with _agent(model, profile, mcp_config, db, today, retrieval) as agent:
+        async with _agent(model, profile, mcp_config, db, today, retrieval, wait) as agent:
             sink = _json_line if json_output else EventPrinter(console)
             await _drive(agent.events(thread_id=thread, resume=answer_value(answer)), sink, not json_output)
 
@@ -247,12 +265,13 @@ def chat(
     db: DbOption = None,
     today: TodayOption = None,
     retrieval: RetrievalOption = True,
+    wait: WaitOption = DEFAULT_THREAD_WAIT_S,
 ) -> None:
     """A conversation on one thread; an empty line or Ctrl-D ends it."""
     thread_id = thread or uuid.uuid4().hex[:12]
 
     async def main() -> None:
-        async with _agent(model, profile, mcp_config, db, today, retrieval) as agent:
+        async with _agent(model, profile, mcp_config, db, today, retrieval, wait) as agent:
             console.print(f"[dim]planwerk chat · thread {thread_id} · leere Zeile beendet[/dim]")
             printer = EventPrinter(console)
             while True:
