@@ -19,6 +19,7 @@ Generation on one model is serialised by a lock: on a 2-core CPU, parallel gener
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -27,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -44,7 +44,7 @@ from pydantic import ConfigDict, Field
 
 from planwerk.models.constrained import GrammarCache
 from planwerk.models.prefix_cache import PrefixCache
-from planwerk.models.stopping import RepetitionPolicy, RepetitionStop
+from planwerk.models.stopping import CancelStop, RepetitionPolicy, RepetitionStop
 
 log = logging.getLogger(__name__)
 
@@ -158,18 +158,6 @@ class _Timing:
         return scores
 
 
-class _Cancelled:
-    """A stopping criterion that ends generation once ``event`` is set (the stream's consumer went away)."""
-
-    def __init__(self, event: threading.Event) -> None:
-        self.event = event
-
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        import torch
-
-        return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
-
-
 class HFRuntime:
     """The loaded model and tokenizer plus the state shared by every bound variant of a chat model."""
 
@@ -228,7 +216,7 @@ class HFRuntime:
         repetition = RepetitionStop(len(ids), options.repetition)
         criteria = StoppingCriteriaList([repetition])
         if cancel is not None:
-            criteria.append(_Cancelled(cancel))
+            criteria.append(CancelStop(cancel))
         sampling: dict[str, Any] = {"do_sample": False}
         if options.sampling:
             # top_k off: only temperature (and top_p when asked) shape the distribution; the grammar's mask comes
@@ -359,7 +347,9 @@ class HFChatModel(ChatHuggingFace):
         stream: bool | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        generation = self.runtime.generate(message_dicts(messages), self._options(stop, kwargs))
+        return self._result(self.runtime.generate(message_dicts(messages), self._options(stop, kwargs)))
+
+    def _result(self, generation: Generation) -> ChatResult:
         message = AIMessage(
             content=generation.text,
             usage_metadata=generation.usage,
@@ -375,8 +365,16 @@ class HFChatModel(ChatHuggingFace):
         stream: bool | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        # BaseChatModel's default runs _generate in a worker thread (ChatHuggingFace raises here instead)
-        return await BaseChatModel._agenerate(self, messages, stop, run_manager, **kwargs)
+        # Generation blocks, so it runs in a worker thread (ChatHuggingFace raises here instead). Cancelling this
+        # coroutine does not stop a thread: the event does, at the next token (CancelStop).
+        cancel = threading.Event()
+        dicts, options = message_dicts(messages), self._options(stop, kwargs)
+        try:
+            generation = await asyncio.to_thread(self.runtime.generate, dicts, options, cancel=cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        return self._result(generation)
 
     def _stream(
         self,
@@ -385,6 +383,12 @@ class HFChatModel(ChatHuggingFace):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
+        return self._stream_until(threading.Event(), messages, stop, **kwargs)
+
+    def _stream_until(
+        self, cancel: threading.Event, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
+        """The chunks of one generation; setting ``cancel`` ends it at the next token."""
         from transformers import TextIteratorStreamer
 
         runtime: HFRuntime = self.runtime
@@ -393,7 +397,6 @@ class HFChatModel(ChatHuggingFace):
         streamer = TextIteratorStreamer(
             runtime.tokenizer, skip_prompt=True, skip_special_tokens=True, timeout=STREAM_TOKEN_TIMEOUT_S
         )
-        cancel = threading.Event()
         outcome: dict[str, Any] = {}
 
         def work() -> None:
@@ -435,9 +438,20 @@ class HFChatModel(ChatHuggingFace):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        # BaseChatModel's default drives the sync _stream from a worker thread (ChatHuggingFace's needs a server)
-        async for chunk in BaseChatModel._astream(self, messages, stop, run_manager, **kwargs):
-            yield chunk
+        # The sync stream, driven from worker threads as BaseChatModel's default does (ChatHuggingFace's needs a
+        # server), plus what the default lacks: when this coroutine is cancelled or closed early, the event ends
+        # the generation at the next token instead of letting the thread run to max_new_tokens.
+        cancel = threading.Event()
+        chunks = self._stream_until(cancel, messages, stop, **kwargs)
+        done = object()
+        finished = False
+        try:
+            while (chunk := await asyncio.to_thread(next, chunks, done)) is not done:
+                yield chunk
+            finished = True
+        finally:
+            if not finished:
+                cancel.set()
 
 
 def build_hf_chat_model(
