@@ -32,10 +32,14 @@ from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S, thread_lock
+from planwerk.graph.threads_file import Access, check_threads_file
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
 from planwerk.runtime import PROFILE_RETRIEVER, RetrieverChoice, open_deps
 from planwerk.tools.base import ToolSource
+
+MAX_THREAD_ID_CHARS = 256
+"""Longer thread ids are refused: an id is a name, not a payload (it is stored in every checkpoint row)."""
 
 RECURSION_LIMIT = 1_000
 """Supersteps per run: each plan step costs two (resolver and calls), a plan has at most 64 calls, the planner at
@@ -118,6 +122,9 @@ class Agent:
         stack = contextlib.AsyncExitStack()
         await stack.__aenter__()
         try:
+            if self._db is not None and self._checkpointer is None:
+                # Before MCP servers start or the model loads: a bad threads file fails in milliseconds.
+                await asyncio.to_thread(check_threads_file, self._db, "write")
             retriever: RetrieverChoice = PROFILE_RETRIEVER
             if self._retriever is False or self._retriever is None:
                 retriever = None
@@ -126,7 +133,7 @@ class Agent:
             deps = await stack.enter_async_context(
                 open_deps(self.context, chat_model=self._chat_model, tools=self._tools, retriever=retriever)
             )
-            checkpointer = await _open_checkpointer(stack, self._db, self._checkpointer)
+            checkpointer = await _open_checkpointer(stack, self._db, self._checkpointer, access="write")
             self.graph = build_graph(deps, checkpointer=checkpointer)
         except BaseException:
             await stack.aclose()
@@ -161,7 +168,7 @@ class Agent:
         """
         if self.graph is None:
             raise RuntimeError("use the agent inside 'async with Agent(...) as agent'")
-        thread_id = thread_id or uuid.uuid4().hex
+        thread_id = uuid.uuid4().hex if thread_id is None else check_thread_id(thread_id)
         run_input: Any
         run_input = {"messages": [{"role": "user", "content": question}]} if question is not None else None
         config = self._config(thread_id)
@@ -220,7 +227,7 @@ class Agent:
         """Run one turn and collect it."""
         if not isinstance(question, str):
             raise TypeError(f"the question must be a string, got {type(question).__name__}")
-        thread_id = thread_id or uuid.uuid4().hex
+        thread_id = uuid.uuid4().hex if thread_id is None else thread_id
         return await self._collect(self.events(question, thread_id=thread_id), thread_id)
 
     async def resume(self, answer: Any = None, *, thread_id: str, interrupt_id: str | None = None) -> Reply:
@@ -257,10 +264,13 @@ async def read_state(
     """
     if db is None and checkpointer is None:
         raise ValueError("read_state needs the threads' db file or a checkpointer")
-    if db is not None and checkpointer is None and not Path(db).is_file():
-        raise KeyError(f"unknown thread id {thread_id!r}: no checkpoint exists for it (no thread file {db})")
+    check_thread_id(thread_id)
+    if db is not None and checkpointer is None:
+        await asyncio.to_thread(check_threads_file, Path(db), "read")
+        if not Path(db).is_file():
+            raise KeyError(f"unknown thread id {thread_id!r}: no checkpoint exists for it (no thread file {db})")
     async with contextlib.AsyncExitStack() as stack:
-        saver = await _open_checkpointer(stack, Path(db) if db else None, checkpointer)
+        saver = await _open_checkpointer(stack, Path(db) if db else None, checkpointer, access="read")
         # Deps(): the same topology without tools or a model; reading state runs no node.
         return await _state_values(build_graph(Deps(), checkpointer=saver), thread_id)
 
@@ -273,17 +283,35 @@ async def _state_values(graph: CompiledStateGraph, thread_id: str) -> dict[str, 
 
 
 async def _open_checkpointer(
-    stack: contextlib.AsyncExitStack, db: Path | None, checkpointer: BaseCheckpointSaver | None
+    stack: contextlib.AsyncExitStack,
+    db: Path | None,
+    checkpointer: BaseCheckpointSaver | None,
+    *,
+    access: Access,
 ) -> BaseCheckpointSaver:
-    """The given checkpointer, else a SQLite file's (closed with ``stack``), else memory."""
+    """The given checkpointer, else a SQLite file's (checked first, closed with ``stack``), else memory."""
     if checkpointer is not None:
         return checkpointer
     if db is None:
         return InMemorySaver()
     from planwerk.graph.sqlite_saver import DurableSqliteSaver
 
-    await asyncio.to_thread(db.parent.mkdir, parents=True, exist_ok=True)
+    # A folder, a text file or an unwritable place named as the threads file: one sentence naming it.
+    await asyncio.to_thread(check_threads_file, db, access)
     return await stack.enter_async_context(DurableSqliteSaver.from_conn_string(str(db)))
+
+
+def check_thread_id(thread_id: str) -> str:
+    """``thread_id`` when it can name a thread; ``ValueError`` saying what is expected otherwise."""
+    if not isinstance(thread_id, str):
+        raise ValueError(f"the thread id must be a string, got {type(thread_id).__name__}")
+    if not thread_id.strip():
+        raise ValueError("the thread id is empty; expected a name such as trip-1 (or none for a new thread)")
+    if len(thread_id) > MAX_THREAD_ID_CHARS:
+        raise ValueError(f"the thread id has {len(thread_id)} characters; at most {MAX_THREAD_ID_CHARS} are accepted")
+    if any(ord(c) < 32 or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF for c in thread_id):
+        raise ValueError("the thread id holds control characters or bytes that are not UTF-8; expected plain text")
+    return thread_id
 
 
 def interrupt_event(item: Interrupt) -> dict[str, Any]:
@@ -311,6 +339,8 @@ def _check_model_spec(spec: str) -> None:
     """Fail before any server starts when the spec cannot work (no I/O beyond a file check)."""
     from planwerk.models.specs import parse_model_spec
 
+    if not spec.strip():
+        raise ValueError("the model spec is empty; expected e.g. default, hf:<id or folder> or replay:<file>")
     parsed = parse_model_spec(spec)
     if parsed.kind == "replay" and not Path(parsed.target).expanduser().is_file():
         raise ValueError(f"replay file not found: {parsed.target}; expected a JSON array of strings")

@@ -9,18 +9,20 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
+from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-from planwerk.agent import Agent, read_state
+from planwerk.agent import Agent, check_thread_id, read_state
 from planwerk.graph.context import Context
 from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S
 from planwerk.rag.cli import index_app
@@ -72,6 +74,8 @@ def _agent(
     retrieval: bool,
     wait: float = DEFAULT_THREAD_WAIT_S,
 ) -> Agent:
+    if today is not None:
+        _check_today(today)
     if mcp_config is not None and not mcp_config.is_file():
         raise ValueError(f'MCP config file not found: {mcp_config}; expected a JSON file with "mcpServers"')
     return Agent(
@@ -83,6 +87,18 @@ def _agent(
         context=Context(today=today),
         thread_wait_s=wait,
     )
+
+
+def _check_today(today: str) -> None:
+    try:
+        date.fromisoformat(today)
+    except ValueError:
+        raise ValueError(f"--today {today!r} is no date; expected YYYY-MM-DD, e.g. 2026-11-22") from None
+
+
+def _new_or_given(thread: str | None) -> str:
+    """The given thread id, checked before anything starts (an empty one is an error, not a new thread)."""
+    return uuid.uuid4().hex[:12] if thread is None else check_thread_id(thread)
 
 
 def _threads_db(db: Path | None) -> Path:
@@ -184,10 +200,20 @@ async def _drive(
 def _run(coro_factory: Callable[[], Any]) -> Any:
     try:
         return asyncio.run(coro_factory())
-    except (ValueError, KeyError, RuntimeError, FileNotFoundError) as error:
-        message = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
-        errors.print(f"[red]planwerk: error:[/red] {escape(str(message))}")
-        raise typer.Exit(2) from None
+    except (ValueError, KeyError, RuntimeError, OSError, sqlite3.Error) as error:
+        _fail(error)
+
+
+def _fail(error: BaseException) -> NoReturn:
+    """One line on stderr and exit code 2: what went wrong, never a traceback."""
+    message = error.args[0] if isinstance(error, KeyError) and error.args else str(error)
+    if isinstance(error, sqlite3.Error):  # SQLite's messages name no file: say where it happened
+        message = f"the threads file failed: {message}"
+    elif isinstance(error, OSError) and error.filename is not None and error.strerror:
+        message = f"{error.strerror}: {error.filename}"
+    # soft_wrap: one line however long, not wrapped at the 80 columns rich assumes without a terminal.
+    errors.print(f"[red]planwerk: error:[/red] {escape(str(message))}", soft_wrap=True)
+    raise typer.Exit(2) from None
 
 
 @app.command()
@@ -204,9 +230,9 @@ def ask(
     wait: WaitOption = DEFAULT_THREAD_WAIT_S,
 ) -> None:
     """Answer one question (on a new or an existing thread)."""
-    thread_id = thread or uuid.uuid4().hex[:12]
 
     async def main() -> None:
+        thread_id = _new_or_given(thread)
         async with _agent(model, profile, mcp_config, db, today, retrieval, wait) as agent:
             sink = _json_line if json_output else EventPrinter(console)
             pending = await _drive(agent.events(question, thread_id=thread_id), sink, not json_output)
@@ -268,9 +294,9 @@ def chat(
     wait: WaitOption = DEFAULT_THREAD_WAIT_S,
 ) -> None:
     """A conversation on one thread; an empty line or Ctrl-D ends it."""
-    thread_id = thread or uuid.uuid4().hex[:12]
 
     async def main() -> None:
+        thread_id = _new_or_given(thread)
         async with _agent(model, profile, mcp_config, db, today, retrieval, wait) as agent:
             console.print(f"[dim]planwerk chat · thread {thread_id} · leere Zeile beendet[/dim]")
             printer = EventPrinter(console)

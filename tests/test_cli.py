@@ -155,6 +155,59 @@ def test_bad_input_gets_a_one_line_error(home: Path, args: list[str], message: s
     assert "Traceback" not in result.stderr
 
 
+def hostile_paths(tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """Threads files a user may name by mistake: (path, what the error says)."""
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database, just text\n" * 10)
+    return {
+        "folder": (str(folder), "is a folder"),
+        "text file": (str(text), "is not a SQLite database"),
+        "below a file": (str(text / "threads.sqlite"), "is a file, not a folder"),
+        "unwritable place": ("/proc/planwerk/threads.sqlite", "cannot be created"),
+        "empty": ("", "the threads file path is empty"),
+    }
+
+
+@pytest.mark.parametrize("case", ["folder", "text file", "below a file", "unwritable place", "empty"])
+@pytest.mark.parametrize("command", ["ask", "state"])
+def test_a_junk_db_path_gets_one_line_and_exit_code_2(home: Path, tmp_path: Path, case: str, command: str) -> None:
+    path, message = hostile_paths(tmp_path)[case]
+    if command == "state" and case in ("below a file", "unwritable place"):
+        message = "unknown thread id"  # reading never creates anything: there is simply no thread there
+    if command == "state":
+        args = ["state", "--thread", "t", "--db", path]
+    else:
+        args = ["ask", "Hallo?", "--no-retrieval", "--db", path, "--model", replay(tmp_path, "{}")]
+    result = runner.invoke(args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    if case == "text file":
+        assert Path(path).read_text().startswith("not a database")  # left as it was
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--thread", ""], "the thread id is empty"),
+        (["--thread", "a\nb"], "control characters"),
+        (["--thread", "x" * 300], "at most 256"),
+        (["--today", "gestern"], "--today 'gestern' is no date"),
+        (["--model", ""], "the model spec is empty"),
+        (["--profile", ""], "unknown profile ''"),
+    ],
+)
+def test_hostile_options_get_one_line_and_exit_code_2(home: Path, args: list[str], message: str) -> None:
+    # A replay model unless the model is the point: a regression must not load the real one.
+    model = [] if "--model" in args else ["--model", replay(home, "{}")]
+    result = runner.invoke(["ask", "Hallo?", "--no-retrieval", *model, *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
 def test_malformed_mcp_config_is_named(home: Path, tmp_path: Path) -> None:
     config = tmp_path / "bad.json"
     config.write_text('{"mcpServers": {"x": {"command": 5}}}')
