@@ -33,6 +33,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S, thread_lock
 from planwerk.graph.threads_file import Access, check_threads_file
+from planwerk.nodes.prepare import check_question_text
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
 from planwerk.runtime import PROFILE_RETRIEVER, RetrieverChoice, open_deps
@@ -169,6 +170,9 @@ class Agent:
         if self.graph is None:
             raise RuntimeError("use the agent inside 'async with Agent(...) as agent'")
         thread_id = uuid.uuid4().hex if thread_id is None else check_thread_id(thread_id)
+        if question is not None:
+            # Refused before anything is stored: a rejected question never enters the thread's checkpoints.
+            check_question_text(question)
         run_input: Any
         run_input = {"messages": [{"role": "user", "content": question}]} if question is not None else None
         config = self._config(thread_id)
