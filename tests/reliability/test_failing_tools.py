@@ -23,6 +23,7 @@ import pytest
 from planwerk.agent import Agent, Reply
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
+from planwerk.tools.mcp import MCPToolSource, open_tools
 
 FAULTY = str(Path(__file__).with_name("faulty_server.py"))
 RUN_LIMIT_S = 30.0
@@ -59,6 +60,16 @@ async def ask(planwerk: Agent, question: str, thread_id: str) -> tuple[Reply, fl
     return reply, time.monotonic() - started
 
 
+async def restarted(tools: MCPToolSource, server: str, timeout_s: float = 15.0) -> bool:
+    """Wait until ``server`` (marked unavailable, see planwerk.tools.mcp) is back after its one restart."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server not in tools.unavailable:
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
 def by_id(reply: Reply, kind: str) -> dict[str, dict[str, Any]]:
     return {e["id"]: e for e in reply.events if e["event"] == kind}
 
@@ -68,8 +79,14 @@ async def test_a_hanging_tool_is_cut_at_the_timeout_and_both_servers_keep_servin
         plan([call("h", "hang"), call("a", "add", arg_0=2, arg_1=3)]), "5; hang: Zeitüberschreitung.",
         plan([call("o", "ok", text="noch da"), call("a2", "add", arg_0=4, arg_1=4)]), "Beide antworten.",
     ])  # fmt: skip
-    async with agent(write_config(tmp_path), model, tool_timeout_s=1.0) as planwerk:
+    context = Context(today="2026-11-22", tool_timeout_s=1.0)
+    async with (
+        open_tools(write_config(tmp_path)) as tools,
+        Agent(model=model, tools=tools, retriever=False, context=context) as planwerk,
+    ):
         first, first_s = await ask(planwerk, "Rechne und warte.", "hang")
+        # The call and its retry timed out: two in a row, so the server counts as stopped and is restarted once.
+        assert await restarted(tools, "faulty")
         second, second_s = await ask(planwerk, "Noch einmal.", "hang-2")
         hung = next(c for c in (await planwerk.state("hang"))["calls"] if c["id"] == "h")
     errors = by_id(first, "tool_error")
@@ -96,20 +113,37 @@ async def test_a_server_that_kills_itself_fails_its_calls_fast_and_spares_the_ot
 ) -> None:
     model = ReplayChatModel.of([
         plan([call("d", "die"), call("a", "add", arg_0=1, arg_1=1)]), "die ist ausgefallen; 1 + 1 = 2.",
+        plan([call("o1", "ok", text="wieder da?"), call("a1", "add", arg_0=1, arg_1=2)]), "ok: wieder da.",
+        plan([call("d2", "die"), call("a3", "add", arg_0=3, arg_1=3)]), "die ist wieder ausgefallen.",
         plan([call("o", "ok", text="lebst du?"), call("a2", "add", arg_0=2, arg_1=2)]), "ok: nicht erreichbar.",
     ])  # fmt: skip
-    async with agent(write_config(tmp_path), model, tool_timeout_s=10.0) as planwerk:
+    # No retries: a retry could reach the restarted server and kill it again, which would make the order vary.
+    context = Context(today="2026-11-22", tool_timeout_s=10.0, tool_retry_attempts=1)
+    async with (
+        open_tools(write_config(tmp_path)) as tools,
+        Agent(model=model, tools=tools, retriever=False, context=context) as planwerk,
+    ):
         first, _ = await ask(planwerk, "Stirb.", "die")
+        assert await restarted(tools, "faulty")  # restarted once
+        back, _ = await ask(planwerk, "Wieder da?", "die-back")
+        await ask(planwerk, "Stirb noch einmal.", "die-again")
         second, second_s = await ask(planwerk, "Und jetzt?", "die-2")
     assert "server faulty" in by_id(first, "tool_error")["d"]["error"]
     assert by_id(first, "tool_result")["a"]["result"] == {"result": 2.0}
     assert first.answer == "die ist ausgefallen; 1 + 1 = 2."
-    dead = by_id(second, "tool_error")["o"]["error"]
+    assert by_id(back, "tool_result")["o1"]["result"]["text"] == "wieder da?"
+    dead = by_id(second, "tool_error")["o"]["error"]  # the second death is final: no second restart
     assert "server faulty is unavailable" in dead
     assert by_id(second, "tool_result")["a2"]["result"] == {"result": 4.0}
     assert second.answer == "ok: nicht erreichbar." and second_s < 5.0  # no waiting on a dead server
     figures.record(
-        "failing_tools", injected=1, runs=2, server_deaths=1, lost_results=0, dead_server_run_s=round(second_s, 2)
+        "failing_tools",
+        injected=2,
+        runs=4,
+        server_deaths=2,
+        server_restarts=1,
+        lost_results=0,
+        dead_server_run_s=round(second_s, 2),
     )
 
 
