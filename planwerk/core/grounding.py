@@ -897,7 +897,30 @@ def key_facts(
             for term in analyze(word):
                 if term not in asked and term not in source_terms and len(term) > 2:
                     terms.setdefault(term, word)
+        # Numbers are facts too ("6,4 bis 8,1 kg" answers "wie viel wiegt"), counted in one spelling.
+        for number in _FACT_NUMBER.findall(sentence):
+            if _number_term(number) not in asked:
+                terms.setdefault(_number_term(number), number)
     return KeyFacts(source, tuple(chosen), tuple(terms), tuple(terms.values()))
+
+
+_FACT_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w])")
+
+
+def _number_term(text: str) -> str:
+    return "#" + text.replace(",", ".")
+
+
+def best_context_hit(
+    question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Callable[[str], list[str]]
+) -> Mapping[str, Any]:
+    """The retrieved chunk a context answer must carry: among the hits (all above the retrieval threshold), the
+    one sharing the most analysed words with the question, the retrieval order breaking ties. Retrieval alone
+    ranked the corpus's introduction first for most questions about the animal (a dense model favours the chunk
+    that names it most), so its facts rarely answered "how heavy" or "how long"."""
+    asked = set(analyze(question))
+    overlaps = [len(asked & set(analyze(str(hit.get("text", ""))))) for hit in hits]
+    return hits[max(range(len(hits)), key=lambda index: (overlaps[index], -index))]
 
 
 CONTEXT_MIN_SCORE = 0.75
@@ -937,7 +960,7 @@ MIN_CONTEXT_FACTS = 2
 
 def carries_facts(answer: str, facts: KeyFacts, *, analyze: Callable[[str], list[str]]) -> bool:
     """Whether the answer holds at least :data:`MIN_CONTEXT_FACTS` of the key words (all, when there are fewer)."""
-    held = set(analyze(answer))
+    held = set(analyze(answer)) | {_number_term(n) for n in _FACT_NUMBER.findall(answer)}
     needed = min(MIN_CONTEXT_FACTS, len(facts.terms))
     return sum(term in held for term in facts.terms) >= needed
 

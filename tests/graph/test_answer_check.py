@@ -17,6 +17,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from planwerk.agent import Agent, Reply
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
+from planwerk.prompts.travel import REFUSAL_OUT_OF_SCOPE
 from planwerk.rag.base import Hit
 from planwerk.tools.base import FunctionToolSource, ToolError
 from tests.graph.tools import GEO, WEATHER, Coordinates, travel_tools
@@ -198,6 +199,46 @@ async def test_a_context_answer_carries_the_best_chunks_facts_with_its_source() 
     assert any("Quelle" in p for p in kinds) and any("Fakten" in p for p in kinds)
 
 
+INTRO = Hit(
+    text="Das Razepato ist ein nachtaktives Säugetier der Iberischen Halbinsel, das erst 2011 beschrieben wurde.",
+    score=0.91,
+    source="Razepato.txt#1",
+)
+SIZE = Hit(
+    text="Ein ausgewachsenes Razepato wiegt 6,4 bis 8,1 kg bei einer Körperlänge von 72 bis 91 cm.",
+    score=0.62,
+    source="Razepato.txt#5",
+)
+
+
+class IntroFirst:
+    """Retrieval as measured on the travel bench: the introduction first, the chunk that answers second."""
+
+    def search(self, query: str, k: int = 4) -> list[Hit]:
+        return [INTRO, SIZE]
+
+
+async def test_a_context_answer_that_only_lacks_its_source_gets_it_added_in_code() -> None:
+    """The travel bench: 6 of 6 context answers carried the facts but not "(Razepato.txt)"."""
+    question = "Wie viel wiegt ein ausgewachsenes Razepato?"
+    model = ReplayChatModel.of([NO_TOOLS, "Ein ausgewachsenes Razepato wiegt 6,4 bis 8,1 kg."])
+    async with Agent(model=model, tools=travel_tools(), retriever=IntroFirst(), context=TODAY) as agent:
+        reply = await agent.ask(question)
+    assert reply.answer == "Ein ausgewachsenes Razepato wiegt 6,4 bis 8,1 kg. (Razepato.txt)"
+    assert reply.metadata["answer_source"] == "amended" and reply.metadata["llm_calls"] == 2
+    assert reply.metadata["grounded"] is True  # the amended answer passes
+    assert events(reply, "answer_rejected") == []  # amended in code, never regenerated
+
+
+async def test_the_context_facts_come_from_the_chunk_that_matches_the_question_not_the_first() -> None:
+    question = "Wie viel wiegt ein ausgewachsenes Razepato?"
+    model = ReplayChatModel.of([NO_TOOLS, "Das weiß ich nicht.", "Leider unbekannt."])
+    async with Agent(model=model, tools=travel_tools(), retriever=IntroFirst(), context=TODAY) as agent:
+        reply = await agent.ask(question)
+    assert reply.metadata["answer_source"] == "fallback"
+    assert reply.answer == f"{SIZE['text']} (Razepato.txt)"
+
+
 async def test_a_context_question_a_small_planner_ran_a_stray_tool_for_is_answered_from_the_context() -> None:
     # Measured with the packaged 0.5B model: it planned add(1, 1) for the README's demo question.
     stray = json.dumps({"steps": [{"description": "", "tools": [
@@ -214,4 +255,4 @@ async def test_a_planner_answer_that_names_an_unknown_place_is_checked_too() -> 
     async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
         reply = await agent.ask("Was ist die Hauptstadt von Australien?")
     assert reply.metadata["answer_source"] == "fallback" and model.calls == 2
-    assert reply.answer.startswith("Dazu habe ich weder Tool-Ergebnisse noch passenden Kontext")
+    assert reply.answer == REFUSAL_OUT_OF_SCOPE  # nothing ran, no context: the travel profile's refusal
