@@ -32,9 +32,9 @@ def using_it_commands() -> list[str]:
     assert block, "README has no bash block under 'Using it'"
     commands = []
     for line in block.group(1).splitlines():
-        words = shlex.split(line, comments=True)
-        if words:
-            commands.append(shlex.join(words))
+        command = re.sub(r"\s+#\s.*$", "", line).strip()  # the shell runs it as written: globs expand
+        if command:
+            commands.append(command)
     return commands
 
 
