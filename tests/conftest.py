@@ -45,3 +45,16 @@ async def notes_tools() -> AsyncIterator[Any]:
     async with open_tools(notes_config()) as tools:
         assert not tools.unavailable, tools.unavailable
         yield tools
+
+
+SLOW_TEST_TIMEOUT_S = 900
+"""Per-test limit for ``slow`` tests (a real model or a large index): generous, because a real-model test that
+passes on an idle machine timed out at the default 300 s on a loaded one (the issue of trustworthy answers, item 9).
+A test's own ``@pytest.mark.timeout`` wins."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give every ``slow`` test the headroom of :data:`SLOW_TEST_TIMEOUT_S` unless it sets its own limit."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT_S))
