@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+MAX_PLAN_SAMPLES = 16
+"""The most plans one self-consistency call samples (a batch this wide is already slow on a CPU)."""
+
 ProfileName = Literal["travel", "math"]
 """The names in :data:`planwerk.profiles.PROFILES`, spelled out so the schema lists them (a test keeps both equal)."""
 
@@ -90,6 +93,19 @@ class Context:
             "would repeat the same reply); retries also see other examples. 0 keeps retries greedy."
         },
     )
+    plan_samples: int = field(
+        default=1,
+        metadata={
+            "description": "Self-consistency: how many plans the planner samples in one batched generation; the "
+            "valid ones run side by side and the answer is the last result most of them reach. 1 switches it off. "
+            "Used only where the answer is the last result (the math profile) and no planned tool is destructive "
+            "or needs approval (running several plans would repeat side effects)."
+        },
+    )
+    sample_temperature: float = field(
+        default=0.7,
+        metadata={"description": "Sampling temperature of the self-consistency plans (see plan_samples)."},
+    )
     today: str | None = field(
         default=None,
         metadata={
@@ -121,6 +137,15 @@ class Context:
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"Context.{name} must be a positive number, got {value!r}")
         # An attempt count of 1.5 means nothing; an engine would round it one way or the other without a word.
+        if isinstance(self.plan_samples, bool) or not isinstance(self.plan_samples, int):
+            raise ValueError(f"Context.plan_samples must be a whole number, got {self.plan_samples!r}")
+        if not 1 <= self.plan_samples <= MAX_PLAN_SAMPLES:
+            raise ValueError(f"Context.plan_samples must be 1 to {MAX_PLAN_SAMPLES}, got {self.plan_samples!r}")
+        sample_temperature = self.sample_temperature
+        if isinstance(sample_temperature, bool) or not isinstance(sample_temperature, int | float):
+            raise ValueError(f"Context.sample_temperature must be a number, got {sample_temperature!r}")
+        if not 0 < sample_temperature <= 2:
+            raise ValueError(f"Context.sample_temperature must be above 0 and at most 2, got {sample_temperature!r}")
         for name in ("tool_retry_attempts", "plan_examples"):
             if not isinstance(getattr(self, name), int):
                 raise ValueError(f"Context.{name} must be a whole number, got {getattr(self, name)!r}")

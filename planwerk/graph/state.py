@@ -9,6 +9,7 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from planwerk.core.calls import CallRecord
+from planwerk.core.vote import Candidate
 from planwerk.rag.base import Hit
 
 Verdict = Literal["done", "self_correct", "replan", "ask_user", "give_up"]
@@ -55,6 +56,10 @@ class AgentState(InputState):
     """Retrieved chunks with score and source."""
     reply: NotRequired[str | None]
     """The planner's last raw reply, waiting for the check."""
+    replies: NotRequired[list[str] | None]
+    """All sampled replies of the last planner call when it sampled several (self-consistency), else ``None``."""
+    candidates: NotRequired[list[Candidate] | None]
+    """The distinct sampled plans inside a merged plan, for the vote (self-consistency), else ``None``."""
     plan: NotRequired[dict[str, Any] | None]
     """The plan that runs (or ran) for the current question, after any re-ordering of its steps."""
     next_step: NotRequired[int]

@@ -8,11 +8,12 @@ field (``bind(temperature=...)``), so a retried plan is not decoded greedily int
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
 
 
 @runtime_checkable
@@ -47,3 +48,34 @@ def sampling_variant(model: Runnable[Any, Any], temperature: float, *, seed: int
     if seed is not None and "seed" in fields:
         options["seed"] = seed
     return model.bind(**options)
+
+
+@runtime_checkable
+class SupportsBatchSampling(Protocol):
+    """A chat model that samples several replies to one prompt in one batched generation."""
+
+    async def asample(
+        self, messages: list[BaseMessage], n: int, *, temperature: float, seed: int | None = None
+    ) -> Sequence[BaseMessage]:
+        """``n`` replies sampled at ``temperature`` (seeded with ``seed``)."""
+        ...
+
+
+async def sample_replies(
+    model: Runnable[Any, Any],
+    messages: list[BaseMessage],
+    n: int,
+    *,
+    temperature: float,
+    seed: int = 0,
+    config: RunnableConfig | None = None,
+) -> list[BaseMessage]:
+    """``n`` sampled replies: one batched generation where the model supports it
+    (:class:`SupportsBatchSampling`), else ``n`` calls of :func:`sampling_variant` seeded ``seed``, ``seed + 1``, …
+    (an endpoint or a replay model)."""
+    if isinstance(model, SupportsBatchSampling):
+        return list(await model.asample(messages, n, temperature=temperature, seed=seed))
+    replies = []
+    for index in range(n):
+        replies.append(await sampling_variant(model, temperature, seed=seed + index).ainvoke(messages, config=config))
+    return replies

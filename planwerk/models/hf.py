@@ -205,9 +205,26 @@ class HFRuntime:
     ) -> Generation:
         """Generation for chat ``messages``, greedy or sampled (``options``); blocks (run it in a worker thread
         from async code)."""
+        return self.generate_samples(messages, options, 1, streamer=streamer, cancel=cancel)[0]
+
+    def generate_samples(
+        self,
+        messages: list[dict[str, Any]],
+        options: GenerationOptions,
+        n: int,
+        *,
+        streamer: Any = None,
+        cancel: threading.Event | None = None,
+    ) -> list[Generation]:
+        """``n`` generations of one prompt in one batched ``generate`` call (``num_return_sequences``): the
+        prompt is prefilled once and the ``n`` sequences decode together, which on a CPU costs little more than
+        one (decoding is bound by reading the weights). ``n > 1`` needs a sampling ``options`` (a temperature);
+        the prefix cache is not used then (its entry holds one sequence). Blocks."""
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
+        if n < 1 or (n > 1 and not options.sampling):
+            raise ValueError(f"{n} samples need n >= 1 and, for n > 1, a temperature above 0")
         ids, prefix_ids = self.prompt_ids(messages)
         timing = _Timing()
         processors = LogitsProcessorList([timing])
@@ -225,6 +242,7 @@ class HFRuntime:
         config = GenerationConfig(
             max_new_tokens=options.max_new_tokens,
             **sampling,
+            num_return_sequences=n,
             eos_token_id=list(self.stop_token_ids),
             pad_token_id=self.pad_token_id,
             stop_strings=list(options.stop) or None,
@@ -234,7 +252,7 @@ class HFRuntime:
         with self._lock:
             started = time.perf_counter()
             past = None
-            if options.use_prefix_cache and prefix_ids:
+            if options.use_prefix_cache and prefix_ids and n == 1:
                 past = self.prefix_cache.past_for(prefix_ids)
             cached = len(prefix_ids) if past is not None else 0
             if options.sampling and options.seed is not None:
@@ -251,30 +269,45 @@ class HFRuntime:
                     **extra,
                 )
             ended = time.perf_counter()
-        new_ids = output[0, len(ids) :].tolist()
-        text = self.tokenizer.decode(new_ids, skip_special_tokens=True)
-        for stop in options.stop:
-            if stop in text:
-                text = text[: text.index(stop)]
-        if cancel is not None and cancel.is_set():
-            reason = "cancelled"
-        elif repetition.triggered:
-            reason = "repetition"
-        elif (new_ids and new_ids[-1] in self.stop_token_ids) or len(new_ids) < options.max_new_tokens:
-            reason = "stop"  # an end token, or a stop string cut the generation short
-        else:
-            reason = "length"
         first = timing.first or ended
         last = timing.last or ended
-        return Generation(
-            text=text,
-            input_tokens=len(ids),
-            output_tokens=len(new_ids),
-            finish_reason=reason,
-            cached_prefix_tokens=cached,
-            prefill_s=first - started,
-            decode_s=max(last - first, 0.0),
-        )
+        generations = []
+        for row in output:
+            new_ids = self._until_stop(row[len(ids) :].tolist())
+            text = self.tokenizer.decode(new_ids, skip_special_tokens=True)
+            for stop in options.stop:
+                if stop in text:
+                    text = text[: text.index(stop)]
+            if cancel is not None and cancel.is_set():
+                reason = "cancelled"
+            elif repetition.triggered and len(new_ids) < options.max_new_tokens and not self._ended(new_ids):
+                reason = "repetition"
+            elif self._ended(new_ids) or len(new_ids) < options.max_new_tokens:
+                reason = "stop"  # an end token, or a stop string cut the generation short
+            else:
+                reason = "length"
+            generations.append(
+                Generation(
+                    text=text,
+                    input_tokens=len(ids),
+                    output_tokens=len(new_ids),
+                    finish_reason=reason,
+                    cached_prefix_tokens=cached,
+                    prefill_s=first - started,
+                    decode_s=max(last - first, 0.0),
+                )
+            )
+        return generations
+
+    def _ended(self, new_ids: list[int]) -> bool:
+        return bool(new_ids) and new_ids[-1] in self.stop_token_ids
+
+    def _until_stop(self, new_ids: list[int]) -> list[int]:
+        """A batched row up to and including its first end token (later tokens are padding)."""
+        for index, token in enumerate(new_ids):
+            if token in self.stop_token_ids:
+                return new_ids[: index + 1]
+        return new_ids
 
 
 class HFChatModel(ChatHuggingFace):
@@ -349,13 +382,32 @@ class HFChatModel(ChatHuggingFace):
     ) -> ChatResult:
         return self._result(self.runtime.generate(message_dicts(messages), self._options(stop, kwargs)))
 
-    def _result(self, generation: Generation) -> ChatResult:
-        message = AIMessage(
-            content=generation.text,
-            usage_metadata=generation.usage,
-            response_metadata={"model_name": self.model_id, **generation.metadata},
-        )
-        return ChatResult(generations=[ChatGeneration(message=message, generation_info=generation.metadata)])
+    def _result(self, *generations: Generation) -> ChatResult:
+        chats = []
+        for generation in generations:
+            message = AIMessage(
+                content=generation.text,
+                usage_metadata=generation.usage,
+                response_metadata={"model_name": self.model_id, **generation.metadata},
+            )
+            chats.append(ChatGeneration(message=message, generation_info=generation.metadata))
+        return ChatResult(generations=chats)
+
+    async def asample(
+        self, messages: list[BaseMessage], n: int, *, temperature: float, seed: int | None = None
+    ) -> list[AIMessage]:
+        """``n`` sampled replies to one prompt from one batched generation (see
+        :meth:`HFRuntime.generate_samples`); a bound plan schema applies to each. Cancelling the awaiting
+        coroutine stops the generation at the next token."""
+        model = self.with_sampling(temperature, seed=seed, top_p=self.top_p)
+        cancel = threading.Event()
+        dicts, options = message_dicts(messages), model._options(None, {})
+        try:
+            generations = await asyncio.to_thread(self.runtime.generate_samples, dicts, options, n, cancel=cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+        return [generation.message for generation in model._result(*generations).generations]  # type: ignore[misc]
 
     async def _agenerate(
         self,

@@ -14,6 +14,7 @@ from planwerk.core.checking import check_plan
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import reorder_steps
+from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
@@ -31,28 +32,24 @@ MAX_RESULTS_TEXT = 20_000
 
 async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> Command[CheckRoute]:
     """A plan that passes goes to the resolver (or ``ask_user``, or straight to ``finalize`` when it calls
-    nothing); a rejected reply goes back to ``plan`` with the problems, until the attempts are used up."""
+    nothing); a rejected reply goes back to ``plan`` with the problems, until the attempts are used up.
+
+    When the planner sampled several plans (``Context.plan_samples``), the valid ones with calls run side by side
+    as one merged plan (:func:`planwerk.core.vote.merge_candidates`) and ``finalize`` votes on their results."""
     context = context_of(runtime)
     text = state.get("reply") or ""
     attempts = state.get("attempts", 0)
-    available = state.get("results", {}).keys()
-    reordered = False
-    try:
-        candidate = parse_plan(text)
-        if (valid_steps := reorder_steps(candidate, available)) is not None:
-            candidate, reordered = valid_steps, True
-        parsed: Plan | None = candidate
-        problems = check_plan(
-            candidate,
-            deps.tools.specs,
-            user_fields=state.get("user", {}).keys(),
-            allowed_tools=profile_of(context).allowed_tools,
-            available=available,
-        )
-        if not problems:  # places only matter for a plan that could run
-            problems = await asyncio.to_thread(scope_problems, state, candidate, texts_for(profile_of(context)))
-    except PlanParseError as error:
-        parsed, problems = None, [str(error)]
+    parsed, problems, reordered = await _checked(text, state, context, deps)
+    candidates: list[Candidate] | None = None
+    if len(replies := state.get("replies") or []) > 1:
+        checked = [await _checked(reply, state, context, deps) for reply in replies]
+        valid = [plan for plan, found, _ in checked if plan is not None and not found and plan.call_count]
+        if valid:  # any valid sample will do; several distinct ones are voted on, unless one has side effects
+            merged, found_candidates = merge_candidates(valid)
+            if len(found_candidates) > 1 and not any(_side_effects(plan, deps, context) for plan in valid):
+                parsed, problems, reordered, candidates = merged, [], False, found_candidates
+            else:
+                parsed, problems, reordered = valid[0], [], False
     if problems:
         runtime.stream_writer(
             ReplanEvent(event="replan", reason="\n".join(problems), decision="rejected", attempt=attempts)
@@ -64,6 +61,8 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         update: dict[str, Any] = {
             "plan": None,
             "reply": None,
+            "replies": None,
+            "candidates": None,
             "plan_errors": problems,
             "feedback": [*state.get("feedback", []), rejected],
         }
@@ -71,12 +70,53 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     assert parsed is not None
     plan = parsed.model_dump()
     runtime.stream_writer(PlanEvent(event="plan", plan=plan, attempt=attempts, reordered=reordered))
-    update = {"plan": plan, "reply": None, "plan_errors": [], "feedback": [], "next_step": 0}
+    update = {
+        "plan": plan,
+        "reply": None,
+        "replies": None,
+        "candidates": candidates,
+        "plan_errors": [],
+        "feedback": [],
+        "next_step": 0,
+    }
     if parsed.ask_user is not None:
         question = parsed.ask_user.strip() or texts_for(profile_of(context)).default_clarification
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         return Command(update={**update, "pending_question": question}, goto="ask_user")
     return Command(update=update, goto="resolve_refs" if parsed.call_count else "finalize")
+
+
+async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -> tuple[Plan | None, list[str], bool]:
+    """One reply parsed tolerantly, its contradicting steps re-ordered and checked: (plan, problems, reordered)."""
+    available = state.get("results", {}).keys()
+    try:
+        candidate = parse_plan(text)
+    except PlanParseError as error:
+        return None, [str(error)], False
+    reordered = False
+    if (valid_steps := reorder_steps(candidate, available)) is not None:
+        candidate, reordered = valid_steps, True
+    problems = check_plan(
+        candidate,
+        deps.tools.specs,
+        user_fields=state.get("user", {}).keys(),
+        allowed_tools=profile_of(context).allowed_tools,
+        available=available,
+    )
+    if not problems:  # places only matter for a plan that could run
+        problems = await asyncio.to_thread(scope_problems, state, candidate, texts_for(profile_of(context)))
+    return candidate, problems, reordered
+
+
+def _side_effects(plan: Plan, deps: Deps, context: Context) -> bool:
+    """Whether running ``plan`` more than once could repeat a side effect (a destructive tool or one that needs
+    approval): then only one sampled plan runs, no vote."""
+    profile = profile_of(context)
+    for _, call in plan.calls():
+        spec = deps.tools.specs.get(call.name)
+        if (spec is not None and spec.destructive) or call.name in profile.approve:
+            return True
+    return False
 
 
 def scope_problems(state: AgentState, plan: Plan, texts: PromptTexts) -> list[str]:

@@ -35,6 +35,7 @@ from planwerk.core.grounding import (
     withheld_calls,
 )
 from planwerk.core.language import detect_language
+from planwerk.core.vote import vote
 from planwerk.events import AnswerRejectedEvent, FinalAnswerEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
@@ -79,6 +80,14 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     when it fails twice."""
     context = context_of(runtime)
     profile = profile_of(context)
+    votes: dict[str, int] | None = None
+    if candidates := state.get("candidates"):
+        # Self-consistency: the answer is built from the plan whose last result most samples reached.
+        outcome = vote(candidates, state.get("calls", []))
+        votes = outcome.votes
+        if outcome.winner is not None:
+            keep = set(outcome.winner["calls"])
+            state = AgentState(**{**state, "calls": [c for c in state.get("calls", []) if c["id"] in keep]})
     plan = state.get("plan")
     calls = state.get("calls", [])
     # The answer's language is the question's, not the profile's (an English travel question).
@@ -138,9 +147,11 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         "grounded": grounded,
         "answer_source": source,
         "grounding_problems": first_problems,
+        "votes": votes,
         "duration_s": round(time.time() - state.get("started_at", time.time()), 3),
     }
-    if context.learn_examples and plan is not None and calls and metadata["failed_tool_calls"] == 0:
+    learnable = not state.get("candidates")  # a merged sample plan is no example of a plan
+    if context.learn_examples and learnable and plan is not None and calls and metadata["failed_tool_calls"] == 0:
         example = {"steps": plan["steps"], "final": None}  # the shape the planner writes
         await asyncio.to_thread(add_example, state["question"], example)
     runtime.stream_writer(FinalAnswerEvent(event="final_answer", answer=answer, metadata=metadata))

@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
@@ -20,7 +21,7 @@ from planwerk.core.scope import referent_question
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
-from planwerk.models.base import SupportsPlanSchema, sampling_variant
+from planwerk.models.base import SupportsBatchSampling, SupportsPlanSchema, sample_replies, sampling_variant
 from planwerk.nodes.common import (
     context_of,
     history_before_question,
@@ -30,6 +31,7 @@ from planwerk.nodes.common import (
     usage_of,
     visible_specs,
 )
+from planwerk.profiles import Profile
 from planwerk.prompts.examples import library, select_examples
 from planwerk.prompts.render import build_plan_messages, trim_history
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
@@ -90,9 +92,41 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
         return planner, messages
 
     planner, messages = await asyncio.to_thread(prepare_prompt)
-    reply = await planner.ainvoke(messages, config={"tags": list(PLAN_TAGS)})
+    config: RunnableConfig = {"tags": list(PLAN_TAGS)}
+    if samples := plan_samples(context, profile, retry):
+        replies = await sample_replies(
+            planner, messages, samples, temperature=context.sample_temperature, seed=state.get("attempts", 0),
+            config=config,
+        )  # fmt: skip
+        return {
+            "reply": reply_text(replies[0]),
+            "replies": [reply_text(r) for r in replies],
+            "attempts": state.get("attempts", 0) + 1,
+            "usage": samples_usage(replies, messages, batched=isinstance(planner, SupportsBatchSampling)),
+        }
+    reply = await planner.ainvoke(messages, config=config)
     return {
         "reply": reply_text(reply),
+        "replies": None,
         "attempts": state.get("attempts", 0) + 1,
         "usage": usage_of(reply, messages),
+    }
+
+
+def plan_samples(context: Context, profile: Profile, retry: int) -> int:
+    """How many plans to sample for self-consistency: ``Context.plan_samples`` on a first attempt where the answer
+    is the last result, else 0 (one plan, as usual; a retry already samples at ``retry_temperature``)."""
+    if context.plan_samples > 1 and profile.answer_is_last_result and not retry:
+        return context.plan_samples
+    return 0
+
+
+def samples_usage(replies: list[Any], messages: list[Any], *, batched: bool) -> dict[str, float]:
+    """Counters of a self-consistency call: one model call and one prompt when batched, else one per sample."""
+    usage = [usage_of(reply, messages) for reply in replies]
+    calls = 1 if batched else len(replies)
+    return {
+        "llm_calls": calls,
+        "prompt_tokens": usage[0]["prompt_tokens"] * calls,
+        "completion_tokens": sum(u["completion_tokens"] for u in usage),
     }

@@ -8,7 +8,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from planwerk.core.plan import Plan
-from planwerk.core.verification import verify_calls
+from planwerk.core.verification import Verification, verify_calls
+from planwerk.core.vote import vote
 from planwerk.events import AskUserEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
@@ -27,6 +28,10 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     context = context_of(runtime)
     texts = texts_for(profile_of(context))
     outcome = verify_calls(last_calls, attempts, context.max_plan_attempts)
+    candidates = state.get("candidates")
+    if candidates and outcome.decision != "done" and vote(candidates, last_calls).winner is not None:
+        # Self-consistency: a sampled plan that failed is outvoted, not repaired, when another one ran cleanly.
+        outcome = Verification("done", outcome.reason)
     update: dict[str, Any] = {"verdict": outcome.decision}
     if outcome.decision in ("self_correct", "replan"):
         runtime.stream_writer(
