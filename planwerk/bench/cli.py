@@ -76,6 +76,9 @@ def nestful(
     json_out: JsonOption = False,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write accuracy by nesting depth as a PNG.")] = None,
     results: Annotated[Path | None, typer.Option("--results", help="Write every sample's result as JSONL.")] = None,
+    samples: Annotated[
+        int, typer.Option("--samples", min=1, max=16, help="Self-consistency: plans sampled per question (1: off).")
+    ] = 1,
 ) -> None:
     """NESTFUL math: ``--oracle`` runs the gold plans through the engine; ``--model`` lets the planner plan."""
     from planwerk.bench import nestful as bench
@@ -104,7 +107,7 @@ def nestful(
             report = _run(lambda: bench.run_oracle(split, limit=limit, tick=tick))
         else:
             assert model is not None
-            report = _run(lambda: bench.run_planner(split, model, limit=limit, tick=tick))
+            report = _run(lambda: bench.run_planner(split, model, limit=limit, tick=tick, plan_samples=samples))
     summary = report.summary() | {"machine": machine()}
     _print_nestful(summary)
     if results:

@@ -456,13 +456,15 @@ def chat_model_for(spec: str) -> BaseChatModel:
 
 
 async def planner_sample(
-    sample: Sample, tools: ToolSource, model: BaseChatModel, *, max_plan_attempts: int = 3
+    sample: Sample, tools: ToolSource, model: BaseChatModel, *, max_plan_attempts: int = 3, plan_samples: int = 1
 ) -> SampleResult:
-    """Ask the real graph (profile ``math``, no retrieval) ``sample``'s question with only the sample's tools."""
+    """Ask the real graph (profile ``math``, no retrieval) ``sample``'s question with only the sample's tools;
+    ``plan_samples`` > 1 switches self-consistency on (the voted result is the prediction)."""
     from planwerk.agent import Agent
+    from planwerk.core.vote import vote
     from planwerk.graph.context import Context
 
-    context = Context(profile="math", today=TODAY, max_plan_attempts=max_plan_attempts)
+    context = Context(profile="math", today=TODAY, max_plan_attempts=max_plan_attempts, plan_samples=plan_samples)
     subset = SubsetToolSource(tools, sample.tool_names)
     thread = uuid.uuid4().hex
     started = time.perf_counter()
@@ -473,6 +475,9 @@ async def planner_sample(
     calls: list[CallRecord] = list(state.get("calls", []))
     plan = state.get("plan")
     predicted, error = last_result(plan, calls)
+    if candidates := state.get("candidates"):
+        outcome = vote(candidates, calls)
+        predicted, error = (outcome.value, None) if outcome.winner else (None, "no sampled plan ran cleanly")
     meta = reply.metadata
     return SampleResult(
         sample_id=sample.sample_id,
@@ -498,8 +503,10 @@ async def run_planner(
     limit: int | None = None,
     config: Mapping[str, Any] | str | Path | None = None,
     tick: Tick | None = None,
+    plan_samples: int = 1,
 ) -> Report:
-    """The planner on ``split``: plan, execute, score; model calls and tokens per sample."""
+    """The planner on ``split``: plan, execute, score; model calls and tokens per sample (``plan_samples``: see
+    :func:`planner_sample`)."""
     from planwerk.tools.mcp import open_tools
 
     samples = load_samples(split, limit)
@@ -512,7 +519,7 @@ async def run_planner(
         results = []
         for sample in samples:
             try:
-                result = await planner_sample(sample, tools, chat_model)
+                result = await planner_sample(sample, tools, chat_model, plan_samples=plan_samples)
             except Exception as error:  # one sample's crash (model, graph) is a wrong answer, not the end of the run
                 result = SampleResult(
                     sample.sample_id,
