@@ -18,6 +18,7 @@ from typing import Any
 
 from planwerk.core.calls import CallRecord, call_record
 from planwerk.core.plan import Plan
+from planwerk.core.sanitize import sanitize_value
 from planwerk.core.scheduling import ReadyCall, resolve_step
 from planwerk.events import Event, ToolCallEvent, ToolErrorEvent, ToolResultEvent
 from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolSource
@@ -70,7 +71,8 @@ async def call_one(tools: ToolSource, call: ReadyCall, policy: ExecutionPolicy) 
         call.tool,
         step=call.step,
         args=call.args,
-        result=clip_result(result, policy.max_result_chars),
+        # Any tool source, not only MCP: capped depth and no lone surrogates, so the record always checkpoints.
+        result=clip_result(sanitize_value(result), policy.max_result_chars),
         duration_s=time.perf_counter() - started,
     )
 

@@ -112,3 +112,23 @@ def test_large_results_are_truncated_with_a_note() -> None:
     clipped = clip_result({"data": "x" * 1000}, 100)
     assert clipped["truncated"] is True and "truncated to 100" in clipped["note"]
     assert clip_result({"a": 1}, 100) == {"a": 1}
+
+
+async def test_results_of_any_tool_source_are_sanitized_so_they_always_checkpoint() -> None:
+    """Not only MCP results: an in-process tool's 300-deep result and lone surrogate are cleaned in ``call_one``."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from planwerk.core.scheduling import ReadyCall
+    from planwerk.execution import call_one
+
+    async def poison() -> dict:
+        """A result msgpack cannot write: too deep, and a lone surrogate."""
+        deep: dict = {"text": "a\ud800b"}
+        for _ in range(300):
+            deep = {"inner": deep}
+        return deep
+
+    record = await call_one(FunctionToolSource([poison]), ReadyCall("p", "poison", 0, {}), ExecutionPolicy())
+    assert record["status"] == "ok"
+    JsonPlusSerializer().dumps_typed(record["result"])  # what a checkpoint write does; raised before
+    assert "\ud800" not in str(record["result"])
