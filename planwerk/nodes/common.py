@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from datetime import date
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.func import task
 from langgraph.runtime import Runtime
 
 from planwerk.graph.context import Context
@@ -70,3 +72,32 @@ def reply_text(reply: Any) -> str:
 def counters(usage: Mapping[str, float]) -> dict[str, int]:
     """Usage counters as integers."""
     return {key: int(usage.get(key, 0)) for key in ("llm_calls", "prompt_tokens", "completion_tokens")}
+
+
+_MARKERS_RUN: set[str] = set()
+"""Tokens of model-call markers whose body ran in this process (a replayed marker's token never gets here)."""
+
+
+@task(name="planwerk_model_call")
+def _model_call_marker(token: str) -> bool:
+    """Durably note that a node is about to call the model (its write is checkpointed as soon as it returns)."""
+    _MARKERS_RUN.add(token)
+    return True
+
+
+async def lost_model_calls() -> int:
+    """Call right before a model call in a node: how many model calls earlier runs of this node started and then
+    lost (a process killed or a crash before the node finished), so ``llm_calls`` counts them too.
+
+    Each model call is preceded by a LangGraph task; a re-run of the node gets the tasks that already finished from
+    the checkpoint instead of running them again, so every replayed marker is one model call made before. (Their
+    tokens are unknown and not counted.)
+    """
+    lost = 0
+    while True:
+        token = uuid.uuid4().hex
+        await _model_call_marker(token)
+        if token in _MARKERS_RUN:
+            _MARKERS_RUN.discard(token)
+            return lost
+        lost += 1

@@ -44,6 +44,7 @@ from planwerk.nodes.common import (
     context_of,
     counters,
     history_before_question,
+    lost_model_calls,
     profile_of,
     prompt_today,
     reply_text,
@@ -109,9 +110,10 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         else:
             model = await deps.model_for(context.model)
             messages = _answer_messages(state, context, profile, language)
+            lost = await lost_model_calls()
             reply = await model.ainvoke(messages, config={"tags": list(ANSWER_TAGS)})
             answer, message_id, source = reply_text(reply).strip(), reply.id, "model"
-            usage_update = add_usage(usage_update, usage_of(reply, messages))
+            usage_update = add_usage(usage_update, usage_of(reply, messages) | {"llm_calls": 1 + lost})
         report = check(answer)
         answer, report, amended = _amend(answer, report, check, language)
         if amended:
@@ -123,8 +125,9 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
             model = model or await deps.model_for(context.model)
             messages = messages or _answer_messages(state, context, profile, language)
             retry = [*messages, AIMessage(answer), HumanMessage(regenerate_request(report.problems, language))]
+            lost = await lost_model_calls()
             reply = await model.ainvoke(retry, config={"tags": list(ANSWER_TAGS)})
-            usage_update = add_usage(usage_update, usage_of(reply, retry))
+            usage_update = add_usage(usage_update, usage_of(reply, retry) | {"llm_calls": 1 + lost})
             second = reply_text(reply).strip()
             second, report, amended = _amend(second, check(second), check, language)
             if report.ok:

@@ -20,11 +20,12 @@ from planwerk.core.plan_schema import plan_json_schema
 from planwerk.core.scope import referent_question
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.state import AgentState
+from planwerk.graph.state import AgentState, add_usage
 from planwerk.models.base import SupportsBatchSampling, SupportsPlanSchema, sample_replies, sampling_variant
 from planwerk.nodes.common import (
     context_of,
     history_before_question,
+    lost_model_calls,
     profile_of,
     prompt_today,
     reply_text,
@@ -93,6 +94,7 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
 
     planner, messages = await asyncio.to_thread(prepare_prompt)
     config: RunnableConfig = {"tags": list(PLAN_TAGS)}
+    lost = await lost_model_calls()
     if samples := plan_samples(context, profile, retry):
         replies = await sample_replies(
             planner, messages, samples, temperature=context.sample_temperature, seed=state.get("attempts", 0),
@@ -102,14 +104,17 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
             "reply": reply_text(replies[0]),
             "replies": [reply_text(r) for r in replies],
             "attempts": state.get("attempts", 0) + 1,
-            "usage": samples_usage(replies, messages, batched=isinstance(planner, SupportsBatchSampling)),
+            "usage": add_usage(
+                samples_usage(replies, messages, batched=isinstance(planner, SupportsBatchSampling)),
+                {"llm_calls": lost},
+            ),
         }
     reply = await planner.ainvoke(messages, config=config)
     return {
         "reply": reply_text(reply),
         "replies": None,
         "attempts": state.get("attempts", 0) + 1,
-        "usage": usage_of(reply, messages),
+        "usage": add_usage(usage_of(reply, messages), {"llm_calls": lost}),
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
@@ -80,3 +81,26 @@ async def test_an_out_of_domain_question_ends_in_the_profiles_refusal_in_the_que
     assert reply.answer == "I cannot answer this question, as it is outside what this assistant is for."
     assert reply.metadata["answer_source"] == "fallback"
     assert [e["attempt"] for e in reply.events if e["event"] == "answer_rejected"] == [1, 2]
+
+
+class FailsOnce(ReplayChatModel):
+    """A replay model whose first call dies after it started (as a process killed mid-generation would)."""
+
+    failed: bool = False
+
+    def _next(self, messages: Any, options: Any = None) -> str:
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("the model process went away mid-generation")
+        return super()._next(messages, options)
+
+
+async def test_a_model_call_lost_to_a_crash_is_counted_when_the_run_continues() -> None:
+    log: list[tuple[str, Any]] = []
+    model = FailsOnce(responses=[plan_json([GEO], [WEATHER]), "In Barcelona werden heute bis zu 17.2 °C erwartet."])
+    async with agent(model, log) as planwerk:
+        with pytest.raises(ConnectionError):
+            await planwerk.ask("Wie ist heute das Wetter in Barcelona?", thread_id="crash")
+        reply = await planwerk.resume(thread_id="crash")  # continue the interrupted run from its checkpoint
+    assert reply.answer == "In Barcelona werden heute bis zu 17.2 °C erwartet."
+    assert reply.metadata["llm_calls"] == 3  # the lost plan call, the plan call again, the answer
