@@ -60,6 +60,7 @@ ProblemKind = Literal[
     "last_result",
     "source_missing",
     "context_facts",
+    "echo",
 ]
 """What is wrong with an answer:
 
@@ -69,7 +70,9 @@ ProblemKind = Literal[
 - ``failure_unnamed``: a call failed because its service is down, and the answer does not say so;
 - ``last_result``: the answer does not state the last call's result (profiles whose answer is the last result);
 - ``source_missing``: a context answer does not name the best chunk's source;
-- ``context_facts``: a context answer does not carry the facts of the best chunk.
+- ``context_facts``: a context answer does not carry the facts of the best chunk;
+- ``echo``: the answer repeats the answer prompt's instructions (measured: "Ja, die Frage des Nutzers in der Sprache
+  seiner Frage ist gut lesbar und knapp …" passed every other rule, stating no number, date or place).
 """
 
 
@@ -992,6 +995,24 @@ class CheckSettings:
     context: KeyFacts | None = None
     """The best chunk's facts, when the answer must carry them (a question no tool ran for)."""
     analyze: Callable[[str], list[str]] | None = None
+    instructions: Sequence[str] = ()
+    """The instruction texts of the answer prompt; an answer repeating a run of their words is an ``echo``."""
+
+
+ECHO_WORDS = 6
+"""This many consecutive words shared with the instructions make an answer an echo of them."""
+
+
+def echoes(answer: str, instructions: Sequence[str], words: int = ECHO_WORDS) -> bool:
+    """Whether ``answer`` repeats ``words`` consecutive words of one of the ``instructions`` (case and accents
+    folded)."""
+    said = [fold(w) for w in _TOKEN.findall(answer)]
+    runs = {tuple(said[i : i + words]) for i in range(len(said) - words + 1)}
+    for text in instructions:
+        told = [fold(w) for w in _TOKEN.findall(text)]
+        if any(tuple(told[i : i + words]) in runs for i in range(len(told) - words + 1)):
+            return True
+    return False
 
 
 def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> GroundingReport:
@@ -1032,6 +1053,8 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
     problems += _failure_problems(answer, sources, settings)
     if settings.last_result is not None and not states_value(answer, settings.last_result, dates=settings.dates):
         problems.append(Problem("last_result", format_value(settings.last_result)))
+    if settings.instructions and echoes(answer, settings.instructions):
+        problems.append(Problem("echo"))
     if settings.context is not None and settings.analyze is not None:
         facts = settings.context
         if not cites(answer, facts.source):

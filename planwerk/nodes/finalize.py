@@ -62,7 +62,7 @@ from planwerk.prompts.grounding import (
     regenerate_request,
 )
 from planwerk.prompts.render import build_answer_messages, trim_history
-from planwerk.prompts.texts import texts_for
+from planwerk.prompts.texts import TEXTS, texts_for
 
 ANSWER_TAGS = ("planwerk:answer", TAG_NOSTREAM)
 """Answers are checked before a chat sees them: the model's tokens do not stream, the accepted answer does."""
@@ -241,6 +241,7 @@ def _answer_check(
         last_result=last_result,
         context=facts,
         analyze=analyze,
+        instructions=tuple(t.answer_instructions for t in TEXTS.values()),
     )
     return (lambda answer: check_answer(answer, sources, settings)), facts, last_result
 

@@ -67,6 +67,7 @@ GERMAN = GroundingTexts(
         "source_missing": "Die Antwort nennt die Quelle nicht; schreibe sie in Klammern: ({source}).",
         "context_facts": "Die Antwort gibt die Fakten des passendsten Kontext-Abschnitts ({source}) nicht wieder, "
         "z. B. {facts}.",
+        "echo": "Die Antwort wiederholt die Anweisungen, statt die Frage zu beantworten.",
     },
     regenerate="""Deine Antwort wurde geprüft und abgelehnt:
 {problems}
@@ -132,6 +133,7 @@ ENGLISH = GroundingTexts(
         "source_missing": "the answer does not name its source; write it in brackets: ({source})",
         "context_facts": "the answer does not carry the facts of the best matching context passage ({source}), "
         "e.g. {facts}",
+        "echo": "the answer repeats the instructions instead of answering the question",
     },
     regenerate="""Your answer was checked and rejected:
 {problems}

@@ -379,3 +379,19 @@ def test_the_deterministic_answer_is_built_from_the_results_and_passes_the_check
     context = fallback_answer([], "de", context=facts)
     assert context.startswith("Für Beobachtungen gelten das Ebro-Becken") and context.endswith("(Razepato.txt)")
     assert fallback_answer([], "de").startswith("Dazu habe ich weder Tool-Ergebnisse")
+
+
+def test_an_answer_that_repeats_the_instructions_is_an_echo() -> None:
+    """Measured on the travel bench: this answer stated no number, date or place and passed every other rule."""
+    from planwerk.core.grounding import echoes
+    from planwerk.prompts.texts import GERMAN
+
+    echo = "Ja, die Frage des Nutzers in der Sprache seiner Frage ist gut lesbar und knapp. Stütze dich nur darauf."
+    assert echoes(echo, [GERMAN.answer_instructions])
+    assert not echoes("In Barcelona werden heute bis zu 17 °C erwartet.", [GERMAN.answer_instructions])
+    sources = collect_sources(calls=[], hits=[], asked=["Wie ist das Wetter?"], dates=[])
+    report = check_answer(echo, sources, CheckSettings(instructions=(GERMAN.answer_instructions,)))
+    assert [p.kind for p in report.problems] == ["echo"]
+    assert (
+        describe(report.problems[0], "de") == "Die Antwort wiederholt die Anweisungen, statt die Frage zu beantworten."
+    )

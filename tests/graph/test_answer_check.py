@@ -256,3 +256,14 @@ async def test_a_planner_answer_that_names_an_unknown_place_is_checked_too() -> 
         reply = await agent.ask("Was ist die Hauptstadt von Australien?")
     assert reply.metadata["answer_source"] == "fallback" and model.calls == 2
     assert reply.answer == REFUSAL_OUT_OF_SCOPE  # nothing ran, no context: the travel profile's refusal
+
+
+async def test_an_answer_echoing_the_instructions_is_regenerated() -> None:
+    """The travel bench's w4: the model repeated the answer prompt's instructions instead of the weather."""
+    echo = "Ja, die Frage des Nutzers in der Sprache seiner Frage ist gut lesbar und knapp."
+    good = "In Barcelona werden heute bis zu 17.2 °C erwartet."
+    model = ReplayChatModel.of([PLAN, echo, good])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.answer == good and reply.metadata["answer_source"] == "regenerated"
+    assert "wiederholt die Anweisungen" in events(reply, "answer_rejected")[0]["problems"][0]
