@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -39,3 +41,21 @@ async def checkpointer(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncI
         async with AsyncPostgresSaver.from_conn_string(server.rsplit("/", 1)[0] + f"/{name}") as saver:
             await saver.setup()
             yield saver
+
+
+MATH_CONFIG = {
+    "mcpServers": {
+        "math": {"command": sys.executable, "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}
+    }
+}
+"""The bundled math MCP server over stdio."""
+
+
+@pytest.fixture
+async def math_tools() -> AsyncIterator[Any]:
+    """A tool source on a fresh bundled math MCP server over stdio (its descriptions are what the catalog shows)."""
+    from planwerk.tools.mcp import open_tools
+
+    async with open_tools(MATH_CONFIG) as tools:
+        assert not tools.unavailable, tools.unavailable
+        yield tools

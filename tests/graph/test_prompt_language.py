@@ -4,8 +4,6 @@ the catalog states the math tools' argument order, and an answer is asked for in
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -36,21 +34,6 @@ TRAVEL_PLAN = json.dumps(
         "final": None,
     }
 )
-
-
-@pytest.fixture
-async def math_tools() -> AsyncIterator[Any]:
-    """The bundled math MCP server over stdio (its descriptions are what the catalog shows)."""
-    from planwerk.tools.mcp import open_tools
-
-    config = {
-        "mcpServers": {
-            "math": {"command": sys.executable, "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}
-        }
-    }
-    async with open_tools(config) as tools:
-        assert not tools.unavailable, tools.unavailable
-        yield tools
 
 
 def agent(model: ReplayChatModel, tools: Any, profile: str) -> Agent:

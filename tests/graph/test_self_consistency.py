@@ -4,11 +4,8 @@ of their last results is the answer (replay model scripts the samples)."""
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
@@ -32,20 +29,6 @@ def chain(first: str, second: str) -> str:
             "final": None,
         }
     )
-
-
-@pytest.fixture
-async def math_tools() -> AsyncIterator[Any]:
-    from planwerk.tools.mcp import open_tools
-
-    config = {
-        "mcpServers": {
-            "math": {"command": sys.executable, "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}
-        }
-    }
-    async with open_tools(config) as tools:
-        assert not tools.unavailable, tools.unavailable
-        yield tools
 
 
 def agent(model: ReplayChatModel, tools: Any, samples: int) -> Agent:
