@@ -399,6 +399,7 @@ def check_grounded(
     from planwerk.core.dates import find_dates
     from planwerk.core.grounding import (
         CheckSettings,
+        best_context_hit,
         check_answer,
         collect_sources,
         is_context_question,
@@ -407,6 +408,7 @@ def check_grounded(
     )
     from planwerk.places import default_gazetteer
     from planwerk.prompts.grounding import CONDITION_WORDS, FAILURE_WORDS, TOOL_LABELS
+    from planwerk.prompts.texts import TEXTS
     from planwerk.rag.chunking import split_sentences
     from planwerk.rag.lexical import analyze
 
@@ -414,7 +416,10 @@ def check_grounded(
     dates = [day, *(m.day for m in find_dates(question, day))]
     sources = collect_sources(calls=calls, hits=hits, asked=[question, *asked], dates=dates)
     context_question = not (plan or {}).get("final") and is_context_question(question, hits, calls, analyze=analyze)
-    facts = key_facts(question, hits[0], analyze=analyze, split_sentences=split_sentences) if context_question else None
+    facts = None
+    if context_question:  # the chunk the finalizer holds the answer to, not simply the first hit
+        best = best_context_hit(question, hits, analyze=analyze)
+        facts = key_facts(question, best, analyze=analyze, split_sentences=split_sentences)
     settings = CheckSettings(
         gazetteer=default_gazetteer(),
         dates=True,
@@ -424,6 +429,7 @@ def check_grounded(
         condition_words=CONDITION_WORDS,
         context=facts,
         analyze=analyze,
+        instructions=tuple(texts.answer_instructions for texts in TEXTS.values()),
     )
     return check_answer(answer, sources, settings)
 
