@@ -20,7 +20,7 @@ if [ -f .ci/apt-packages.txt ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev
 fi
 
 stamp="$VENV/.planwerk-installed"
-want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
+want=$(cat pyproject.toml scripts/setup.sh scripts/setup.d/*.sh 2>/dev/null | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
@@ -34,5 +34,12 @@ echo "planwerk setup: installing into $VENV (a few minutes the first time) …"
 "${pip[@]}" -e ".[local,serve,dev]"
 # xgrammar's triton dependency (1 GB) is only needed on GPUs; on the CPU xgrammar works without it.
 "${pip[@]}" --no-deps "xgrammar==0.2.8" "apache-tvm-ffi>=0.1"
+# Optional extras (third-party MCP servers from npm, a model server, …): each script is idempotent, installs from
+# the package registries only, and says what it skipped and why.
+for extra in scripts/setup.d/*.sh; do
+  [ -f "$extra" ] || continue
+  echo "planwerk setup: $(basename "$extra" .sh)"
+  PLANWERK_VENV="$VENV" bash "$extra"
+done
 echo "$want" > "$stamp"
 echo "planwerk setup: done"
