@@ -393,45 +393,21 @@ def check_grounded(
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
     today: str = TODAY,
 ) -> GroundingReport:
-    """The answer check of :mod:`planwerk.core.grounding` on a finished run, built from its public functions the
-    way the finalizer builds it: every number, date and place against the results, chunks and question; failed
-    services named; a context answer's source and facts."""
-    from planwerk.core.dates import find_dates
-    from planwerk.core.grounding import (
-        CheckSettings,
-        best_context_hit,
-        check_answer,
-        collect_sources,
-        is_context_question,
-        key_facts,
-        withheld_calls,
-    )
-    from planwerk.places import default_gazetteer
-    from planwerk.prompts.grounding import CONDITION_WORDS, FAILURE_WORDS, TOOL_LABELS
-    from planwerk.prompts.texts import TEXTS
-    from planwerk.rag.chunking import split_sentences
-    from planwerk.rag.lexical import analyze
+    """The finalizer's answer check (:func:`planwerk.answer_check.build_answer_check`) on a finished run: every
+    number, date and place against the results, chunks and question; failed services named; a context answer's
+    source and facts."""
+    from planwerk.answer_check import build_answer_check
 
-    day = date.fromisoformat(today)
-    dates = [day, *(m.day for m in find_dates(question, day))]
-    sources = collect_sources(calls=calls, hits=hits, asked=[question, *asked], dates=dates)
-    context_question = not (plan or {}).get("final") and is_context_question(question, hits, calls, analyze=analyze)
-    facts = None
-    if context_question:  # the chunk the finalizer holds the answer to, not simply the first hit
-        best = best_context_hit(question, hits, analyze=analyze)
-        facts = key_facts(question, best, analyze=analyze, split_sentences=split_sentences)
-    settings = CheckSettings(
-        gazetteer=default_gazetteer(),
-        dates=True,
-        withheld=withheld_calls(calls, output_schemas or {}),
-        labels=TOOL_LABELS,
-        failure_words=FAILURE_WORDS,
-        condition_words=CONDITION_WORDS,
-        context=facts,
-        analyze=analyze,
-        instructions=tuple(texts.answer_instructions for texts in TEXTS.values()),
+    check = build_answer_check(
+        question,
+        calls=calls,
+        hits=hits,
+        asked=asked,
+        today=date.fromisoformat(today),
+        plan=plan,
+        output_schemas=output_schemas or {},
     )
-    return check_answer(answer, sources, settings)
+    return check(answer)
 
 
 # --- results ----------------------------------------------------------------------------------------------------

@@ -16,24 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from planwerk.core.grounding import (
-    CheckSettings,
-    GroundingReport,
-    KeyFacts,
-    best_context_hit,
-    check_answer,
-    collect_sources,
-    is_context_question,
-    key_facts,
-    withheld_calls,
-)
+from planwerk.answer_check import AnswerCheck, build_answer_check
+from planwerk.core.grounding import GroundingReport
 from planwerk.core.language import detect_language
 from planwerk.core.vote import vote
 from planwerk.events import AnswerRejectedEvent, FinalAnswerEvent
@@ -53,16 +44,13 @@ from planwerk.nodes.common import (
 from planwerk.profiles import Language, Profile
 from planwerk.prompts.examples import add_example
 from planwerk.prompts.grounding import (
-    CONDITION_WORDS,
-    FAILURE_WORDS,
-    TOOL_LABELS,
     describe,
     failure_note,
     fallback_answer,
     regenerate_request,
 )
 from planwerk.prompts.render import build_answer_messages, trim_history
-from planwerk.prompts.texts import TEXTS, texts_for
+from planwerk.prompts.texts import texts_for
 
 ANSWER_TAGS = ("planwerk:answer", TAG_NOSTREAM)
 """Answers are checked before a chat sees them: the model's tokens do not stream, the accepted answer does."""
@@ -102,7 +90,8 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         # One sentence in the question's language; what the checker found is in the replan events and plan_errors.
         answer, source = texts_for(language).no_plan_answer, "no_plan"
     else:
-        check, facts, last_result = await asyncio.to_thread(_answer_check, state, context, profile, deps)
+        check = await asyncio.to_thread(_answer_check, state, context, profile, deps)
+        facts, last_result = check.facts, check.last_result
         messages: list[BaseMessage] | None = None
         model = None
         if not calls and plan.get("final"):
@@ -201,61 +190,18 @@ def _rejected(
     )
 
 
-def _answer_check(
-    state: AgentState, context: Context, profile: Profile, deps: Deps
-) -> tuple[Callable[[str], GroundingReport], KeyFacts | None, float | None]:
-    """The check every answer of this question goes through, its best-chunk facts (a context question) and the
-    last result (profiles whose answer is the last result). Blocking (gazetteer, date parsing): a worker thread."""
-    from planwerk.places import default_gazetteer
-    from planwerk.rag.chunking import split_sentences
-    from planwerk.rag.lexical import analyze
-
-    calls = state.get("calls", [])
-    hits = state.get("hits", [])
-    question = state["question"]
-    asked = [question, *(str(m.content) for m in history_before_question(state))]
+def _answer_check(state: AgentState, context: Context, profile: Profile, deps: Deps) -> AnswerCheck:
+    """The check every answer of this question goes through (blocking: a worker thread)."""
+    # What else the user said: earlier turns and answers to questions asked back are sources too.
+    asked = [str(m.content) for m in history_before_question(state)]
     asked += [str(v) for k, v in (state.get("user") or {}).items() if k != "raw" and isinstance(v, str | int | float)]
-    dates = []
-    today = prompt_today(context, profile)
-    if today is not None:
-        from planwerk.core.dates import find_dates
-
-        dates = [today, *(m.day for m in find_dates(question, today))]
-    sources = collect_sources(calls=calls, hits=hits, asked=asked, dates=dates)
-    # A context question: the planner left the answer to the context (no ``final``), and ran no tool or none that
-    # worked on the question (``is_context_question``).
-    plan = state.get("plan") or {}
-    context_question = not plan.get("final") and is_context_question(question, hits, calls, analyze=analyze)
-    facts = None
-    if context_question:
-        best = best_context_hit(question, hits, analyze=analyze)
-        facts = key_facts(question, best, analyze=analyze, split_sentences=split_sentences)
-    last_result = last_result_of(calls) if profile.answer_is_last_result else None
-    settings = CheckSettings(
-        gazetteer=default_gazetteer(),
-        dates=profile.uses_dates,
-        withheld=withheld_calls(calls, {name: spec.output_schema for name, spec in deps.tools.specs.items()}),
-        labels=TOOL_LABELS,
-        failure_words=FAILURE_WORDS,
-        condition_words=CONDITION_WORDS,
-        last_result=last_result,
-        context=facts,
-        analyze=analyze,
-        instructions=tuple(t.answer_instructions for t in TEXTS.values()),
+    return build_answer_check(
+        state["question"],
+        calls=state.get("calls", []),
+        hits=state.get("hits", []),
+        asked=asked,
+        today=prompt_today(context, profile),
+        plan=state.get("plan"),
+        output_schemas={name: spec.output_schema for name, spec in deps.tools.specs.items()},
+        answer_is_last_result=profile.answer_is_last_result,
     )
-    return (lambda answer: check_answer(answer, sources, settings)), facts, last_result
-
-
-def last_result_of(calls: Sequence[Mapping[str, Any]]) -> float | None:
-    """The number the last call returned (``{"result": 126}`` or ``126``), if it succeeded.
-
-    The log is in the order calls finished, so its last record is a call of the last plan's last step."""
-    if not calls or calls[-1].get("status") != "ok":
-        return None
-    result = calls[-1].get("result")
-    if isinstance(result, Mapping):
-        numbers = [v for v in result.values() if isinstance(v, int | float) and not isinstance(v, bool)]
-        result = result.get("result", numbers[0] if len(numbers) == 1 else None)
-    if isinstance(result, int | float) and not isinstance(result, bool):
-        return float(result)
-    return None

@@ -1,0 +1,106 @@
+"""The answer check of one question, assembled once from the run's records, for the finalizer and the benchmarks.
+
+:mod:`planwerk.core.grounding` holds the pure rules; this module gathers what they need at the edge (the gazetteer,
+the lexical analyzer, the per-language texts) so that the finalizer and ``planwerk bench travel`` check an answer
+the same way: a second copy of this assembly once drifted (it scored context answers against another chunk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from planwerk.core.grounding import (
+    CheckSettings,
+    GroundingReport,
+    KeyFacts,
+    Sources,
+    best_context_hit,
+    check_answer,
+    collect_sources,
+    is_context_question,
+    key_facts,
+    withheld_calls,
+)
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """The check every answer to one question goes through; call it with an answer to get its report."""
+
+    sources: Sources
+    """Everything an answer may state: results, arguments, failed calls' errors, chunks, the question, dates."""
+    settings: CheckSettings
+    """The rules' parameters for this question (gazetteer, withheld calls, context facts, last result, …)."""
+    facts: KeyFacts | None
+    """The best chunk's key facts when the question is a context question (the answer must carry them)."""
+    last_result: float | None
+    """The last call's result where the profile's answer is the last result (math), else ``None``."""
+
+    def __call__(self, answer: str) -> GroundingReport:
+        """The report on ``answer``: ``ok``, or the problems found."""
+        return check_answer(answer, self.sources, self.settings)
+
+
+def build_answer_check(
+    question: str,
+    *,
+    calls: Sequence[Mapping[str, Any]],
+    hits: Sequence[Mapping[str, Any]],
+    asked: Sequence[str] = (),
+    today: date | None,
+    plan: Mapping[str, Any] | None,
+    output_schemas: Mapping[str, Mapping[str, Any] | None],
+    answer_is_last_result: bool = False,
+) -> AnswerCheck:
+    """The check for answers to ``question`` after ``calls`` ran and ``hits`` were retrieved.
+
+    ``asked`` is the rest of what the user said (earlier turns, answers to questions asked back); ``today`` is the
+    date the prompts named, ``None`` for a profile without dates (dates are then not checked). A context question
+    (the planner left the answer to the context, and no tool worked on the question) must carry the facts of the
+    chunk the answer prompt leads with. Blocking (gazetteer, date parsing): run it in a worker thread from async
+    code."""
+    from planwerk.core.dates import find_dates
+    from planwerk.places import default_gazetteer
+    from planwerk.prompts.grounding import CONDITION_WORDS, FAILURE_WORDS, TOOL_LABELS
+    from planwerk.prompts.texts import TEXTS
+    from planwerk.rag.chunking import split_sentences
+    from planwerk.rag.lexical import analyze
+
+    dates = [] if today is None else [today, *(m.day for m in find_dates(question, today))]
+    sources = collect_sources(calls=calls, hits=hits, asked=[question, *asked], dates=dates)
+    facts = None
+    if not (plan or {}).get("final") and is_context_question(question, hits, calls, analyze=analyze):
+        best = best_context_hit(question, hits, analyze=analyze)
+        facts = key_facts(question, best, analyze=analyze, split_sentences=split_sentences)
+    last_result = last_result_of(calls) if answer_is_last_result else None
+    settings = CheckSettings(
+        gazetteer=default_gazetteer(),
+        dates=today is not None,
+        withheld=withheld_calls(calls, output_schemas),
+        labels=TOOL_LABELS,
+        failure_words=FAILURE_WORDS,
+        condition_words=CONDITION_WORDS,
+        last_result=last_result,
+        context=facts,
+        analyze=analyze,
+        instructions=tuple(texts.answer_instructions for texts in TEXTS.values()),
+    )
+    return AnswerCheck(sources=sources, settings=settings, facts=facts, last_result=last_result)
+
+
+def last_result_of(calls: Sequence[Mapping[str, Any]]) -> float | None:
+    """The number the last call returned (``{"result": 126}`` or ``126``), if it succeeded.
+
+    The log is in the order calls finished, so its last record is a call of the last plan's last step."""
+    if not calls or calls[-1].get("status") != "ok":
+        return None
+    result = calls[-1].get("result")
+    if isinstance(result, Mapping):
+        numbers = [v for v in result.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        result = result.get("result", numbers[0] if len(numbers) == 1 else None)
+    if isinstance(result, int | float) and not isinstance(result, bool):
+        return float(result)
+    return None
