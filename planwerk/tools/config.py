@@ -3,7 +3,9 @@
 A server is either stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP (``url``, ``headers``).
 Every string may use ``${VAR}`` or ``${VAR:-default}``; ``${PYTHON}`` is the running interpreter unless the
 environment sets ``PYTHON``. Per server: ``timeout`` (seconds for start-up and for every call, default 30),
-``allowed_tools`` (a list of tool names; others are hidden), ``disabled`` (skip it). Header and env values are
+``allowed_tools`` (a list of tool names; others are hidden), ``disabled`` (skip it), ``roots``
+(the directories the server may work in, offered to it as MCP roots: paths or ``file://`` URIs, or objects with
+``uri`` or ``path`` and an optional ``name``; see ``docs/capabilities.md``). Header and env values are
 secrets: they never appear in ``repr``, logs or error messages.
 
 A stdio server does not see planwerk's environment: it starts with :func:`minimal_environment` (what a process and
@@ -36,6 +38,7 @@ DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _STDIO_KEYS = {"command", "args", "env", "cwd", "inherit_env", "max_message_bytes"}
 _HTTP_KEYS = {"url", "headers"}
+_CAPABILITY_KEYS = {"roots"}
 _COMMON_KEYS = {"transport", "type", "timeout", "allowed_tools", "disabled", "description"}
 
 
@@ -71,6 +74,16 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class Root:
+    """A directory a server may work in, offered to it as an MCP root (the server asks with ``roots/list``)."""
+
+    uri: str
+    """A ``file://`` URI (a configured path is made absolute and turned into one)."""
+    name: str | None = None
+    """A name for people (optional)."""
+
+
+@dataclass(frozen=True)
 class StdioServer:
     """A server started as a subprocess that speaks MCP over stdin/stdout."""
 
@@ -86,6 +99,8 @@ class StdioServer:
     """The largest message the server may send; see :class:`planwerk.tools.transport.MessageLimits`."""
     timeout_s: float = DEFAULT_TIMEOUT_S
     allowed_tools: frozenset[str] | None = None
+    roots: tuple[Root, ...] = ()
+    """Offered as MCP roots; empty: the session does not advertise roots."""
     transport: Literal["stdio"] = "stdio"
 
     def __repr__(self) -> str:
@@ -124,6 +139,8 @@ class HttpServer:
     """Request headers, e.g. ``Authorization: Bearer …`` (values are secret)."""
     timeout_s: float = DEFAULT_TIMEOUT_S
     allowed_tools: frozenset[str] | None = None
+    roots: tuple[Root, ...] = ()
+    """Offered as MCP roots; empty: the session does not advertise roots."""
     transport: Literal["streamable_http"] = "streamable_http"
 
     def __repr__(self) -> str:
@@ -220,7 +237,7 @@ def _read(source: str | Path) -> tuple[str, str]:
 
 def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> ServerConfig:
     where = f"mcpServers.{name}"
-    unknown = set(raw) - _STDIO_KEYS - _HTTP_KEYS - _COMMON_KEYS
+    unknown = set(raw) - _STDIO_KEYS - _HTTP_KEYS - _COMMON_KEYS - _CAPABILITY_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     if "command" in raw and "url" in raw:
@@ -242,6 +259,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
     if allowed is not None and (not isinstance(allowed, list) or not all(isinstance(t, str) for t in allowed)):
         raise ConfigError(f"{where}.allowed_tools: expected a list of tool names")
     allowed_set = frozenset(allowed) if allowed is not None else None
+    roots = _roots(raw.get("roots", []), f"{where}.roots", env)
 
     if transport == "stdio":
         if set(raw) & _HTTP_KEYS:
@@ -272,6 +290,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
             max_message_bytes=limit,
             timeout_s=float(timeout),
             allowed_tools=allowed_set,
+            roots=roots,
         )
     if set(raw) & _STDIO_KEYS:
         raise ConfigError(f"{where}: an HTTP server takes url/headers, not command/args/env/cwd")
@@ -287,7 +306,38 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
         headers=_string_map(raw.get("headers", {}), f"{where}.headers", env),
         timeout_s=float(timeout),
         allowed_tools=allowed_set,
+        roots=roots,
     )
+
+
+def _roots(raw: Any, where: str, env: Mapping[str, str]) -> tuple[Root, ...]:
+    """The configured roots: each a path or ``file://`` URI, or an object with ``uri`` or ``path`` and ``name``."""
+    expected = 'a list of paths or file:// URIs, or of objects {"path" or "uri": ..., "name": ...}'
+    if not isinstance(raw, list):
+        raise ConfigError(f"{where}: expected {expected}")
+    roots = []
+    for i, item in enumerate(raw):
+        name = None
+        if isinstance(item, Mapping):
+            if unknown := sorted(set(item) - {"uri", "path", "name"}):
+                raise ConfigError(f"{where}[{i}]: unknown key(s) {', '.join(unknown)}; expected {expected}")
+            if ("uri" in item) == ("path" in item):
+                raise ConfigError(f'{where}[{i}]: expected exactly one of "uri" and "path"')
+            name = item.get("name")
+            if name is not None and not isinstance(name, str):
+                raise ConfigError(f"{where}[{i}].name: expected a string")
+            item = item.get("uri", item.get("path"))
+        if not isinstance(item, str) or not item.strip():
+            raise ConfigError(f"{where}[{i}]: expected {expected}, got {item!r}")
+        value = expand(item, env, f"{where}[{i}]")
+        if value.startswith("file://"):
+            uri = value
+        elif "://" in value:
+            raise ConfigError(f"{where}[{i}]: MCP roots are file:// URIs or paths, got {value!r}")
+        else:  # a path, relative to planwerk's working directory
+            uri = Path(value).expanduser().resolve().as_uri()
+        roots.append(Root(uri=uri, name=expand(name, env, f"{where}[{i}].name") if name else None))
+    return tuple(roots)
 
 
 def _string_map(raw: Any, where: str, env: Mapping[str, str]) -> dict[str, str]:
