@@ -1,0 +1,61 @@
+"""planwerk's graph for Aegra (``aegra.json``), the open-source Agent Protocol server, on PostgreSQL.
+
+Aegra 0.6.0 loads a graph differently from the LangGraph server: its ``graphs`` entries are FILE paths
+(``./file.py:name``, not module paths), it loads each graph ONCE per process (a callable export is awaited with no
+arguments, so ``planwerk.graph.server:make_graph``, an async context manager taking a ``ServerRuntime``, cannot be
+used), and it runs a copy of that one compiled graph, with its own PostgreSQL checkpointer and store injected, for
+every run, state read and schema request.
+
+:data:`graph` bridges that: the same topology as :func:`planwerk.graph.builder.build_graph` (state reads, history,
+schemas and the drawing need no tools), and a run (``astream``, which ``astream_events`` goes through too) opens the
+run's collaborators with :func:`planwerk.runtime.open_deps` from the run's context, exactly as the LangGraph
+server's factory does, and streams the graph built on them with Aegra's checkpointer and store. So the graph that
+runs is planwerk's own, unchanged; only who opens the collaborators differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from planwerk.graph.builder import build_graph
+from planwerk.graph.deps import Deps
+from planwerk.graph.server import run_context
+from planwerk.runtime import open_deps
+
+
+class RunScopedGraph(CompiledStateGraph):
+    """planwerk's compiled graph whose runs open their model, MCP sessions and retriever for the run's context.
+
+    Everything but ``astream`` is the plain compiled graph built on empty :class:`Deps` (same topology). Aegra's
+    ``copy(update={"checkpointer": …, "store": …})`` keeps this class, so the injected savers reach the run.
+    """
+
+    async def astream(  # type: ignore[override]
+        self,
+        input: dict[str, Any] | Command | None,
+        config: RunnableConfig | None = None,
+        *,
+        context: Any = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """Stream one run of planwerk's graph built on the collaborators the run's ``context`` names."""
+        async with open_deps(run_context(context)) as deps:
+            runnable = build_graph(deps).copy(update={"checkpointer": self.checkpointer, "store": self.store})
+            async for part in runnable.astream(input, config, context=context, **kwargs):
+                yield part
+
+
+def build_aegra_graph() -> RunScopedGraph:
+    """The graph Aegra serves: planwerk's topology, collaborators opened per run (see the module doc)."""
+    compiled = build_graph(Deps())
+    compiled.__class__ = RunScopedGraph  # same attributes, only ``astream`` differs; ``copy`` keeps the class
+    return compiled  # type: ignore[return-value]
+
+
+graph: RunScopedGraph = build_aegra_graph()
+"""What ``aegra.json`` names (``./planwerk/graph/aegra.py:graph``)."""
