@@ -45,6 +45,9 @@ class ToolSpec:
     """The tool changes or deletes something: calls pause for a person's approval. MCP tools: only an explicit
     ``destructiveHint: true`` without ``readOnlyHint: true`` (see ``planwerk.tools.mcp``); functions: the names
     given to :class:`FunctionToolSource` as ``destructive``."""
+    timeout_s: float | None = None
+    """The source's own per-call timeout for this tool (an MCP server's configured ``timeout``); None: the caller's
+    default. ``Context.tool_timeout_s`` (``--tool-timeout``) overrides it."""
 
 
 class ToolError(Exception):

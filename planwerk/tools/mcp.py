@@ -40,6 +40,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -54,18 +55,26 @@ from mcp.types import (
     CONNECTION_CLOSED,
     INVALID_PARAMS,
     CallToolResult,
+    ClientRequest,
     PaginatedRequestParams,
+    ReadResourceRequest,
+    ReadResourceRequestParams,
+    ReadResourceResult,
     TextContent,
     Tool,
     ToolAnnotations,
 )
+from pydantic import ValidationError
 
 from planwerk.core.sanitize import sanitize_value
 from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolFailureKind, ToolSpec
+from planwerk.tools.call_options import CALL_OPTIONS, ProgressSink, ToolProgress
+from planwerk.tools.client_features import ServerFeatures, offered_tools
 from planwerk.tools.config import MCPConfig, ServerConfig, load_config, redact
+from planwerk.tools.content import resource_value, tool_result_value
 from planwerk.tools.redaction import secrets_redacted
 from planwerk.tools.repair import check_arguments
-from planwerk.tools.results import normalise
+from planwerk.tools.resources import NOT_FOUND_CODE, READ_RESOURCE, ResourceCatalog, choose_server, read_resource_spec
 from planwerk.tools.servers.failures import failure_kind
 from planwerk.tools.transport import MessageLimits, connect
 
@@ -147,6 +156,17 @@ class _Server:
     """Calls in a row that timed out (reset by any answer)."""
     reconnects: int = 0
     """Sessions opened after the first."""
+    features: ServerFeatures = field(init=False, repr=False)
+    """What the server may ask of planwerk (elicitation, sampling, roots), and the calls in flight it asks for."""
+
+    def __post_init__(self) -> None:
+        self.features = ServerFeatures(self.config.name, self.config.roots)
+
+    session: ClientSession | None = None
+    """The current session (calls are made on it directly: see :meth:`MCPToolSource._invoke`)."""
+    resources: ResourceCatalog | None = None
+    """What the current session lists as resources; None when the server offers none (no ``resources``
+    capability), which leaves it out of ``read_resource``."""
 
     @property
     def name(self) -> str:
@@ -211,9 +231,29 @@ class MCPToolSource:
                     output_schema=(listed.outputSchema or None) if listed is not None else None,
                     server=server.name,
                     destructive=is_destructive(listed.annotations if listed is not None else None),
+                    timeout_s=server.config.timeout_s,
                 )
-        if allowed is not None and (missing := sorted(set(allowed) - set(self._tools))):
+        self._resource_servers = self._offer_read_resource(allowed)
+        if allowed is not None and (missing := sorted(set(allowed) - set(self._tools) - set(self._specs))):
             log.warning("allowed MCP tools not offered by any available server: %s", ", ".join(missing))
+
+    def _offer_read_resource(self, allowed: set[str] | None) -> dict[str, _Server]:
+        """Add the built-in ``read_resource`` (``planwerk.tools.resources``) when a live server offers resources;
+        the servers it reads from, by name."""
+        if READ_RESOURCE in self._tools or (allowed is not None and READ_RESOURCE not in allowed):
+            return {}
+        servers = {
+            s.name: s
+            for s in self._servers.values()
+            if not s.dead.is_set()
+            and s.resources is not None
+            and (s.config.allowed_tools is None or READ_RESOURCE in s.config.allowed_tools)
+        }
+        if servers:
+            catalogs = [s.resources for s in servers.values() if s.resources is not None]
+            timeout = max(s.config.timeout_s for s in servers.values())
+            self._specs[READ_RESOURCE] = read_resource_spec(catalogs, timeout_s=timeout)
+        return servers
 
     @property
     def specs(self) -> Mapping[str, ToolSpec]:
@@ -227,6 +267,8 @@ class MCPToolSource:
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         """Call tool ``name``; the normalised result, or :class:`ToolError` naming server and tool."""
+        if name == READ_RESOURCE and self._resource_servers:
+            return await self._read_resource(arguments)
         if name not in self._tools:
             known = ", ".join(sorted(self._tools)) or "none"
             raise ToolError(f"unknown tool {name!r}; available tools: {known}", tool=name, kind="invalid_arguments")
@@ -243,29 +285,99 @@ class MCPToolSource:
         # Lone surrogates cannot be encoded for the wire and would break the session: U+FFFD instead.
         arguments = sanitize_value(arguments)
         args = check_arguments(self._specs[name].input_schema, arguments, tool=name, server=server.name)
-        content, artifact = await self._invoke(server, tool, args)
-        return normalise(content, artifact)
+        return await self._invoke(server, tool, args)
 
-    async def _invoke(self, server: _Server, tool: BaseTool, args: dict[str, Any]) -> tuple[Any, Any]:
-        # The adapter's coroutine, not tool.ainvoke: it gives (content, structured-content artifact) and raises a
-        # ToolException on a tool error, and it is not traced as a LangChain tool run, whose recorded outputs
-        # would hold the server's raw error text (which may contain a configured secret) before we redact it.
-        # The call is traced at the graph level through the redacted events and the call log.
-        coroutine = getattr(tool, "coroutine", None)
-        if coroutine is None:
-            raise ToolError(f"{tool.name}: the MCP adapter gave no coroutine", tool=tool.name, server=server.name)
+    async def _invoke(self, server: _Server, tool: BaseTool, args: dict[str, Any]) -> Any:
+        # The session's call_tool, not the adapter's tool: only it takes a per-call timeout and a progress
+        # callback, and the adapter cannot convert audio (NotImplementedError) and drops blob resources and
+        # resource links; planwerk.tools.content keeps every content type. Not traced as a LangChain tool run
+        # either, whose recorded outputs would hold the server's raw error text (which may contain a configured
+        # secret) before we redact it: the call is traced through the redacted events and the call log.
+        options = CALL_OPTIONS.get()
+        timeout = options.timeout_s or server.config.timeout_s
+        progress = _progress_callback(options.on_progress, tool.name)
+
+        async def call(session: ClientSession) -> CallToolResult:
+            result = await session.call_tool(
+                tool.name,
+                args,
+                # The session's own read timeout is the server's; an override may be longer. A little slack, so
+                # that our timeout (below) speaks first.
+                read_timeout_seconds=timedelta(seconds=timeout + 1),
+                progress_callback=progress,
+            )
+            if result.isError:
+                text = "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+                raise _ReportedFailure(
+                    text or "the tool reported an error without a message", failure_kind(result.meta)
+                )
+            return result
+
+        return tool_result_value(await self._request(server, tool.name, call, timeout))
+
+    async def _read_resource(self, arguments: Mapping[str, Any]) -> Any:
+        """The built-in ``read_resource``: check the arguments, choose the server, read, convert."""
+        arguments = sanitize_value(arguments)
+        args = check_arguments(self._specs[READ_RESOURCE].input_schema, arguments, tool=READ_RESOURCE, server=None)
+        catalogs = [s.resources for s in self._resource_servers.values() if s.resources is not None]
+        name, uri = choose_server(args, catalogs)
+        server = self._resource_servers[name]
+        if server.dead.is_set() or server.session is None:
+            raise ToolError(
+                f"{READ_RESOURCE}: server {server.name} is unavailable ({server.reason})",
+                tool=READ_RESOURCE,
+                server=server.name,
+                kind="unavailable",
+            )
+        timeout = CALL_OPTIONS.get().timeout_s or server.config.timeout_s
+
+        try:
+            params = ReadResourceRequestParams(uri=uri)
+        except ValidationError:
+            raise ToolError(
+                f"{READ_RESOURCE}: {uri!r} is not a URI; expected one such as a resource_link's uri",
+                tool=READ_RESOURCE,
+                server=server.name,
+                kind="invalid_arguments",
+            ) from None
+
+        async def read(session: ClientSession) -> ReadResourceResult:
+            # ClientSession.read_resource takes no timeout: the request itself, with ours.
+            try:
+                return await session.send_request(
+                    ClientRequest(ReadResourceRequest(params=params)),
+                    ReadResourceResult,
+                    request_read_timeout_seconds=timedelta(seconds=timeout + 1),
+                )
+            except McpError as exc:
+                if exc.error.code == NOT_FOUND_CODE:  # the spec's "resource not found": the input found nothing
+                    raise _ReportedFailure(exc.error.message, "not_found") from None
+                raise
+
+        return resource_value(await self._request(server, READ_RESOURCE, read, timeout))
+
+    async def _request(
+        self, server: _Server, tool: str, make: Callable[[ClientSession], Awaitable[Any]], timeout: float
+    ) -> Any:
+        """Run ``make(session)`` on the server's current session, bounded by ``timeout`` and by the session's
+        end; every failure becomes a :class:`ToolError` with its kind."""
+        if server.session is None:
+            raise ToolError(
+                f"{tool}: server {server.name} has no session", tool=tool, server=server.name, kind="unavailable"
+            )
         session = server.dead  # this call's session (see _Server)
-        invoke = asyncio.ensure_future(coroutine(**args))
+        invoke = asyncio.ensure_future(make(server.session))
         died = asyncio.ensure_future(session.wait())
-        timeout = server.config.timeout_s
+        # What the server asks during this call (elicitation, sampling) is answered for this call's channel.
+        server.features.track(invoke)
         try:
             async with asyncio.timeout(timeout):
                 await asyncio.wait({invoke, died}, return_when=asyncio.FIRST_COMPLETED)
         except TimeoutError:
             server.timed_out(session)
             raise ToolError(
-                f"{tool.name} on server {server.name} timed out after {timeout:g} s",
-                tool=tool.name,
+                f"{tool} on server {server.name} timed out after {timeout:g} s",
+                tool=tool,
                 server=server.name,
                 kind="timeout",
             ) from None
@@ -284,15 +396,15 @@ class MCPToolSource:
                     await invoke
         if invoke.cancelled():
             raise ToolError(
-                f"{tool.name}: server {server.name} went away during the call ({server.reason})",
-                tool=tool.name,
+                f"{tool}: server {server.name} went away during the call ({server.reason})",
+                tool=tool,
                 server=server.name,
                 kind="unavailable",
             )
         try:
             result = invoke.result()
         except (Exception, BaseExceptionGroup) as exc:
-            raise self._tool_error(server, tool.name, exc, session) from None
+            raise self._tool_error(server, tool, exc, session) from None
         server.answered()
         return result
 
@@ -338,6 +450,21 @@ class MCPToolSource:
                 kind="unavailable",
             )
         return ToolError(f"{tool} on server {server.name} failed: {what}", tool=tool, server=server.name)
+
+
+def _progress_callback(sink: ProgressSink | None, tool: str) -> Callable[..., Awaitable[None]] | None:
+    """The MCP progress callback that hands notifications to ``sink``; None (no progress token is sent) without
+    one."""
+    if sink is None:
+        return None
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        try:
+            sink(ToolProgress(progress=progress, total=total, message=message))
+        except Exception:  # a failing sink must not break the session's reader task
+            log.warning("progress of %s could not be delivered", tool, exc_info=True)
+
+    return on_progress
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -416,11 +543,17 @@ async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event)
     limits = MessageLimits(max_message_bytes=getattr(config, "max_message_bytes", MessageLimits.max_message_bytes))
     reason = "closed"
     try:
-        async with connect(config.connection(), limits=limits) as session:
+        # The session's callbacks answer what the server asks of planwerk (elicitation, sampling, roots).
+        connection = config.connection()
+        callbacks = server.features.session_kwargs()
+        connection["session_kwargs"] = {**connection.get("session_kwargs", {}), **callbacks}
+        async with connect(connection, limits=limits) as session:
             # One listing gives both the LangChain tools and what the adapter does not keep in a usable form
             # (output schemas for $ref checks, annotations for approval).
-            listed = await _list_tools(session)
+            listed = offered_tools(await _list_tools(session), server.name)  # not those that need tasks
             server.listed = {t.name: t for t in listed}
+            server.resources = await _list_resources(session, server.name)
+            server.session = session
             server.tools = [
                 convert_mcp_tool_to_langchain_tool(
                     session, t, server_name=server.name, tool_interceptors=[_read_failure_kind]
@@ -434,6 +567,33 @@ async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event)
     finally:
         server.mark_dead(reason, gone)
     return redact(reason, server.secrets)
+
+
+async def _list_resources(session: ClientSession, name: str) -> ResourceCatalog | None:
+    """The server's resources and templates (bounded pages), or None when it offers no resources."""
+    capabilities = session.get_server_capabilities()
+    if capabilities is None or capabilities.resources is None:
+        return None
+    uris: list[str] = []
+    templates: list[str] = []
+    try:
+        cursor: str | None = None
+        for _ in range(100):  # a server that keeps returning a cursor must not hang the start-up
+            page = await session.list_resources(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+            uris.extend(str(r.uri) for r in page.resources)
+            if not (cursor := page.nextCursor):
+                break
+        cursor = None
+        for _ in range(100):
+            listed = await session.list_resource_templates(
+                params=PaginatedRequestParams(cursor=cursor) if cursor else None
+            )
+            templates.extend(t.uriTemplate for t in listed.resourceTemplates)
+            if not (cursor := listed.nextCursor):
+                break
+    except McpError as exc:  # resources are an extra: a server that cannot list them still serves its tools
+        log.warning("MCP server %s: listing its resources failed (%s); read_resource reads by URI only", name, exc)
+    return ResourceCatalog(server=name, uris=tuple(uris), templates=tuple(templates))
 
 
 async def _list_tools(session: ClientSession) -> list[Tool]:
