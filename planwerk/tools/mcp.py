@@ -158,15 +158,14 @@ class _Server:
     """Sessions opened after the first."""
     features: ServerFeatures = field(init=False, repr=False)
     """What the server may ask of planwerk (elicitation, sampling, roots), and the calls in flight it asks for."""
-
-    def __post_init__(self) -> None:
-        self.features = ServerFeatures(self.config.name, self.config.roots)
-
     session: ClientSession | None = None
     """The current session (calls are made on it directly: see :meth:`MCPToolSource._invoke`)."""
     resources: ResourceCatalog | None = None
     """What the current session lists as resources; None when the server offers none (no ``resources``
     capability), which leaves it out of ``read_resource``."""
+
+    def __post_init__(self) -> None:
+        self.features = ServerFeatures(self.config.name, self.config.roots)
 
     @property
     def name(self) -> str:
