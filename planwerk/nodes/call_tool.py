@@ -24,6 +24,7 @@ from planwerk.graph.state import CallInput, CallTask
 from planwerk.nodes.common import context_of, profile_of
 from planwerk.prompts.render import render_result
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
+from planwerk.tools.client_features import answer_by_interrupt, call_with_client_features, channel_for_call, run_key
 
 MAX_APPROVAL_ASKS = 3
 """An approval answer that is none of the accepted forms is asked again (naming the problem) this many times."""
@@ -91,8 +92,21 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
     )
     call = ReadyCall(id=task["id"], tool=task["tool"], step=task["step"], args=args)
     policy = ExecutionPolicy(timeout_s=context.tool_timeout_s, max_concurrency=context.max_concurrency)
+    # The server may ask during the call: an elicitation interrupts the thread and the call is made again on
+    # resume; sampling is answered by the run's model (planwerk.tools.client_features, docs/capabilities.md).
+    channel = channel_for_call(
+        task["id"],
+        task["tool"],
+        model=lambda: deps.model_for(context.model),
+        emit=runtime.stream_writer,
+        run_key=run_key(runtime.execution_info),
+    )
     async with deps.call_slots(context.max_concurrency):
-        record = await call_one(deps.tools, call, policy)
+        record = await call_with_client_features(
+            lambda: call_one(deps.tools, call, policy),
+            channel,
+            lambda request: answer_by_interrupt(request, task["id"], task["tool"], interrupt),
+        )
     retrying = record["kind"] in TRANSIENT_KINDS and attempt < min(context.tool_retry_attempts, retry.max_attempts)
     runtime.stream_writer(result_event(record, retrying=retrying))
     if retrying:

@@ -436,6 +436,14 @@ def offered_tools(tools: Sequence[Tool], server: str) -> list[Tool]:
     return offered
 
 
+def run_key(execution_info: Any) -> str:
+    """The key of the run's sampling budget: LangGraph's run id, else the thread (a run without a run id: the
+    Python API), else one key for everything."""
+    if execution_info is None:
+        return "-"
+    return str(execution_info.run_id or execution_info.thread_id or "-")
+
+
 def channel_for_call(
     call_id: str,
     tool: str,
