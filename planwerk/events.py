@@ -105,6 +105,35 @@ class ToolErrorEvent(_Tagged):
     """The call is tried again (a transient failure under the retry policy)."""
 
 
+class SamplingRequestEvent(_Tagged):
+    """A server asked, during a tool call, for the run's model to answer a prompt (MCP sampling; ``call_tool``)."""
+
+    event: Literal["sampling_request"]
+    id: str
+    """The call during which the server asked."""
+    tool: str
+    server: str
+    prompt: str
+    """The last message of the server's prompt (at most 500 characters)."""
+    max_tokens: int
+    """The answer's token limit: the server's ``maxTokens`` capped by planwerk's sampling policy."""
+
+
+class SamplingResultEvent(_Tagged):
+    """The run's model answered a server's sampling request, or planwerk refused it (``error``)."""
+
+    event: Literal["sampling_result"]
+    id: str
+    tool: str
+    server: str
+    text: NotRequired[str]
+    """The model's answer, as the server gets it."""
+    stop_reason: NotRequired[Literal["endTurn", "maxTokens"]]
+    duration_s: NotRequired[float]
+    error: NotRequired[str]
+    """Why planwerk did not sample (a bound of the sampling policy, non-text content, the model failed)."""
+
+
 class AskUserEvent(_Tagged):
     """The agent asks the user (``check`` or ``verify``); the thread then interrupts."""
 
@@ -138,18 +167,30 @@ class FinalAnswerEvent(_Tagged):
 class InterruptEvent(_Tagged):
     """The run paused (emitted by :class:`~planwerk.agent.Agent`, from LangGraph's interrupt).
 
-    ``kind`` is ``ask_user`` (answer with text) or ``approval`` (answer ``approve``, ``reject`` or
-    ``{"action": "edit", "args": {...}}``); ``interrupt_id`` tells several pending interrupts apart.
+    ``kind`` is ``ask_user`` (answer with text), ``approval`` (answer ``approve``, ``reject`` or
+    ``{"action": "edit", "args": {...}}``) or ``elicitation`` (a server asks during a call: answer the content as a
+    JSON object, ``decline`` or ``cancel``; see ``docs/capabilities.md``); ``interrupt_id`` tells several pending
+    interrupts apart.
     """
 
     event: Literal["interrupt"]
-    kind: Literal["ask_user", "approval"]
+    kind: Literal["ask_user", "approval", "elicitation"]
     interrupt_id: str
     question: NotRequired[str]
     """For ``ask_user``: what the agent asks; for ``approval``: a sentence naming the call."""
     id: NotRequired[str]
     tool: NotRequired[str]
     args: NotRequired[dict[str, Any]]
+    server: NotRequired[str]
+    """For ``elicitation``: the server that asks."""
+    schema: NotRequired[dict[str, Any] | None]
+    """For ``elicitation``: the requested JSON schema of the answer (None for a URL request)."""
+    form: NotRequired[str]
+    """For ``elicitation``: the schema's fields in one line."""
+    url: NotRequired[str]
+    """For an ``elicitation`` in URL mode: where the person should go."""
+    error: NotRequired[str]
+    """Why the previous answer was not accepted (asked again)."""
 
 
 Event = (
@@ -162,6 +203,8 @@ Event = (
     | ToolCallEvent
     | ToolResultEvent
     | ToolErrorEvent
+    | SamplingRequestEvent
+    | SamplingResultEvent
     | AskUserEvent
     | AnswerRejectedEvent
     | FinalAnswerEvent
@@ -179,6 +222,8 @@ EventName = Literal[
     "tool_call",
     "tool_result",
     "tool_error",
+    "sampling_request",
+    "sampling_result",
     "ask_user",
     "answer_rejected",
     "final_answer",
