@@ -8,7 +8,8 @@ Accepted forms:
 - ``gguf:<file.gguf>[#<tokenizer source>]``: a GGUF file, optionally with the tokenizer and chat template from
   another folder or cached hub id (for GGUFs without a usable chat template);
 - ``endpoint:<http(s) url>[#<model name>]``: an OpenAI-compatible ``/v1/chat/completions`` server
-  (text-generation-inference, vLLM, llama.cpp server...), through ``langchain-openai`` with a timeout;
+  (text-generation-inference, vLLM, llama.cpp server...): :mod:`planwerk.models.endpoint` (streamed, plans
+  constrained by the server's JSON-schema ``response_format``, a timeout, one-line errors when it is gone);
 - ``replay:<file>``: recorded answers played back (``planwerk.models.replay``).
 
 :func:`parse_model_spec` does no I/O. Loading is cached per process and thread-safe: a second call with the
@@ -41,6 +42,7 @@ ACCEPTED_FORMS = (
     "endpoint:<http(s) url>[#<model name>], replay:<file>"
 )
 ENDPOINT_TIMEOUT_S = 120.0
+"""Longest silence from an ``endpoint:`` server (connect, or between two streamed chunks) before a request fails."""
 ENDPOINT_API_KEY_ENV = "PLANWERK_ENDPOINT_API_KEY"
 
 
@@ -261,14 +263,11 @@ def endpoint_base_url(url: str) -> str:
 
 
 def _endpoint_model(url: str, model_name: str) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI
+    from planwerk.models.endpoint import endpoint_chat_model
 
-    return ChatOpenAI(
-        base_url=endpoint_base_url(url),
-        model=model_name or "default",
-        api_key=os.environ.get(ENDPOINT_API_KEY_ENV, "not-needed"),  # type: ignore[arg-type]
-        timeout=ENDPOINT_TIMEOUT_S,
-        max_retries=1,
-        temperature=0,
-        stream_usage=True,
+    return endpoint_chat_model(
+        endpoint_base_url(url),
+        model_name,
+        timeout_s=ENDPOINT_TIMEOUT_S,
+        api_key=os.environ.get(ENDPOINT_API_KEY_ENV, "not-needed"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -14,7 +15,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import HumanMessage
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 import planwerk.models.specs as specs
@@ -115,10 +116,20 @@ def openai_server() -> Iterator[tuple[str, list[dict]]]:
     """A minimal OpenAI-compatible /v1/chat/completions server (the shape TGI and vLLM serve)."""
     seen: list[dict] = []
 
-    async def completions(request: Request) -> JSONResponse:
+    async def completions(request: Request) -> Response:
         body = await request.json()
         seen.append(body)
         text = "echo: " + body["messages"][-1]["content"]
+        if body.get("stream"):  # server-sent events, as the OpenAI API streams: two content chunks, then usage
+            usage = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+            base = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
+            pieces = [
+                {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text[:4]}}]},
+                {**base, "choices": [{"index": 0, "delta": {"content": text[4:]}, "finish_reason": "stop"}]},
+                {**base, "choices": [], "usage": usage},
+            ]
+            events = [f"data: {json.dumps(piece)}\n\n" for piece in pieces] + ["data: [DONE]\n\n"]
+            return StreamingResponse(iter(events), media_type="text/event-stream")
         return JSONResponse(
             {
                 "id": "c1",
@@ -152,6 +163,7 @@ def test_endpoint_model_talks_to_an_openai_compatible_server(openai_server):
     assert reply.content == "echo: Hallo"
     assert reply.usage_metadata["total_tokens"] == 10
     assert seen[0]["model"] == "tgi" and seen[0]["temperature"] == 0
+    assert seen[0]["stream"] is True  # endpoint replies are streamed token by token
     assert model.request_timeout == specs.ENDPOINT_TIMEOUT_S
 
 

@@ -1,0 +1,229 @@
+"""An OpenAI-compatible model server as planwerk's chat model: the ``endpoint:<url>[#<model>]`` spec.
+
+:class:`EndpointChatModel` is langchain-openai's ``ChatOpenAI`` with what planwerk needs from a server:
+
+- **Plans constrained like local ones.** :meth:`EndpointChatModel.with_plan_schema` binds the same plan JSON schema
+  the local model compiles with xgrammar (:func:`planwerk.core.plan_schema.plan_json_schema`), sent as the server's
+  ``response_format``. Servers spell it differently: OpenAI, vLLM and llama.cpp's own server take
+  ``{"type": "json_schema", "json_schema": {...}}``; llama-cpp-python's server takes ``{"type": "json_object",
+  "schema": {...}}`` and rejects the first form with 422. The first constrained call tries the forms in
+  :data:`SCHEMA_FORMATS` order and the model remembers the one the server took; a server that takes none gets
+  unconstrained requests (logged once as a warning), and the plan check still gates every plan.
+- **Tokens are streamed** (``streaming=True``): LangGraph's callbacks see every token, a server that goes away
+  mid-reply is noticed at once, and the timeout bounds the silence between two chunks rather than the whole reply
+  (a long answer on a slow CPU is not cut off, a hung server is).
+- **Every request has a timeout** (``request_timeout``; :data:`planwerk.models.specs.ENDPOINT_TIMEOUT_S` for specs).
+- **A server that cannot be reached, hangs or goes away mid-reply** raises :class:`EndpointUnavailableError` (a
+  ``ConnectionError``) with one line naming the server and what happened; other refusals raise
+  :class:`EndpointError`. Neither is a traceback at the CLI (``planwerk ask`` prints the line, exit code 2).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any, Literal
+
+import httpx
+import openai
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
+from langchain_openai import ChatOpenAI
+from pydantic import Field, PrivateAttr
+
+log = logging.getLogger(__name__)
+
+ENDPOINT_MAX_TOKENS = 512
+"""Reply length bound, as the local model's ``max_new_tokens``: a small model looping inside a JSON string stops."""
+
+SchemaFormat = Literal["json_schema", "json_object_schema"]
+"""How a server takes a JSON schema in ``response_format``: OpenAI's ``json_schema`` form, or ``json_object`` with
+a ``schema`` (llama-cpp-python's server)."""
+SCHEMA_FORMATS: tuple[SchemaFormat, ...] = ("json_schema", "json_object_schema")
+"""The forms a constrained call tries, in this order, until the server takes one."""
+
+
+class EndpointError(RuntimeError):
+    """The model server answered, but refused the request (a one-line message: server, status, its reason)."""
+
+
+class EndpointUnavailableError(ConnectionError):
+    """The model server cannot be reached, sent nothing within the timeout, or went away mid-reply (one line)."""
+
+
+def response_format_for(schema: Mapping[str, Any], form: SchemaFormat) -> dict[str, Any]:
+    """The ``response_format`` request field that constrains a reply to ``schema``, in the server's ``form``."""
+    if form == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "plan", "schema": dict(schema), "strict": True}}
+    return {"type": "json_object", "schema": dict(schema)}
+
+
+def rejects_response_format(error: openai.APIStatusError) -> bool:
+    """Whether a 400/422 answer is the server refusing the ``response_format`` form (rather than anything else)."""
+    if error.status_code not in (400, 422):
+        return False
+    text = f"{error.message} {error.body}".lower()
+    return "response_format" in text or "json_schema" in text
+
+
+def _transport_reason(error: BaseException) -> str:
+    """What the transport said (``[Errno 111] Connection refused``), found below the SDK wrappers' "Connection
+    error." (langchain-openai wraps openai's error, which wraps httpx's)."""
+    reason = ""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, httpx.TransportError | OSError) and str(current).strip():
+            reason = _one_line(current)
+        current = current.__cause__ or current.__context__
+    return reason or type(error).__name__
+
+
+def _one_line(text: object, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[:limit] + "…"
+
+
+class EndpointChatModel(ChatOpenAI):
+    """``ChatOpenAI`` for planwerk's ``endpoint:`` spec: schema-constrained plans, streamed tokens, a timeout on
+    every request and one-line typed errors (see the module doc)."""
+
+    plan_schema: dict[str, Any] | None = Field(default=None, exclude=True)
+    """When set (see :meth:`with_plan_schema`), replies are constrained to this JSON schema where the server can."""
+    _accepted_format: dict[str, SchemaFormat | None] = PrivateAttr(default_factory=dict)
+    # Shared with every copy made by with_plan_schema (model_copy copies private attributes shallowly), so the
+    # form the server took is found once per model, not once per plan.
+
+    def with_plan_schema(self, schema: Mapping[str, Any]) -> EndpointChatModel:
+        """The same model (same client, same server), its replies constrained to ``schema``."""
+        return self.model_copy(update={"plan_schema": dict(schema)})
+
+    @property
+    def schema_format(self) -> SchemaFormat | None:
+        """The ``response_format`` form the server took (``None``: not known yet, or the server takes none)."""
+        return self._accepted_format.get("form")
+
+    def _format_candidates(self) -> list[SchemaFormat | None]:
+        """The forms to try for this request, ``None`` meaning unconstrained."""
+        if self.plan_schema is None:
+            return [None]
+        if "form" in self._accepted_format:
+            return [self._accepted_format["form"]]
+        return [*SCHEMA_FORMATS, None]
+
+    def _request_kwargs(self, form: SchemaFormat | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if form is None or self.plan_schema is None:
+            return kwargs
+        # extra_body, not response_format: langchain-openai would send a response_format through the SDK's
+        # parse helpers, which know only OpenAI's forms; extra_body goes into the request JSON as it is.
+        extra_body = {**(self.extra_body or {}), **(kwargs.get("extra_body") or {})}
+        extra_body["response_format"] = response_format_for(self.plan_schema, form)
+        return {**kwargs, "extra_body": extra_body}
+
+    def _refused(self, form: SchemaFormat | None, error: openai.APIStatusError, candidates: list[Any]) -> bool:
+        """Note a refused ``response_format`` form; whether the next candidate should be tried."""
+        if form is None or not rejects_response_format(error) or form is candidates[-1]:
+            return False
+        log.info("model server %s refused response_format %s: %s", self.openai_api_base, form, _one_line(error))
+        if candidates[candidates.index(form) + 1] is None:
+            log.warning(
+                "model server %s takes no JSON-schema response_format; plans are not constrained (the plan check "
+                "still gates them)",
+                self.openai_api_base,
+            )
+            self._accepted_format["form"] = None
+        return True
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        candidates = self._format_candidates()
+        for form in candidates:
+            started = False
+            try:
+                for chunk in super()._stream(messages, stop, run_manager, **self._request_kwargs(form, kwargs)):
+                    started = True
+                    yield chunk
+            except openai.APIStatusError as error:
+                if not started and self._refused(form, error, candidates):
+                    continue
+                raise self._translated(error) from error
+            except (openai.APIConnectionError, httpx.TransportError) as error:
+                raise self._translated(error) from error
+            if not started:  # a server that ignored stream=true (a plain JSON reply) or sent nothing at all
+                raise EndpointError(f"model server {self.openai_api_base} sent no streamed reply (stream=true)")
+            if self.plan_schema is not None:
+                self._accepted_format.setdefault("form", form)
+            return
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        candidates = self._format_candidates()
+        for form in candidates:
+            started = False
+            try:
+                async for chunk in super()._astream(messages, stop, run_manager, **self._request_kwargs(form, kwargs)):
+                    started = True
+                    yield chunk
+            except openai.APIStatusError as error:
+                if not started and self._refused(form, error, candidates):
+                    continue
+                raise self._translated(error) from error
+            except (openai.APIConnectionError, httpx.TransportError) as error:
+                raise self._translated(error) from error
+            if not started:  # a server that ignored stream=true (a plain JSON reply) or sent nothing at all
+                raise EndpointError(f"model server {self.openai_api_base} sent no streamed reply (stream=true)")
+            if self.plan_schema is not None:
+                self._accepted_format.setdefault("form", form)
+            return
+
+    def _translated(self, error: Exception) -> Exception:
+        """One typed, one-line error for a failed request (the original stays as ``__cause__``)."""
+        server = self.openai_api_base
+        if isinstance(error, openai.APITimeoutError | httpx.TimeoutException):
+            return EndpointUnavailableError(
+                f"model server {server} sent nothing for {self.request_timeout} s (timeout); is it overloaded or hung?"
+            )
+        if isinstance(error, openai.APIConnectionError | httpx.TransportError):
+            reason = _transport_reason(error)
+            return EndpointUnavailableError(
+                f"model server {server} is unreachable or went away mid-reply ({reason}); is it running?"
+            )
+        if isinstance(error, openai.APIStatusError) and error.status_code in (502, 503, 504):
+            return EndpointUnavailableError(
+                f"model server {server} is unavailable (HTTP {error.status_code}: {_one_line(error.message)})"
+            )
+        if isinstance(error, openai.APIStatusError):
+            return EndpointError(
+                f"model server {server} refused the request (HTTP {error.status_code}: {_one_line(error.message)})"
+            )
+        return error
+
+
+def endpoint_chat_model(
+    base_url: str, model_name: str = "", *, timeout_s: float, api_key: str = "not-needed"
+) -> EndpointChatModel:
+    """The chat model for an OpenAI-compatible server at ``base_url`` (ending in ``/v1``): greedy, streaming, one
+    retry on a failed connection, every request bounded by ``timeout_s`` of silence."""
+    return EndpointChatModel(
+        base_url=base_url,
+        model=model_name or "default",
+        api_key=api_key,  # type: ignore[arg-type]
+        timeout=timeout_s,
+        max_retries=1,
+        temperature=0,
+        max_tokens=ENDPOINT_MAX_TOKENS,  # type: ignore[call-arg]
+        streaming=True,
+        stream_usage=True,
+    )
