@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
 from collections import OrderedDict
@@ -255,6 +256,9 @@ class CallChannel:
     tool: str
     sampler: Sampler | None = None
     """Answers sampling requests; None: the call was made outside a graph run (no model is bound)."""
+    context: contextvars.Context | None = None
+    """The node's context (a copy): sampling runs in it, so that the stream writer and LangChain's run config
+    work as in the node (the session's callbacks run in the session's own task)."""
     in_run: bool = True
     """The call belongs to a graph run whose node can interrupt for a person; False: elicitation is cancelled."""
     elicitations: asyncio.Queue[PendingElicitation] = field(default_factory=asyncio.Queue)
@@ -334,7 +338,10 @@ class ServerFeatures:
         if channel.sampler is None:
             why = "the call was made outside a planwerk run, where no model is bound"
             return ErrorData(code=INVALID_REQUEST, message=f"planwerk did not sample: {why}")
-        return await channel.sampler.sample(self.server, params)
+        sampling = channel.sampler.sample(self.server, params)
+        if channel.context is None:
+            return await sampling
+        return await asyncio.create_task(sampling, context=channel.context)
 
     async def list_roots(self, context: RequestContext[Any, Any]) -> ListRootsResult:
         """``list_roots_callback``: the server's configured roots."""
@@ -453,7 +460,8 @@ def channel_for_call(
     run_key: str,
     policy: SamplingPolicy = DEFAULT_SAMPLING_POLICY,
 ) -> CallChannel:
-    """The channel of one call of a graph run: sampling with the run's model and the run's budget."""
+    """The channel of one call of a graph run: sampling with the run's model and the run's budget, in the
+    caller's (the node's) context."""
     budget = RUN_BUDGETS.for_run(run_key, policy.max_requests_per_run)
     sampler = Sampler(model=model, budget=budget, emit=emit, call_id=call_id, tool=tool, policy=policy)
-    return CallChannel(call_id=call_id, tool=tool, sampler=sampler)
+    return CallChannel(call_id=call_id, tool=tool, sampler=sampler, context=contextvars.copy_context())
