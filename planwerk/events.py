@@ -4,7 +4,8 @@ The graph's nodes write them to LangGraph's ``custom`` stream; :class:`planwerk.
 and turns LangGraph interrupts into :class:`InterruptEvent`. Every event is a JSON-able dict with an ``event`` key,
 so ``planwerk ask --json`` prints them as they are. In the order a run emits them::
 
-    start → retrieval → plan | replan … → step → (approval_required) → tool_call → tool_result | tool_error …
+    start → retrieval → plan | replan … → step → (approval_required) → tool_call → (tool_progress …)
+          → tool_result | tool_error …
           → (ask_user) → (answer_rejected …) → final_answer
 """
 
@@ -45,6 +46,9 @@ class PlanEvent(_Tagged):
     attempt: int
     reordered: bool
     """The planner's steps contradicted its references and were re-ordered in code into valid steps."""
+    completed: NotRequired[list[str]]
+    """Places the question names that the planner left out, planned in code by copying its chain for the one
+    place it planned (:func:`planwerk.core.scope.complete_missing_places`)."""
 
 
 class ReplanEvent(_Tagged):
@@ -81,6 +85,23 @@ class ToolCallEvent(_Tagged):
     tool: str
     args: dict[str, Any]
     attempt: int
+
+
+class ToolProgressEvent(_Tagged):
+    """A running tool call reported progress (``call_tool``; an MCP ``notifications/progress``).
+
+    Sent as the server sends them, between the call's ``tool_call`` and its ``tool_result`` or ``tool_error``.
+    """
+
+    event: Literal["tool_progress"]
+    id: str
+    tool: str
+    progress: float
+    """How far the call is; increases with every notification."""
+    total: float | None
+    """The value ``progress`` reaches at the end; None when the server does not know it."""
+    message: str | None
+    """What the server says it is doing; None when it says nothing."""
 
 
 class ToolResultEvent(_Tagged):
@@ -201,6 +222,7 @@ Event = (
     | StepEvent
     | ApprovalRequiredEvent
     | ToolCallEvent
+    | ToolProgressEvent
     | ToolResultEvent
     | ToolErrorEvent
     | SamplingRequestEvent
@@ -220,6 +242,7 @@ EventName = Literal[
     "step",
     "approval_required",
     "tool_call",
+    "tool_progress",
     "tool_result",
     "tool_error",
     "sampling_request",

@@ -325,3 +325,20 @@ def resolve_arguments(
 def dependencies(arguments: Mapping[str, Any]) -> set[str]:
     """The call ids a call's arguments reference (user references and unparsable ones excluded)."""
     return {ref.root for ref in iter_refs(dict(arguments)) if isinstance(ref, Ref) and not ref.is_user}
+
+
+def rename_refs(value: Any, names: Mapping[str, str]) -> Any:
+    """``value`` with every reference to a call id in ``names`` pointing at its new id (in the form it was
+    written: ``{"$ref": …}`` or ``"$ref:…"``); user references and other ids stay."""
+    text = ref_text(value)
+    if text is not None:
+        root, dot, rest = text.partition(".")
+        if root in names and root != USER_ROOT:
+            renamed = f"{names[root]}{dot}{rest}"
+            return {REF_KEY: renamed} if isinstance(value, Mapping) else f"{REF_PREFIX}{renamed}"
+        return value
+    if isinstance(value, Mapping):
+        return {key: rename_refs(item, names) for key, item in value.items()}
+    if isinstance(value, list):
+        return [rename_refs(item, names) for item in value]
+    return value

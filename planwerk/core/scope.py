@@ -8,6 +8,11 @@ rules catch that before anything runs, for any profile (a plan whose arguments n
   the user's clarifications, the retrieved context or an earlier result;
 - **missing**: when the plan names places at all, every place the question names must be among them.
 
+A plan that only misses places can be **completed** in code (:func:`complete_missing_places`): when it plans one
+place, its chain for that place (the calls naming it and every call that refers to them) is copied for each missing
+place. Measured on the travel bench: every two-city question was planned for one city, three times, and rejected
+three times; the chain for the second city is the same tools with the other name.
+
 And one helper keeps a follow-up's referent: :func:`referent_question` finds the earlier question a short
 follow-up ("Und morgen?", "And in Paris?") continues, for the planner's prompt to show beside it, in the
 shape the follow-up examples of the library have.
@@ -22,7 +27,7 @@ from typing import Any, Literal
 
 from planwerk.core.grounding import Gazetteer, find_places, fold, places_in_sources
 from planwerk.core.plan import Plan
-from planwerk.core.refs import ref_text
+from planwerk.core.refs import dependencies, ref_text, rename_refs
 
 MAX_PLACE_ARGUMENT_WORDS = 6
 """String arguments longer than this are free text (a note, a query), not a place: not checked."""
@@ -122,6 +127,62 @@ def place_problems(
             reported.add(fold(claim.text))
             problems.append(PlaceProblem("missing", claim.text))
     return problems
+
+
+def complete_missing_places(plan: Plan, missing: Sequence[str], gazetteer: Gazetteer) -> Plan | None:
+    """``plan`` with its chain for the one place it plans copied for every place in ``missing``; ``None`` when the
+    plan names no place or several (which chain to copy would be a guess).
+
+    The chain is the calls whose literal arguments name the place and every call that refers to one of them,
+    directly or not. Each copy gets ids with the place as suffix (``geo`` → ``geo_paris``), the place's name in
+    its literal arguments replaced, its references pointing at the copies, and sits in the step of its original.
+    The result is a candidate: the caller checks it like any plan."""
+    planned = plan_places(plan, gazetteer)
+    names = {fold(mention.text): mention.text for _, mention in planned}
+    if len(names) != 1 or not missing:
+        return None
+    (place,) = names.values()
+    chain = {call_id for call_id, _ in planned}
+    grew = True
+    while grew:
+        grew = False
+        for _, call in plan.calls():
+            if call.id not in chain and dependencies(call.arguments) & chain:
+                chain.add(call.id)
+                grew = True
+    taken = {call.id for _, call in plan.calls()}
+    copies: dict[int, list[dict[str, Any]]] = {}
+    for target in missing:
+        suffix = re.sub(r"[^a-z0-9]+", "_", fold(target)).strip("_") or "place"
+        renamed: dict[str, str] = {}
+        for call_id in sorted(chain):
+            new_id, n = f"{call_id}_{suffix}", 2
+            while new_id in taken:
+                new_id, n = f"{call_id}_{suffix}{n}", n + 1
+            renamed[call_id] = new_id
+            taken.add(new_id)
+        for index, call in plan.calls():
+            if call.id in chain:
+                arguments = _replace_place(rename_refs(call.arguments, renamed), place, target)
+                copies.setdefault(index, []).append({"id": renamed[call.id], "name": call.name, "arguments": arguments})
+    steps = [
+        {**step.model_dump(), "tools": [*step.model_dump()["tools"], *copies.get(index, [])]}
+        for index, step in enumerate(plan.steps)
+    ]
+    return Plan.model_validate({**plan.model_dump(), "steps": steps})
+
+
+def _replace_place(value: Any, place: str, target: str) -> Any:
+    """``value`` with ``place`` replaced by ``target`` in its literal strings (case-insensitive; references stay)."""
+    if ref_text(value) is not None:
+        return value
+    if isinstance(value, str):
+        return re.sub(re.escape(place), lambda _: target, value, flags=re.IGNORECASE)
+    if isinstance(value, Mapping):
+        return {key: _replace_place(item, place, target) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_place(item, place, target) for item in value]
+    return value
 
 
 def is_follow_up(question: str) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 from typing_extensions import TypedDict
 
 from planwerk.core.plan import Plan
-from planwerk.core.refs import USER_ROOT, ref_text
+from planwerk.core.refs import rename_refs
 
 RESULT_DECIMALS = 6
 """Last results equal to this many decimals vote together (2.0000001 and 2 are one answer)."""
@@ -56,22 +56,6 @@ def canonical(plan: Plan) -> str:
     return json.dumps(plan.model_dump(include={"steps"}), sort_keys=True, ensure_ascii=False)
 
 
-def _rename(value: Any, prefix: str, ids: set[str]) -> Any:
-    """``value`` with references to ``ids`` pointing at their prefixed names (user references stay)."""
-    text = ref_text(value)
-    if text is not None:
-        root, dot, rest = text.partition(".")
-        if root in ids and root != USER_ROOT:
-            renamed = f"{prefix}{root}{dot}{rest}"
-            return {"$ref": renamed} if isinstance(value, Mapping) else f"$ref:{renamed}"
-        return value
-    if isinstance(value, Mapping):
-        return {key: _rename(item, prefix, ids) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_rename(item, prefix, ids) for item in value]
-    return value
-
-
 def merge_candidates(plans: Sequence[Plan]) -> tuple[Plan, list[Candidate]]:
     """One plan running every distinct plan of ``plans`` side by side, and the candidates it holds.
 
@@ -87,13 +71,13 @@ def merge_candidates(plans: Sequence[Plan]) -> tuple[Plan, list[Candidate]]:
     candidates: list[Candidate] = []
     for index, (plan, weight) in enumerate(distinct.values()):
         prefix = f"s{index}_"
-        ids = {call.id for _, call in plan.calls()}
+        names = {call.id: prefix + call.id for _, call in plan.calls()}
         merged_ids: list[str] = []
         for step_index, step in enumerate(plan.steps):
             while len(steps) <= step_index:
                 steps.append({"description": "", "tools": []})
             for call in step.tools:
-                arguments = _rename(call.arguments, prefix, ids)
+                arguments = rename_refs(call.arguments, names)
                 steps[step_index]["tools"].append({"id": prefix + call.id, "name": call.name, "arguments": arguments})
                 merged_ids.append(prefix + call.id)
         last = [call for call in plan.steps[-1].tools] if plan.steps else []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
@@ -14,6 +15,7 @@ from planwerk.core.checking import check_plan
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import reorder_steps
+from planwerk.core.scope import PlaceProblem
 from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
@@ -39,17 +41,19 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     context = context_of(runtime)
     text = state.get("reply") or ""
     attempts = state.get("attempts", 0)
-    parsed, problems, reordered = await _checked(text, state, context, deps)
+    checked = await _checked(text, state, context, deps)
+    parsed, problems = checked.plan, checked.problems
     candidates: list[Candidate] | None = None
     if len(replies := state.get("replies") or []) > 1:
-        checked = [await _checked(reply, state, context, deps) for reply in replies]
-        valid = [plan for plan, found, _ in checked if plan is not None and not found and plan.call_count]
+        samples = [await _checked(reply, state, context, deps) for reply in replies]
+        valid = [c.plan for c in samples if c.plan is not None and not c.problems and c.plan.call_count]
         if valid:  # any valid sample will do; several distinct ones are voted on, unless one has side effects
             merged, found_candidates = merge_candidates(valid)
             if len(found_candidates) > 1 and not any(_side_effects(plan, deps, context) for plan in valid):
-                parsed, problems, reordered, candidates = merged, [], False, found_candidates
+                checked, candidates = Checked(merged, []), found_candidates
             else:
-                parsed, problems, reordered = valid[0], [], False
+                checked = next(c for c in samples if c.plan is valid[0])
+            parsed, problems = checked.plan, checked.problems
     if problems:
         runtime.stream_writer(
             ReplanEvent(event="replan", reason="\n".join(problems), decision="rejected", attempt=attempts)
@@ -69,7 +73,11 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         return Command(update=update, goto="plan" if attempts < context.max_plan_attempts else "finalize")
     assert parsed is not None
     plan = parsed.model_dump()
-    runtime.stream_writer(PlanEvent(event="plan", plan=plan, attempt=attempts, reordered=reordered))
+    runtime.stream_writer(
+        PlanEvent(
+            event="plan", plan=plan, attempt=attempts, reordered=checked.reordered, completed=list(checked.completed)
+        )
+    )
     update = {
         "plan": plan,
         "reply": None,
@@ -86,26 +94,58 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     return Command(update=update, goto="resolve_refs" if parsed.call_count else "finalize")
 
 
-async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -> tuple[Plan | None, list[str], bool]:
-    """One reply parsed tolerantly, its contradicting steps re-ordered and checked: (plan, problems, reordered)."""
-    available = state.get("results", {}).keys()
+@dataclass(frozen=True)
+class Checked:
+    """One reply after the check: the plan (``None`` when unreadable), its problems, and what code changed."""
+
+    plan: Plan | None
+    problems: list[str]
+    reordered: bool = False
+    """The steps contradicted the references and were re-ordered."""
+    completed: tuple[str, ...] = ()
+    """Places the question names that the plan left out, added by copying its chain for its one place."""
+
+
+async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -> Checked:
+    """One reply parsed tolerantly, its contradicting steps re-ordered, checked, and completed for the places
+    the question names that it left out."""
     try:
         candidate = parse_plan(text)
     except PlanParseError as error:
-        return None, [str(error)], False
+        return Checked(None, [str(error)])
+    available = state.get("results", {}).keys()
     reordered = False
     if (valid_steps := reorder_steps(candidate, available)) is not None:
         candidate, reordered = valid_steps, True
-    problems = check_plan(
-        candidate,
+    texts = texts_for(profile_of(context))
+    if problems := _plan_problems(candidate, state, context, deps):
+        return Checked(candidate, problems, reordered)
+    # Places only matter for a plan that could run.
+    found = await asyncio.to_thread(place_check, state, candidate)
+    missing = [p.place for p in found if p.kind == "missing"]
+    if found and len(missing) == len(found):
+        completed = await asyncio.to_thread(_complete, candidate, missing)
+        valid = completed is not None and not _plan_problems(completed, state, context, deps)
+        if completed is not None and valid and not await asyncio.to_thread(place_check, state, completed):
+            return Checked(completed, [], reordered, tuple(missing))
+    return Checked(candidate, [place_text(p, texts) for p in found], reordered)
+
+
+def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    return check_plan(
+        plan,
         deps.tools.specs,
         user_fields=state.get("user", {}).keys(),
         allowed_tools=profile_of(context).allowed_tools,
-        available=available,
+        available=state.get("results", {}).keys(),
     )
-    if not problems:  # places only matter for a plan that could run
-        problems = await asyncio.to_thread(scope_problems, state, candidate, texts_for(profile_of(context)))
-    return candidate, problems, reordered
+
+
+def _complete(plan: Plan, missing: list[str]) -> Plan | None:
+    from planwerk.core.scope import complete_missing_places
+    from planwerk.places import default_gazetteer
+
+    return complete_missing_places(plan, missing, default_gazetteer())
 
 
 def _side_effects(plan: Plan, deps: Deps, context: Context) -> bool:
@@ -119,9 +159,9 @@ def _side_effects(plan: Plan, deps: Deps, context: Context) -> bool:
     return False
 
 
-def scope_problems(state: AgentState, plan: Plan, texts: PromptTexts) -> list[str]:
-    """The plan's invented and missing places (:mod:`planwerk.core.scope`) as checker problems in ``texts``'
-    language. Blocking (loads the gazetteer once per process): runs in a worker thread."""
+def place_check(state: AgentState, plan: Plan) -> list[PlaceProblem]:
+    """The plan's invented and missing places (:mod:`planwerk.core.scope`) against the question and everything
+    else a place may come from. Blocking (loads the gazetteer once per process): runs in a worker thread."""
     from planwerk.core.scope import place_problems
     from planwerk.places import default_gazetteer
 
@@ -131,10 +171,11 @@ def scope_problems(state: AgentState, plan: Plan, texts: PromptTexts) -> list[st
     conversation += [hit["text"] for hit in state.get("hits", [])]
     if results := state.get("results"):
         conversation.append(json.dumps(results, ensure_ascii=False, default=str)[:MAX_RESULTS_TEXT])
-    found = place_problems(plan, question=state["question"], conversation=conversation, gazetteer=default_gazetteer())
-    return [
-        texts.invented_place.format(place=p.place, call=p.call_id)
-        if p.kind == "invented"
-        else texts.missing_place.format(place=p.place)
-        for p in found
-    ]
+    return place_problems(plan, question=state["question"], conversation=conversation, gazetteer=default_gazetteer())
+
+
+def place_text(problem: PlaceProblem, texts: PromptTexts) -> str:
+    """A place problem as checker feedback in ``texts``' language."""
+    if problem.kind == "invented":
+        return texts.invented_place.format(place=problem.place, call=problem.call_id)
+    return texts.missing_place.format(place=problem.place)

@@ -8,7 +8,13 @@ import pytest
 
 from planwerk.core.grounding import Gazetteer
 from planwerk.core.plan import Plan
-from planwerk.core.scope import PlaceProblem, is_follow_up, place_problems, referent_question
+from planwerk.core.scope import (
+    PlaceProblem,
+    complete_missing_places,
+    is_follow_up,
+    place_problems,
+    referent_question,
+)
 from planwerk.places import default_gazetteer
 
 
@@ -99,3 +105,59 @@ def test_the_referent_is_the_latest_question_that_is_no_follow_up() -> None:
     assert referent_question("Und übermorgen?", earlier) == earlier[0]
     assert referent_question("Und übermorgen?", []) is None
     assert referent_question("Was frisst das Razepato eigentlich?", earlier) is None
+
+
+def test_a_plan_for_one_city_is_completed_with_a_copy_of_its_chain(gazetteer: Gazetteer) -> None:
+    spots = {"id": "sp", "name": "get_spots", "arguments": {"lat": {"$ref": "g0.lat"}, "kind": "museum"}}
+    other = {"id": "fx", "name": "exchange_rate", "arguments": {"currency": "EUR"}}  # no place: not copied
+    plan = Plan.model_validate(
+        {
+            "steps": [
+                {"tools": [{"id": "g0", "name": "geocode", "arguments": {"destination": "barcelona, Spanien"}}, other]},
+                {"tools": [{"id": "w0", "name": "get_weather", "arguments": {"lat": "$ref:g0.lat"}}, spots]},
+            ]
+        }
+    )
+    question = "Ist es in Barcelona, Madrid oder Sankt Petersburg wärmer?"
+    completed = complete_missing_places(plan, ["Madrid", "Sankt Petersburg"], gazetteer)
+    assert completed is not None and check(completed, question, gazetteer) == []
+    steps = [[(c.id, c.arguments) for c in step.tools] for step in completed.steps]
+    assert steps[0][2:] == [
+        ("g0_madrid", {"destination": "Madrid, Spanien"}),
+        ("g0_sankt_petersburg", {"destination": "Sankt Petersburg, Spanien"}),
+    ]
+    assert steps[1][2:] == [
+        ("w0_madrid", {"lat": "$ref:g0_madrid.lat"}),
+        ("sp_madrid", {"lat": {"$ref": "g0_madrid.lat"}, "kind": "museum"}),
+        ("w0_sankt_petersburg", {"lat": "$ref:g0_sankt_petersburg.lat"}),
+        ("sp_sankt_petersburg", {"lat": {"$ref": "g0_sankt_petersburg.lat"}, "kind": "museum"}),
+    ]
+    assert steps[0][:2] == [(c.id, c.arguments) for c in plan.steps[0].tools]  # the original calls stay
+
+
+@pytest.mark.parametrize("places", [(), ("Barcelona", "Lissabon")])
+def test_a_plan_naming_no_place_or_several_is_not_completed(places: tuple[str, ...], gazetteer: Gazetteer) -> None:
+    """Which chain stands for the missing place would be a guess."""
+    plan = (
+        weather_plan(*places)
+        if places
+        else Plan.model_validate({"steps": [{"tools": [{"id": "a", "name": "add", "arguments": {"a": 1}}]}]})
+    )
+    assert complete_missing_places(plan, ["Madrid"], gazetteer) is None
+
+
+def test_a_copied_id_never_collides_with_an_existing_one(gazetteer: Gazetteer) -> None:
+    plan = Plan.model_validate(
+        {
+            "steps": [
+                {
+                    "tools": [
+                        {"id": "g", "name": "geocode", "arguments": {"destination": "Rom"}},
+                        {"id": "g_paris", "name": "x", "arguments": {}},
+                    ]
+                }
+            ]
+        }
+    )
+    completed = complete_missing_places(plan, ["Paris"], gazetteer)
+    assert completed is not None and [c.id for c in completed.steps[0].tools] == ["g", "g_paris", "g_paris2"]

@@ -55,19 +55,41 @@ async def test_a_follow_up_keeps_its_referent_and_a_plan_for_other_cities_is_rej
     assert {args["destination"] for name, args in log if name == "geocode"} == {"Barcelona"}
 
 
-async def test_a_two_city_comparison_planned_for_one_city_is_replanned_for_both() -> None:
+async def test_a_two_city_comparison_planned_for_one_city_is_completed_for_the_other_in_code() -> None:
+    """The travel bench's two-city questions were planned for one city three times and rejected three times: the
+    plan's chain for Barcelona is copied for Rome instead, and the plan event says so."""
     log: list[tuple[str, Any]] = []
-    rome = {"id": "rom", "name": "geocode", "arguments": {"destination": "Rom"}}
     model = ReplayChatModel.of(
         [
             plan_json([GEO], [WEATHER]),  # one city only
+            "In Barcelona werden am 2026-11-22 bis zu 17.2 °C erwartet, in Rom ebenfalls 17.2 °C.",
+        ]
+    )
+    async with agent(model, log) as planwerk:
+        events = [e async for e in planwerk.events("Ist es heute in Barcelona oder in Rom wärmer?")]
+    plans = [e for e in events if e.get("event") == "plan"]
+    assert len(plans) == 1 and plans[0]["completed"] == ["Rom"] and model.calls == 2  # no replanning
+    assert sorted(args["destination"] for name, args in log if name == "geocode") == ["Barcelona", "Rom"]
+    weather = sorted((args["lat"], args["start_date"]) for name, args in log if name == "get_weather")
+    assert weather == [(41.3825802, "2026-11-22"), (41.8933203, "2026-11-22")]  # Rome's weather at Rome's place
+    assert not [e for e in events if e.get("event") == "replan"]
+
+
+async def test_a_plan_for_another_city_than_asked_is_replanned_not_completed() -> None:
+    log: list[tuple[str, Any]] = []
+    rome = {"id": "rom", "name": "geocode", "arguments": {"destination": "Rom"}}
+    madrid = {"id": "geo", "name": "geocode", "arguments": {"destination": "Madrid"}}
+    model = ReplayChatModel.of(
+        [
+            plan_json([madrid]),  # invented and missing places: no chain to copy
             plan_json([GEO, rome]),
             "Barcelona liegt bei 41.38, 2.18, Rom bei 41.89, 12.48.",
         ]
     )
     async with agent(model, log) as planwerk:
         reply = await planwerk.ask("Wo liegen Barcelona und Rom?")
-    assert "Die Frage nennt Rom, aber kein Aufruf des Plans verwendet diesen Ort" in str(model.prompts[1][-1].content)
+    feedback = str(model.prompts[1][-1].content)
+    assert "Madrid" in feedback and "Die Frage nennt Rom, aber kein Aufruf des Plans verwendet diesen Ort" in feedback
     assert [args["destination"] for name, args in log if name == "geocode"] == ["Barcelona", "Rom"]
     assert reply.answer.startswith("Barcelona liegt bei 41.38")
 
