@@ -87,6 +87,7 @@ def build_answer_check(
         context=facts,
         analyze=analyze,
         instructions=tuple(texts.answer_instructions for texts in TEXTS.values()),
+        question=question,
     )
     return AnswerCheck(sources=sources, settings=settings, facts=facts, last_result=last_result)
 

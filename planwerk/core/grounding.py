@@ -61,6 +61,7 @@ ProblemKind = Literal[
     "source_missing",
     "context_facts",
     "echo",
+    "restated",
 ]
 """What is wrong with an answer:
 
@@ -72,7 +73,9 @@ ProblemKind = Literal[
 - ``source_missing``: a context answer does not name the best chunk's source;
 - ``context_facts``: a context answer does not carry the facts of the best chunk;
 - ``echo``: the answer repeats the answer prompt's instructions (measured: "Ja, die Frage des Nutzers in der Sprache
-  seiner Frage ist gut lesbar und knapp …" passed every other rule, stating no number, date or place).
+  seiner Frage ist gut lesbar und knapp …" passed every other rule, stating no number, date or place);
+- ``restated``: the answer only repeats the question (measured on the travel bench: "Which beaches are within 10 km
+  of Barcelona?" was answered with the question itself, and every number and place in it was grounded).
 """
 
 
@@ -997,6 +1000,8 @@ class CheckSettings:
     analyze: Callable[[str], list[str]] | None = None
     instructions: Sequence[str] = ()
     """The instruction texts of the answer prompt; an answer repeating a run of their words is an ``echo``."""
+    question: str = ""
+    """The question; an answer that only repeats it is ``restated``."""
 
 
 ECHO_WORDS = 6
@@ -1013,6 +1018,29 @@ def echoes(answer: str, instructions: Sequence[str], words: int = ECHO_WORDS) ->
         if any(tuple(told[i : i + words]) in runs for i in range(len(told) - words + 1)):
             return True
     return False
+
+
+RESTATED_SHARE = 0.7
+"""An answer holding a run of at least this share of the question's words (and at least four) repeats it …"""
+RESTATED_NEW_WORDS = 2
+"""… and restates it when it adds at most this many words of its own."""
+
+
+def restates(answer: str, question: str) -> bool:
+    """Whether ``answer`` only repeats ``question``: it holds most of the question's words in order and adds at
+    most :data:`RESTATED_NEW_WORDS` of its own. A short answer built from the question's words ("In Rom ist es
+    wärmer." to "Ist es in Barcelona oder in Rom wärmer?") is no restatement: it shares no long run."""
+    if set(re.findall(r"\d+", answer)) - set(re.findall(r"\d+", question)):
+        return False  # a number of its own is an answer ("… 2026? 17 °C.")
+    said = [fold(w) for w in _TOKEN.findall(answer)]
+    asked = [fold(w) for w in _TOKEN.findall(question)]
+    run = max(4, math.ceil(RESTATED_SHARE * len(asked)))
+    if len(asked) < run or len(said) < run:
+        return False
+    if sum(1 for word in said if word not in set(asked)) > RESTATED_NEW_WORDS:
+        return False
+    runs = {tuple(asked[i : i + run]) for i in range(len(asked) - run + 1)}
+    return any(tuple(said[i : i + run]) in runs for i in range(len(said) - run + 1))
 
 
 def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> GroundingReport:
@@ -1055,6 +1083,8 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
         problems.append(Problem("last_result", format_value(settings.last_result)))
     if settings.instructions and echoes(answer, settings.instructions):
         problems.append(Problem("echo"))
+    if settings.question and restates(answer, settings.question):
+        problems.append(Problem("restated"))
     if settings.context is not None and settings.analyze is not None:
         facts = settings.context
         if not cites(answer, facts.source):

@@ -68,6 +68,7 @@ GERMAN = GroundingTexts(
         "context_facts": "Die Antwort gibt die Fakten des passendsten Kontext-Abschnitts ({source}) nicht wieder, "
         "z. B. {facts}.",
         "echo": "Die Antwort wiederholt die Anweisungen, statt die Frage zu beantworten.",
+        "restated": "Die Antwort wiederholt nur die Frage, statt sie zu beantworten.",
     },
     regenerate="""Deine Antwort wurde geprüft und abgelehnt:
 {problems}
@@ -134,6 +135,7 @@ ENGLISH = GroundingTexts(
         "context_facts": "the answer does not carry the facts of the best matching context passage ({source}), "
         "e.g. {facts}",
         "echo": "the answer repeats the instructions instead of answering the question",
+        "restated": "the answer only repeats the question instead of answering it",
     },
     regenerate="""Your answer was checked and rejected:
 {problems}

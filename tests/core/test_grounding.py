@@ -395,3 +395,31 @@ def test_an_answer_that_repeats_the_instructions_is_an_echo() -> None:
     assert (
         describe(report.problems[0], "de") == "Die Antwort wiederholt die Anweisungen, statt die Frage zu beantworten."
     )
+
+
+@pytest.mark.parametrize(
+    ("answer", "restated"),
+    [
+        ("Which beaches are within 10 km of Barcelona?", True),  # measured on the travel bench (s2)
+        ("Which beaches are within 10 km of Barcelona? Good question.", True),
+        ("Which beaches are within 10 km of Barcelona? 3 beaches: Bogatell, Nova Icària, Barceloneta.", False),
+        ("Within 10 km of Barcelona are the beaches Bogatell and Barceloneta.", False),
+        ("Barcelona", False),
+    ],
+)
+def test_an_answer_that_only_repeats_the_question_is_restated(answer: str, restated: bool) -> None:
+    from planwerk.core.grounding import restates
+
+    question = "Which beaches are within 10 km of Barcelona?"
+    assert restates(answer, question) is restated
+    sources = collect_sources(calls=[], hits=[], asked=[question], dates=[])
+    report = check_answer(answer, sources, CheckSettings(question=question))
+    assert ("restated" in [p.kind for p in report.problems]) is restated
+
+
+def test_a_short_answer_built_from_the_questions_words_is_no_restatement() -> None:
+    from planwerk.core.grounding import restates
+
+    assert not restates("In Rom ist es wärmer.", "Ist es in Barcelona oder in Rom wärmer?")
+    assert not restates("Ja.", "Regnet es morgen in Barcelona?")
+    assert restates("Regnet es morgen in Barcelona?", "Regnet es morgen in Barcelona?")
