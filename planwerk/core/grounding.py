@@ -843,7 +843,12 @@ def withheld_calls(
             fields = {"temperature", "precipitation_mm", "wind_kmh", "weather_code"}
         # Coordinates (°) and day counts are no values only this call delivers.
         units = {u for u in (unit_of_key(f) for f in fields) if u and u not in ("°", "d")}
-        conditions = any(f.lower() in CONDITION_KEYS for f in fields) or "weather" in tool.lower()
+        # Condition words ("sonnig") name no value a check could trace to one call: when another call of the tool
+        # worked (the other city of a comparison), they may come from it, so only a tool that delivered nothing
+        # withholds them. Its numbers stay withheld unless a working call delivered them.
+        conditions = (any(f.lower() in CONDITION_KEYS for f in fields) or "weather" in tool.lower()) and (
+            tool not in succeeded_after
+        )
         found[tool] = Withheld(tool, kind, frozenset(units), conditions)  # type: ignore[arg-type]
     return list(found.values())
 

@@ -292,6 +292,19 @@ def test_another_citys_weather_grounds_its_values_when_one_call_failed() -> None
                     **down_settings(calls)) == []  # fmt: skip
 
 
+def test_weather_words_may_come_from_the_city_whose_weather_worked() -> None:
+    """Two cities, Rome's weather first and fine, Barcelona's down: "trocken" may be Rome's, so it is no withheld
+    value (it was flagged as one), while a temperature no working call delivered still is."""
+    rome = {**WEATHER_OK, "id": "wx_rom"}
+    calls = [GEO, rome, WEATHER_DOWN]
+    settings = down_settings(calls)
+    assert [(w.tool, w.conditions) for w in settings["withheld"]] == [("get_weather", False)]
+    said = "In Rom bleibt es trocken bei 17.2 °C; das Wetter für Barcelona ist nicht erreichbar."
+    assert problems(said, calls=calls, **settings) == []
+    invented = "In Rom 17.2 °C, in Barcelona 22 °C; das Wetter für Barcelona war nicht erreichbar."
+    assert problems(invented, calls=calls, **settings) == [Problem("withheld", "22 °C", "get_weather", "unavailable")]
+
+
 # ------------------------------------------------------------------------------------------- last result
 
 
