@@ -10,8 +10,8 @@ secrets: they never appear in ``repr``, logs or error messages.
 
 A stdio server does not see planwerk's environment: it starts with :func:`minimal_environment` (what a process and
 a Python interpreter need, no credentials), plus its ``env``, plus the variables ``inherit_env`` names (a list of
-names passed on from planwerk's environment when set). ``max_message_bytes`` bounds one message from a stdio server
-(default 8 MiB; a longer result fails with a clear error without being read into memory).
+names passed on from planwerk's environment when set). ``max_message_bytes`` bounds one message from a server, stdio
+or HTTP (default 8 MiB; a longer result fails with a clear error without being read into memory).
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ from planwerk.tools.redaction import redact as redact
 DEFAULT_CONFIG_PATH = Path(__file__).with_name("mcp_servers.json")
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
-"""The largest message a stdio server may send (a result with its JSON-RPC envelope)."""
+"""The largest message a server may send (a result with its JSON-RPC envelope)."""
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_STDIO_KEYS = {"command", "args", "env", "cwd", "inherit_env", "max_message_bytes"}
+_STDIO_KEYS = {"command", "args", "env", "cwd", "inherit_env"}
 _HTTP_KEYS = {"url", "headers"}
 _CAPABILITY_KEYS = {"roots"}
-_COMMON_KEYS = {"transport", "type", "timeout", "allowed_tools", "disabled", "description"}
+_COMMON_KEYS = {"transport", "type", "timeout", "allowed_tools", "disabled", "description", "max_message_bytes"}
 
 
 _ENV_PREFIXES = ("LC_",)
@@ -137,6 +137,8 @@ class HttpServer:
     url: str
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     """Request headers, e.g. ``Authorization: Bearer …`` (values are secret)."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """The largest message (JSON response or SSE event) the server may send; see :mod:`planwerk.tools.http_guard`."""
     timeout_s: float = DEFAULT_TIMEOUT_S
     allowed_tools: frozenset[str] | None = None
     roots: tuple[Root, ...] = ()
@@ -260,6 +262,9 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
         raise ConfigError(f"{where}.allowed_tools: expected a list of tool names")
     allowed_set = frozenset(allowed) if allowed is not None else None
     roots = _roots(raw.get("roots", []), f"{where}.roots", env)
+    limit = raw.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise ConfigError(f"{where}.max_message_bytes: expected a positive whole number, got {limit!r}")
 
     if transport == "stdio":
         if set(raw) & _HTTP_KEYS:
@@ -277,9 +282,6 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
         inherit = raw.get("inherit_env", [])
         if not isinstance(inherit, list) or not all(isinstance(n, str) and n for n in inherit):
             raise ConfigError(f"{where}.inherit_env: expected a list of environment variable names")
-        limit = raw.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
-            raise ConfigError(f"{where}.max_message_bytes: expected a positive whole number, got {limit!r}")
         return StdioServer(
             name=name,
             command=expand(command, env, f"{where}.command"),
@@ -304,6 +306,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
         name=name,
         url=url,
         headers=_string_map(raw.get("headers", {}), f"{where}.headers", env),
+        max_message_bytes=limit,
         timeout_s=float(timeout),
         allowed_tools=allowed_set,
         roots=roots,

@@ -1,6 +1,6 @@
 """MCP connections as planwerk opens them: a linear, size-guarded stdio reader and a session that cancels.
 
-Two things the MCP SDK (1.30) does not do, measured on this project's machine:
+Three things the MCP SDK (1.30) does not do, measured on this project's machine:
 
 - **Large stdio messages.** The SDK's stdio client joins every 64 KB chunk onto the pending line and splits the
   whole string again (``(buffer + chunk).split("\\n")``): reading one line of n bytes costs O(n²/64 KB). A 16 MB
@@ -9,6 +9,9 @@ Two things the MCP SDK (1.30) does not do, measured on this project's machine:
   so reading is linear; and a line longer than :attr:`MessageLimits.max_message_bytes` is skipped without being
   kept or parsed (memory stays bounded). The request it answers fails at once with a JSON-RPC error naming the
   size (:data:`MESSAGE_TOO_LARGE`), when the response's ``id`` can be read from the line's head or tail.
+- **Large HTTP messages.** The SDK reads a streamable-HTTP message whole before parsing it; :func:`connect` gives
+  it an httpx client whose transport counts each message's bytes as they stream in
+  (:mod:`planwerk.tools.http_guard`), with the same limit and the same error.
 - **Cancelling abandoned requests.** ``BaseSession.send_request`` sends no ``notifications/cancelled`` when the
   awaiting task is cancelled or the read timeout passes, so the server kept running every timed-out call (5 → 25
   running tasks after 20 timeouts). :class:`CancellingSession` sends it in both cases.
@@ -33,7 +36,7 @@ import anyio.lowlevel
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import ClientSession
-from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 from mcp.shared.message import SessionMessage
 from mcp.types import (
@@ -46,11 +49,11 @@ from mcp.types import (
     JSONRPCMessage,
 )
 
+from planwerk.tools.http_guard import MESSAGE_TOO_LARGE as MESSAGE_TOO_LARGE
+from planwerk.tools.http_guard import guarded_client
+
 log = logging.getLogger(__name__)
 
-MESSAGE_TOO_LARGE = -32050
-"""JSON-RPC error code (implementation-defined server-error range) of a response this client did not read because
-it was larger than the limit; the error message names both sizes."""
 
 CANCEL_SEND_TIMEOUT_S = 2.0
 """How long sending ``notifications/cancelled`` may take; a server that does not read its input cannot hold the
@@ -262,8 +265,11 @@ async def connect(
     timeout = connection.get("timeout", timedelta(seconds=30))
     seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
     # As langchain-mcp-adapters does: the HTTP timeout for requests, five minutes between SSE events.
-    client = create_mcp_http_client(
-        headers=dict(connection.get("headers") or {}), timeout=httpx.Timeout(seconds, read=300)
+    # Every message the server sends is bounded by limits.max_message_bytes as it streams in (http_guard).
+    client = guarded_client(
+        headers=dict(connection.get("headers") or {}),
+        timeout=httpx.Timeout(seconds, read=300),
+        limit=limits.max_message_bytes,
     )
     async with (
         client,

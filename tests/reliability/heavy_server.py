@@ -1,6 +1,7 @@
 """An MCP server for the transport-limit tests: huge results, slow calls that count themselves, its environment.
 
-Run as ``python tests/reliability/heavy_server.py [stdio|http] --port N``.
+Run as ``python tests/reliability/heavy_server.py [stdio|http] --port N``. Over HTTP it answers with SSE events,
+or with JSON responses when ``HEAVY_JSON_RESPONSE=1`` is set.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ _IN_FLIGHT = 0
 
 def build(host: str, port: int) -> FastMCP:
     """The heavy server."""
-    server = FastMCP("heavy", host=host, port=port)
+    json_response = os.environ.get("HEAVY_JSON_RESPONSE") == "1"
+    server = FastMCP("heavy", host=host, port=port, json_response=json_response)
 
     @server.tool()
     async def big(megabytes: float) -> str:
