@@ -50,7 +50,14 @@ ModelOption = Annotated[
     ),
 ]
 McpOption = Annotated[Path | None, typer.Option("--mcp-config", help='An {"mcpServers": ...} JSON file.')]
-ProfileOption = Annotated[str, typer.Option("--profile", help="travel | math")]
+ProfileOption = Annotated[
+    str,
+    typer.Option(
+        "--profile",
+        help="auto (travel with the bundled servers, generic with --mcp-config) | travel | math | generic | "
+        "generic-en | a TOML profile file (see docs/profiles.md)",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per line.")]
 DbOption = Annotated[Path | None, typer.Option("--db", help="SQLite file for threads.")]
 TodayOption = Annotated[str | None, typer.Option("--today", help="ISO date the prompt calls today.")]
@@ -222,7 +229,7 @@ def ask(
     thread: ThreadOption = None,
     model: ModelOption = "default",
     mcp_config: McpOption = None,
-    profile: ProfileOption = "travel",
+    profile: ProfileOption = "auto",
     json_output: JsonOption = False,
     db: DbOption = None,
     today: TodayOption = None,
@@ -248,7 +255,7 @@ def resume(
     answer: Annotated[str | None, typer.Argument(help="Answer to the agent's question; omit to continue.")] = None,
     model: ModelOption = "default",
     mcp_config: McpOption = None,
-    profile: ProfileOption = "travel",
+    profile: ProfileOption = "auto",
     json_output: JsonOption = False,
     db: DbOption = None,
     today: TodayOption = None,
@@ -287,7 +294,7 @@ def chat(
     thread: ThreadOption = None,
     model: ModelOption = "default",
     mcp_config: McpOption = None,
-    profile: ProfileOption = "travel",
+    profile: ProfileOption = "auto",
     db: DbOption = None,
     today: TodayOption = None,
     retrieval: RetrievalOption = True,

@@ -1,17 +1,35 @@
-"""Profiles: persona, allowed tools and corpus. Another domain is a new profile, not a new graph."""
+"""Profiles: persona, allowed tools and corpus. Another domain is a new profile, not a new graph.
+
+A profile is a built-in name (:data:`PROFILES`), ``auto`` (the default: ``travel`` with the bundled servers,
+``generic`` with servers of your own MCP config) or the path of a TOML profile file (:class:`ProfileFile`, see
+docs/profiles.md), so a new domain needs no code.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+
+from planwerk.prompts import generic
 from planwerk.prompts.math import MATH_PERSONA
 from planwerk.prompts.travel import PERSONA as TRAVEL_PERSONA
 from planwerk.prompts.travel import REFUSAL_OUT_OF_SCOPE, REFUSAL_OUT_OF_SCOPE_EN
 
 Language = Literal["de", "en"]
 """Languages planwerk's prompts and fixed texts exist in."""
+
+AUTO = "auto"
+"""The default profile spec: ``travel`` when the bundled servers are loaded (no MCP config given), ``generic``
+when the tools come from an MCP config of the user's (they are not the travel ones)."""
 
 
 @dataclass(frozen=True)
@@ -24,9 +42,11 @@ class Profile:
     allowed_tools: frozenset[str] | None = None
     """Tool names plans may use (enforced by the plan check); ``None`` allows every loaded tool."""
     corpus: str | None = "default"
-    """Which retrieval corpus to search: ``default`` is the packaged one, ``None`` disables retrieval."""
+    """Which retrieval corpus to search: ``default`` is the packaged one, a path is a folder or file of documents,
+    ``None`` disables retrieval."""
     examples: str = "travel"
-    """Which packaged example library to choose few-shot examples from."""
+    """Which example library to choose few-shot examples from: a packaged one's name (``travel``, ``math``,
+    ``generic``) or the absolute path of a JSON file of examples."""
     language: Language = "de"
     """The language of the protocol, the rules, the repair feedback and planwerk's own texts for this profile."""
     uses_dates: bool = True
@@ -58,12 +78,190 @@ PROFILES: dict[str, Profile] = {
         uses_dates=False,
         answer_is_last_result=True,
     ),
+    # Any tools: no domain of its own, no corpus (the travel corpus would answer questions about other things).
+    # German like the project's other texts; generic-en is the same profile with the English protocol.
+    "generic": Profile(
+        name="generic",
+        persona=generic.PERSONA_DE,
+        corpus=None,
+        examples="generic",
+        language="de",
+        refusals=generic.REFUSALS,
+    ),
+    "generic-en": Profile(
+        name="generic-en",
+        persona=generic.PERSONA_EN,
+        corpus=None,
+        examples="generic",
+        language="en",
+        refusals=generic.REFUSALS,
+    ),
 }
 
+PROFILE_FILE_SUFFIX = ".toml"
+"""Profile files are TOML (multi-line personas read well there)."""
 
-def get_profile(name: str) -> Profile:
-    """The profile called ``name``; ``ValueError`` naming the known ones otherwise."""
+
+def auto_profile_name(mcp_config: str | os.PathLike[str] | None) -> str:
+    """What ``auto`` stands for: ``travel`` with the bundled servers (``mcp_config`` empty), ``generic`` with a
+    config of the user's (its tools are not the travel ones; ``--profile travel`` still picks travel there)."""
+    return "travel" if not mcp_config else "generic"
+
+
+def get_profile(spec: str, *, mcp_config: str | os.PathLike[str] | None = None) -> Profile:
+    """The profile ``spec`` names: a built-in name, ``auto`` (see :func:`auto_profile_name`, which needs the run's
+    ``mcp_config``) or the path of a TOML profile file. ``ValueError`` naming the known ones otherwise, or saying
+    what is wrong with the file."""
+    if spec == AUTO:
+        spec = auto_profile_name(mcp_config)
+    if spec in PROFILES:
+        return PROFILES[spec]
+    if is_profile_path(spec):
+        return load_profile_file(spec)
+    known = ", ".join([AUTO, *sorted(PROFILES)])
+    raise ValueError(
+        f"unknown profile {spec!r}; known profiles: {known}, or the path of a {PROFILE_FILE_SUFFIX} profile file"
+    )
+
+
+def is_profile_path(spec: str) -> bool:
+    """Whether ``spec`` names a profile file rather than a built-in profile (it ends in ``.toml`` or has a slash)."""
+    return spec.endswith(PROFILE_FILE_SUFFIX) or "/" in spec or os.sep in spec
+
+
+# --- profile files ----------------------------------------------------------------------------------------------
+
+ToolName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+Text = Annotated[str, StringConstraints(min_length=1)]
+
+
+class ProfileFile(BaseModel):
+    """The contents of a profile file (TOML). Every key but ``persona`` is optional; unknown keys are errors.
+
+    Paths (``examples``, ``corpus``) are relative to the profile file's folder.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Text | None = None
+    """Shown in logs; default: the file name without ``.toml``."""
+    persona: Text = Field(description="the system prompt's first part: who the assistant is and what it refuses")
+    language: Language = "en"
+    """The language of planwerk's protocol and texts for this profile (answers follow the question's language)."""
+    allowed_tools: list[ToolName] | None = None
+    """The tools plans may use; omitted: every loaded tool."""
+    approve: list[ToolName] = []
+    """Tools whose calls wait for a person's approval (besides those a server marks destructive)."""
+    examples: Text = "generic"
+    """A packaged example library (``generic``, ``travel``, ``math``) or a JSON file of examples."""
+    corpus: Text | None = None
+    """A folder or file of documents to retrieve from, ``default`` for the packaged travel corpus; omitted: none."""
+    uses_dates: bool = True
+    """Resolve dates in the question in code and name today's date in the planner's prompt."""
+    answer_is_last_result: bool = False
+    """The answer is the last call's result (calculation chains)."""
+    refusals: dict[Language, Text] = {}
+    """The sentence for an out-of-domain question, by language; default: the generic refusal."""
+
+
+class ExampleEntry(BaseModel):
+    """One example of an examples file: a question and the plan that answers it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    question: Text
+    plan: dict[str, Any]
+
+
+_EXAMPLES_ADAPTER: TypeAdapter[list[ExampleEntry]] = TypeAdapter(list[ExampleEntry])
+
+
+def load_profile_file(path: str | os.PathLike[str]) -> Profile:
+    """Read, validate and convert a TOML profile file; ``ValueError`` naming the file, the field and what was
+    expected. Cached while the file is unchanged (the nodes ask for the run's profile many times)."""
+    file = Path(path).expanduser().resolve()
     try:
-        return PROFILES[name]
-    except KeyError:
-        raise ValueError(f"unknown profile {name!r}; known profiles: {', '.join(sorted(PROFILES))}") from None
+        stat = file.stat()
+    except OSError as error:
+        raise ValueError(f"profile file {path}: cannot read it ({error.strerror or error})") from None
+    if not file.is_file():
+        raise ValueError(f"profile file {path}: not a file; expected a {PROFILE_FILE_SUFFIX} profile file")
+    return _load_profile_file(str(file), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"profile file {path}: cannot read it ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"profile file {path}: not UTF-8 text; expected a TOML file") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"profile file {path}: not valid TOML ({error})") from None
+    try:
+        parsed = ProfileFile.model_validate(data)
+    except ValidationError as error:
+        raise ValueError(f"profile file {path}: {_problems(error)}") from None
+    return Profile(
+        name=parsed.name or file.stem,
+        persona=parsed.persona,
+        allowed_tools=frozenset(parsed.allowed_tools) if parsed.allowed_tools is not None else None,
+        corpus=_corpus(parsed.corpus, file),
+        examples=_examples(parsed.examples, file),
+        language=parsed.language,
+        uses_dates=parsed.uses_dates,
+        approve=frozenset(parsed.approve),
+        refusals=dict(parsed.refusals) or dict(generic.REFUSALS),
+        answer_is_last_result=parsed.answer_is_last_result,
+    )
+
+
+def _problems(error: ValidationError) -> str:
+    """Pydantic's errors as ``field: message`` (``extra_forbidden`` says which keys are allowed)."""
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "top level"
+        if item["type"] == "extra_forbidden" and len(item["loc"]) == 1:
+            message = f"unknown key; expected one of {', '.join(ProfileFile.model_fields)}"
+        elif item["type"] == "missing":
+            message = "missing; it is required"
+        else:
+            message = item["msg"]
+        problems.append(f"{where}: {message}")
+    return "; ".join(problems)
+
+
+def _corpus(corpus: str | None, file: Path) -> str | None:
+    if corpus is None or corpus == "default":
+        return corpus
+    where = (file.parent / Path(corpus).expanduser()).resolve()
+    if not where.exists():
+        raise ValueError(f"profile file {file}: corpus: {where} does not exist; expected a folder or file of documents")
+    return str(where)
+
+
+def _examples(examples: str, file: Path) -> str:
+    packaged = resources.files("planwerk.prompts").joinpath("examples", f"{examples}.json")
+    if "/" not in examples and not examples.endswith(".json") and packaged.is_file():
+        return examples
+    where = (file.parent / Path(examples).expanduser()).resolve()
+    try:
+        text = where.read_text(encoding="utf-8")
+    except OSError as error:
+        names = ", ".join(sorted(p.name.removesuffix(".json") for p in _packaged_libraries()))
+        raise ValueError(
+            f"profile file {file}: examples: cannot read {where} ({error.strerror or error}); expected a JSON file "
+            f"of examples or a packaged library ({names})"
+        ) from None
+    try:
+        _EXAMPLES_ADAPTER.validate_python(json.loads(text))
+    except (ValueError, ValidationError) as error:
+        detail = _problems(error) if isinstance(error, ValidationError) else str(error)
+        raise ValueError(f"profile file {file}: examples: {where}: {detail}") from None
+    return str(where)
+
+
+def _packaged_libraries() -> list[Any]:
+    return [p for p in resources.files("planwerk.prompts").joinpath("examples").iterdir() if p.name.endswith(".json")]

@@ -142,7 +142,7 @@ def _load_retriever_blocking(corpus: str) -> Retriever | None:
 
 async def shared_retriever(context: Context) -> Retriever | None:
     """The profile's retriever, loaded once per process off the event loop; ``None`` without a corpus."""
-    corpus = get_profile(context.profile).corpus
+    corpus = get_profile(context.profile, mcp_config=context.mcp_config).corpus
     if corpus is None:
         return None
     return await asyncio.to_thread(_load_retriever_blocking, corpus)

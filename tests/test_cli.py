@@ -145,7 +145,7 @@ def test_ask_prints_readable_progress_and_answer(home: Path, math_config: Path) 
         (["--model", "gpt:4"], "model spec"),
         (["--model", "replay:/nonexistent.json"], "replay file not found: /nonexistent.json"),
         (["--mcp-config", "/nonexistent.json"], "MCP config file not found"),
-        (["--profile", "poetry"], "unknown profile 'poetry'; known profiles: math, travel"),
+        (["--profile", "poetry"], "unknown profile 'poetry'; known profiles: auto, generic, generic-en, math, travel"),
     ],
 )
 def test_bad_input_gets_a_one_line_error(home: Path, args: list[str], message: str) -> None:
@@ -289,6 +289,8 @@ def test_ask_json_shows_the_retrieval_of_the_razepato_question(home: Path, math_
             "--json",
             "--model",
             model,
+            "--profile",
+            "travel",  # with an MCP config of one's own the default is generic, which has no corpus
             "--mcp-config",
             str(math_config),
         ]

@@ -12,8 +12,9 @@ from typing import Literal
 MAX_PLAN_SAMPLES = 16
 """The most plans one self-consistency call samples (a batch this wide is already slow on a CPU)."""
 
-ProfileName = Literal["travel", "math"]
-"""The names in :data:`planwerk.profiles.PROFILES`, spelled out so the schema lists them (a test keeps both equal)."""
+ProfileName = Literal["auto", "travel", "math", "generic", "generic-en"]
+"""``auto`` and the names in :data:`planwerk.profiles.PROFILES`, spelled out so the schema lists them (a test keeps
+both equal); a profile may also be the path of a profile file."""
 
 
 @dataclass(kw_only=True)
@@ -28,9 +29,13 @@ class Context:
             "(recorded replies, for tests and demos)."
         },
     )
-    profile: ProfileName = field(
-        default="travel",
-        metadata={"description": "The profile: persona, the tools plans may use, and the retrieval corpus."},
+    profile: ProfileName | str = field(
+        default="auto",
+        metadata={
+            "description": "The profile: persona, language, the tools plans may use, tools needing approval, "
+            "examples and the retrieval corpus. A built-in name, 'auto' (travel with the bundled servers, generic "
+            "with an MCP config of your own) or the path (on the server) of a TOML profile file."
+        },
     )
     mcp_config: str | None = field(
         default=None,

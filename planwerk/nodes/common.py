@@ -24,8 +24,8 @@ def context_of(runtime: Runtime[Context]) -> Context:
 
 
 def profile_of(context: Context) -> Profile:
-    """The run's profile."""
-    return get_profile(context.profile)
+    """The run's profile (``auto`` depends on whether the run has an MCP config of its own)."""
+    return get_profile(context.profile, mcp_config=context.mcp_config)
 
 
 def today_of(context: Context) -> date:

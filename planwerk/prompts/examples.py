@@ -48,8 +48,12 @@ class Example:
 
 @cache
 def library(name: str = "travel") -> tuple[Example, ...]:
-    """The packaged examples of a profile."""
-    text = resources.files("planwerk.prompts").joinpath("examples", f"{name}.json").read_text(encoding="utf-8")
+    """The packaged examples of a profile, or those of a JSON file (an absolute path ending in ``.json``: a
+    profile file's own examples, checked when the profile file was read)."""
+    if name.endswith(".json") and Path(name).is_absolute():
+        text = Path(name).read_text(encoding="utf-8")
+    else:
+        text = resources.files("planwerk.prompts").joinpath("examples", f"{name}.json").read_text(encoding="utf-8")
     return tuple(Example(item["question"], item["plan"]) for item in json.loads(text))
 
 

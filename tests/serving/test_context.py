@@ -31,9 +31,11 @@ def test_every_context_field_has_a_description_in_the_schema(schema: dict[str, A
 
 def test_the_profile_field_lists_the_known_profiles(schema: dict[str, Any]) -> None:
     profile = schema["properties"]["profile"]
-    assert profile["enum"] == ["travel", "math"] and profile["default"] == "travel"
-    # The Literal is spelled out for the schema; it must name exactly the registered profiles.
-    assert set(get_args(ProfileName)) == set(PROFILES)
+    assert profile["default"] == "auto"
+    assert {"enum": ["auto", "travel", "math", "generic", "generic-en"], "type": "string"} in profile["anyOf"]
+    assert {"type": "string"} in profile["anyOf"]  # or the path of a profile file
+    # The Literal is spelled out for the schema; it must name exactly the registered profiles and auto.
+    assert set(get_args(ProfileName)) == {*PROFILES, "auto"}
 
 
 def test_engine_policy_fields_have_defaults_and_are_validated() -> None:

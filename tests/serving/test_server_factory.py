@@ -42,7 +42,10 @@ def test_run_context_takes_known_fields_and_drops_the_rest() -> None:
     [
         ({"retrieval_k": "viele"}, "context.retrieval_k: Input should be a valid integer"),
         ({"constrained_decoding": "vielleicht"}, "context.constrained_decoding: Input should be a valid boolean"),
-        ({"profile": "astrology"}, "unknown profile 'astrology'; known profiles: math, travel"),
+        (
+            {"profile": "astrology"},
+            "unknown profile 'astrology'; known profiles: auto, generic, generic-en, math, travel",
+        ),
         (["model"], "run context must be an object with Context fields, got list"),
     ],
 )

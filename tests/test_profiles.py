@@ -1,0 +1,230 @@
+"""Profiles as data: built-in names, ``auto``, TOML profile files (validated, clear errors) and what a profile file
+changes in a real run (persona, allowed tools, approvals, examples) against the real ``mcp-server-time`` over stdio."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from planwerk.agent import Agent
+from planwerk.graph.context import Context
+from planwerk.graph.server import run_context
+from planwerk.models.replay import ReplayChatModel
+from planwerk.profiles import PROFILES, get_profile, load_profile_file
+from planwerk.prompts import generic
+from planwerk.prompts.texts import texts_for
+from tests.third_party import time_server
+
+TIME_PLAN = json.dumps(
+    {
+        "steps": [
+            {
+                "description": "",
+                "tools": [{"id": "tokyo", "name": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}],
+            }
+        ],
+        "final": None,
+    }
+)
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def time_config(tmp_path: Path) -> Path:
+    """An MCP config with the real ``mcp-server-time`` over stdio."""
+    command, *args = time_server()
+    config = {"mcpServers": {"time": {"command": command, "args": args, "timeout": 30}}}
+    return write(tmp_path / "mcp.json", json.dumps(config))
+
+
+def test_auto_is_travel_with_the_bundled_servers_and_generic_with_a_config_of_ones_own() -> None:
+    assert Context().profile == "auto"
+    assert get_profile("auto").name == "travel"
+    assert get_profile("auto", mcp_config="servers.json").name == "generic"
+    assert get_profile("travel", mcp_config="servers.json").name == "travel"  # named: no guessing
+
+
+def test_the_generic_profile_exists_in_german_and_english() -> None:
+    german, english = get_profile("generic"), get_profile("generic-en")
+    assert (german.language, english.language) == ("de", "en")
+    assert german.persona == generic.PERSONA_DE and english.persona == generic.PERSONA_EN
+    assert german.allowed_tools is None and english.allowed_tools is None  # any tools
+    assert german.corpus is None  # the travel corpus would answer questions about other things
+    for profile in (german, english):
+        assert texts_for(profile).language == profile.language
+        assert set(profile.refusals) == {"de", "en"}
+        assert profile.refusals[profile.language] in profile.persona
+
+
+def test_a_profile_file_becomes_a_profile(tmp_path: Path) -> None:
+    examples = write(tmp_path / "clock-examples.json", json.dumps([{"question": "Time in Tokyo?", "plan": {}}]))
+    (tmp_path / "docs").mkdir()
+    path = write(
+        tmp_path / "clock.toml",
+        '''
+persona = """You are a clock.
+You tell the time."""
+language = "en"
+allowed_tools = ["get_current_time"]
+approve = ["convert_time"]
+examples = "clock-examples.json"
+corpus = "docs"
+uses_dates = false
+
+[refusals]
+en = "Only times."
+''',
+    )
+    profile = get_profile(str(path))
+    assert profile.name == "clock"  # the file's name without .toml
+    assert profile.persona == "You are a clock.\nYou tell the time."
+    assert profile.allowed_tools == frozenset({"get_current_time"}) and profile.approve == frozenset({"convert_time"})
+    assert profile.examples == str(examples) and profile.corpus == str(tmp_path / "docs")
+    assert profile.uses_dates is False and profile.refusals == {"en": "Only times."}
+
+
+def test_a_minimal_profile_file_takes_the_generic_defaults(tmp_path: Path) -> None:
+    profile = load_profile_file(write(tmp_path / "p.toml", 'persona = "Hi."\nname = "mine"\n'))
+    assert profile.name == "mine" and profile.language == "en" and profile.examples == "generic"
+    assert profile.allowed_tools is None and profile.corpus is None and profile.refusals == generic.REFUSALS
+
+
+def test_an_edited_profile_file_is_read_again(tmp_path: Path) -> None:
+    path = write(tmp_path / "p.toml", 'persona = "First."\n')
+    assert get_profile(str(path)).persona == "First."
+    write(path, 'persona = "Second, longer."\n')
+    assert get_profile(str(path)).persona == "Second, longer."
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('language = "en"\n', r"persona: missing; it is required"),
+        ('persona = "x"\nlanguage = "fr"\n', r"language: Input should be 'de' or 'en'"),
+        ('persona = "x"\npersonality = "y"\n', r"personality: unknown key; expected one of name, persona, language"),
+        ('persona = "x"\nallowed_tools = "get_current_time"\n', r"allowed_tools: Input should be a valid list"),
+        ('persona = "x"\napprove = [""]\n', r"approve\.0: String should have at least 1 character"),
+        ('persona = "x"\nrefusals = {fr = "non"}\n', r"refusals\.fr\.\[key\]: Input should be 'de' or 'en'"),
+        ('persona = "x"\nexamples = "missing.json"\n', r"examples: cannot read .*missing\.json .*packaged library"),
+        ('persona = "x"\ncorpus = "nowhere"\n', r"corpus: .*nowhere does not exist"),
+        ('persona = "x\n', r"not valid TOML"),
+    ],
+)
+def test_a_bad_profile_file_gets_one_error_naming_file_and_field(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path / "bad.toml", text)
+    with pytest.raises(ValueError, match=message) as caught:
+        get_profile(str(path))
+    assert str(caught.value).startswith(f"profile file {path}")
+
+
+def test_bad_examples_in_a_profile_file_are_named(tmp_path: Path) -> None:
+    write(tmp_path / "ex.json", json.dumps([{"plan": {}}]))
+    path = write(tmp_path / "p.toml", 'persona = "x"\nexamples = "ex.json"\n')
+    with pytest.raises(ValueError, match=r"examples: .*ex\.json: 0\.question: missing"):
+        get_profile(str(path))
+
+
+def test_unknown_names_and_missing_files_are_refused_naming_what_is_known(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"unknown profile 'astrology'; known profiles: auto, generic, generic-en"):
+        get_profile("astrology")
+    with pytest.raises(ValueError, match=r"profile file .*absent\.toml: cannot read it"):
+        get_profile(str(tmp_path / "absent.toml"))
+    # The server reads the run context the same way: a bad profile file is named before anything starts.
+    with pytest.raises(ValueError, match=r"absent\.toml: cannot read it"):
+        run_context({"profile": str(tmp_path / "absent.toml")})
+    assert run_context({"profile": "generic-en"}).profile == "generic-en"
+    assert set(PROFILES) == {"travel", "math", "generic", "generic-en"}
+
+
+def agent(model: ReplayChatModel, config: Path, profile: str | None) -> Agent:
+    return Agent(
+        model=model,
+        profile=profile,
+        mcp_config=config,
+        retriever=False,
+        checkpointer=InMemorySaver(),
+        context=Context(today="2026-11-22"),
+    )
+
+
+async def test_with_an_own_mcp_config_the_default_profile_is_generic(time_config: Path) -> None:
+    model = ReplayChatModel.of([TIME_PLAN, "In Tokyo it is 18:00."])
+    async with agent(model, time_config, None) as planwerk:
+        reply = await planwerk.ask("Wie spät ist es in Tokio?")
+    system = str(model.prompts[0][0].content)
+    assert system.startswith(generic.PERSONA_DE)
+    assert "Reiseplaner" not in system and "get_current_time(" in system
+    # The generic examples that fit the loaded tools are shown (the travel ones need tools that are not loaded).
+    assert "Asia/Tokyo" in system or "America/New_York" in system
+    result = next(e for e in reply.events if e["event"] == "tool_result")
+    assert result["result"]["timezone"] == "Asia/Tokyo"  # the real server answered
+
+
+async def test_a_profile_file_sets_persona_allowed_tools_and_approvals(time_config: Path, tmp_path: Path) -> None:
+    profile = write(
+        tmp_path / "clock.toml",
+        'persona = "You are a strict clock."\nallowed_tools = ["get_current_time", "convert_time"]\n'
+        'approve = ["get_current_time"]\n',
+    )
+    model = ReplayChatModel.of([TIME_PLAN, "In Tokyo it is 18:00."])
+    async with agent(model, time_config, str(profile)) as planwerk:
+        reply = await planwerk.ask("What time is it in Tokyo?")
+        system = str(model.prompts[0][0].content)
+        assert system.startswith("You are a strict clock.") and "\nRules:\n" in system  # English protocol
+        # The profile's approve list pauses the call although the server does not mark it destructive.
+        assert [i["kind"] for i in reply.interrupts] == ["approval"] and reply.answer is None
+        approved = await planwerk.resume("approve", thread_id=reply.thread_id)
+    assert approved.answer == "In Tokyo it is 18:00."
+    assert any(e["event"] == "tool_result" and e["tool"] == "get_current_time" for e in approved.events)
+
+
+async def test_a_profile_files_allowed_tools_limit_the_plan(time_config: Path, tmp_path: Path) -> None:
+    profile = write(tmp_path / "convert.toml", 'persona = "You convert times."\nallowed_tools = ["convert_time"]\n')
+    model = ReplayChatModel.of([TIME_PLAN, TIME_PLAN, TIME_PLAN])
+    async with agent(model, time_config, str(profile)) as planwerk:
+        reply = await planwerk.ask("What time is it in Tokyo?")
+    assert "get_current_time(" not in str(model.prompts[0][0].content)
+    assert not any(e["event"] == "tool_call" for e in reply.events)  # the plan check refused the hidden tool
+    assert any(e["event"] == "replan" and "get_current_time" in e["reason"] for e in reply.events)
+
+
+def test_cli_takes_a_profile_file_and_names_a_bad_one(tmp_path: Path, time_config: Path) -> None:
+    bad = write(tmp_path / "bad.toml", 'persona = "x"\nlanguage = "fr"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "planwerk.cli", "ask", "Hi?", "--profile", str(bad), "--mcp-config", str(time_config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PLANWERK_HOME": str(tmp_path / "home"), "COLUMNS": "200"},
+    )
+    assert done.returncode == 2, done.stderr
+    assert "language: Input should be 'de' or 'en'" in done.stderr and str(bad) in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_runs_with_a_profile_file(tmp_path: Path, time_config: Path) -> None:
+    profile = write(tmp_path / "clock.toml", 'persona = "You are a clock."\n')
+    replies = write(tmp_path / "replies.json", json.dumps([TIME_PLAN, "In Tokyo it is 18:00."]))
+    args = ["ask", "What time is it in Tokyo?", "--json", "--no-retrieval", "--profile", str(profile)]
+    args += ["--mcp-config", str(time_config), "--model", f"replay:{replies}", "--today", "2026-11-22"]
+    done = subprocess.run(
+        [sys.executable, "-m", "planwerk.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PLANWERK_HOME": str(tmp_path / "home"), "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stderr
+    events: list[dict[str, Any]] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["event"] for e in events][-1] == "final_answer"
+    assert events[-1]["answer"] == "In Tokyo it is 18:00."
