@@ -62,6 +62,14 @@ JsonOption = Annotated[bool, typer.Option("--json", help="One JSON event per lin
 DbOption = Annotated[Path | None, typer.Option("--db", help="SQLite file for threads.")]
 TodayOption = Annotated[str | None, typer.Option("--today", help="ISO date the prompt calls today.")]
 RetrievalOption = Annotated[bool, typer.Option("--retrieval/--no-retrieval", help="Search the profile's corpus.")]
+ToolTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--tool-timeout",
+        min=0.001,
+        help="Seconds one tool call may take, for every tool (default: each MCP server's configured timeout).",
+    ),
+]
 WaitOption = Annotated[
     float,
     typer.Option(
@@ -80,6 +88,7 @@ def _agent(
     today: str | None,
     retrieval: bool,
     wait: float = DEFAULT_THREAD_WAIT_S,
+    tool_timeout: float | None = None,
 ) -> Agent:
     if today is not None:
         _check_today(today)
@@ -91,7 +100,7 @@ def _agent(
         mcp_config=mcp_config,
         retriever=retrieval,
         db=_threads_db(db),
-        context=Context(today=today),
+        context=Context(today=today, tool_timeout_s=tool_timeout),
         thread_wait_s=wait,
     )
 
@@ -138,6 +147,10 @@ class EventPrinter:
         elif kind == "tool_call":
             retry = f" [dim](Versuch {event['attempt']})[/dim]" if event.get("attempt", 1) > 1 else ""
             show(f"[blue]  → {event['id']}[/blue] {event['tool']}({escape(_short(event['args']))}){retry}")
+        elif kind == "tool_progress":
+            total = f"/{event['total']:g}" if event.get("total") is not None else ""
+            note = f" {escape(event['message'])}" if event.get("message") else ""
+            show(f"[dim]  … {event['id']} {event['progress']:g}{total}{note}[/dim]")
         elif kind == "tool_result":
             show(f"[green]  ✓ {event['id']}[/green] {escape(_short(event['result']))}")
         elif kind == "tool_error":
@@ -235,12 +248,13 @@ def ask(
     today: TodayOption = None,
     retrieval: RetrievalOption = True,
     wait: WaitOption = DEFAULT_THREAD_WAIT_S,
+    tool_timeout: ToolTimeoutOption = None,
 ) -> None:
     """Answer one question (on a new or an existing thread)."""
 
     async def main() -> None:
         thread_id = _new_or_given(thread)
-        async with _agent(model, profile, mcp_config, db, today, retrieval, wait) as agent:
+        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout) as agent:
             sink = _json_line if json_output else EventPrinter(console)
             pending = await _drive(agent.events(question, thread_id=thread_id), sink, not json_output)
             if pending and not json_output:
@@ -261,13 +275,14 @@ def resume(
     today: TodayOption = None,
     retrieval: RetrievalOption = True,
     wait: WaitOption = DEFAULT_THREAD_WAIT_S,
+    tool_timeout: ToolTimeoutOption = None,
 ) -> None:
     """Answer an ``ask_user`` question, or finish a run that was killed, without repeating finished tool calls."""
 
     async def main() -> None:
         # A clear error for an unknown thread id before any MCP server starts or the model loads.
         await read_state(thread, db=_threads_db(db))
-        async with _agent(model, profile, mcp_config, db, today, retrieval, wait) as agent:
+        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout) as agent:
             sink = _json_line if json_output else EventPrinter(console)
             await _drive(agent.events(thread_id=thread, resume=answer_value(answer)), sink, not json_output)
 
@@ -299,12 +314,13 @@ def chat(
     today: TodayOption = None,
     retrieval: RetrievalOption = True,
     wait: WaitOption = DEFAULT_THREAD_WAIT_S,
+    tool_timeout: ToolTimeoutOption = None,
 ) -> None:
     """A conversation on one thread; an empty line or Ctrl-D ends it."""
 
     async def main() -> None:
         thread_id = _new_or_given(thread)
-        async with _agent(model, profile, mcp_config, db, today, retrieval, wait) as agent:
+        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout) as agent:
             console.print(f"[dim]planwerk chat · thread {thread_id} · leere Zeile beendet[/dim]")
             printer = EventPrinter(console)
             while True:

@@ -192,7 +192,9 @@ async def execute_baseline(state: AgentState, runtime: Runtime[Context], *, tool
     """
     context = context_of(runtime)
     plan = Plan.model_validate(state["plan"])
-    policy = ExecutionPolicy(timeout_s=context.tool_timeout_s, max_concurrency=context.max_concurrency)
+    policy = ExecutionPolicy(
+        timeout_s=context.tool_timeout_s or ExecutionPolicy.timeout_s, max_concurrency=context.max_concurrency
+    )
     user = dict(state.get("user") or {"raw": ""})
     prior = dict(state.get("results") or {})
     emit = runtime.stream_writer

@@ -53,7 +53,13 @@ class Context:
         default=3,
         metadata={"description": "Planner calls per question before planwerk gives an honest failure answer."},
     )
-    tool_timeout_s: float = field(default=30.0, metadata={"description": "Timeout of one tool call, in seconds."})
+    tool_timeout_s: float | None = field(
+        default=None,
+        metadata={
+            "description": "Timeout of one tool call, in seconds, for every tool; empty: each MCP server's own "
+            "configured timeout (its 'timeout', default 30 s)."
+        },
+    )
     tool_retry_attempts: int = field(
         default=2,
         metadata={
@@ -139,6 +145,8 @@ class Context:
             "plan_examples",
         ):
             value = getattr(self, name)
+            if name == "tool_timeout_s" and value is None:  # each server's own timeout
+                continue
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"Context.{name} must be a positive number, got {value!r}")
         # An attempt count of 1.5 means nothing; an engine would round it one way or the other without a word.

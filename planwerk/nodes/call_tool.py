@@ -16,7 +16,7 @@ from langgraph.types import RetryPolicy, interrupt
 from planwerk.core.approval import ApprovalDecision, ApprovalError, parse_approval
 from planwerk.core.calls import TRANSIENT_KINDS, CallRecord, call_record
 from planwerk.core.scheduling import ReadyCall
-from planwerk.events import ToolCallEvent
+from planwerk.events import ToolCallEvent, ToolProgressEvent
 from planwerk.execution import ExecutionPolicy, call_one, result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
@@ -24,8 +24,12 @@ from planwerk.graph.state import CallInput, CallTask
 from planwerk.nodes.common import context_of, profile_of
 from planwerk.prompts.render import render_result
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
+from planwerk.tools.base import ToolSpec
+from planwerk.tools.call_options import ToolProgress, call_options
 from planwerk.tools.client_features import answer_by_interrupt, call_with_client_features, channel_for_call, run_key
 
+DEFAULT_TOOL_TIMEOUT_S = 30.0
+"""A call's timeout when neither the run (``Context.tool_timeout_s``) nor the tool's source sets one."""
 MAX_APPROVAL_ASKS = 3
 """An approval answer that is none of the accepted forms is asked again (naming the problem) this many times."""
 
@@ -45,6 +49,16 @@ def call_retry_policy(max_attempts: int = 3, initial_interval: float = 0.5) -> R
         initial_interval=initial_interval,
         retry_on=TransientCallError,
     )
+
+
+def call_timeout(override_s: float | None, spec: ToolSpec | None) -> float:
+    """A call's timeout in seconds: the run's override (``--tool-timeout``, ``Context.tool_timeout_s``), else the
+    tool's own (an MCP server's configured ``timeout``), else :data:`DEFAULT_TOOL_TIMEOUT_S`."""
+    if override_s is not None:
+        return override_s
+    if spec is not None and spec.timeout_s is not None:
+        return spec.timeout_s
+    return DEFAULT_TOOL_TIMEOUT_S
 
 
 def ask_approval(task: CallTask, texts: PromptTexts = GERMAN) -> ApprovalDecision:
@@ -91,7 +105,22 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
         ToolCallEvent(event="tool_call", id=task["id"], tool=task["tool"], args=args, attempt=attempt)
     )
     call = ReadyCall(id=task["id"], tool=task["tool"], step=task["step"], args=args)
-    policy = ExecutionPolicy(timeout_s=context.tool_timeout_s, max_concurrency=context.max_concurrency)
+    timeout = call_timeout(context.tool_timeout_s, deps.tools.specs.get(task["tool"]))
+    policy = ExecutionPolicy(timeout_s=timeout, max_concurrency=context.max_concurrency)
+
+    def progress(update: ToolProgress) -> None:
+        # Called by the MCP session's reader task while the call runs: the event goes out at once.
+        runtime.stream_writer(
+            ToolProgressEvent(
+                event="tool_progress",
+                id=task["id"],
+                tool=task["tool"],
+                progress=update.progress,
+                total=update.total,
+                message=update.message,
+            )
+        )
+
     # The server may ask during the call: an elicitation interrupts the thread and the call is made again on
     # resume; sampling is answered by the run's model (planwerk.tools.client_features, docs/capabilities.md).
     channel = channel_for_call(
@@ -101,12 +130,15 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
         emit=runtime.stream_writer,
         run_key=run_key(runtime.execution_info),
     )
+    # The override reaches the tool source too (planwerk.tools.call_options), so a server's own shorter timeout
+    # does not cut the call; progress notifications become tool_progress events.
     async with deps.call_slots(context.max_concurrency):
-        record = await call_with_client_features(
-            lambda: call_one(deps.tools, call, policy),
-            channel,
-            lambda request: answer_by_interrupt(request, task["id"], task["tool"], interrupt),
-        )
+        with call_options(timeout_s=context.tool_timeout_s, on_progress=progress):
+            record = await call_with_client_features(
+                lambda: call_one(deps.tools, call, policy),
+                channel,
+                lambda request: answer_by_interrupt(request, task["id"], task["tool"], interrupt),
+            )
     retrying = record["kind"] in TRANSIENT_KINDS and attempt < min(context.tool_retry_attempts, retry.max_attempts)
     runtime.stream_writer(result_event(record, retrying=retrying))
     if retrying:
