@@ -284,6 +284,11 @@ class ServerFeatures:
         self.roots = tuple(roots)
         self._calls: list[CallChannel] = []
 
+    @property
+    def in_flight(self) -> tuple[CallChannel, ...]:
+        """The channels of the calls in flight on this server."""
+        return tuple(self._calls)
+
     def track(self, call: asyncio.Future[Any]) -> None:
         """Count ``call`` as in flight on this server until it is done, with the channel current in the caller's
         context (:data:`CURRENT_CALL`); a call without one (outside a graph run) counts too, so that a request
