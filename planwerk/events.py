@@ -104,23 +104,6 @@ class ToolProgressEvent(_Tagged):
     """What the server says it is doing; None when it says nothing."""
 
 
-class ToolProgressEvent(_Tagged):
-    """A running tool call reported progress (``call_tool``; an MCP ``notifications/progress``).
-
-    Sent as the server sends them, between the call's ``tool_call`` and its ``tool_result`` or ``tool_error``.
-    """
-
-    event: Literal["tool_progress"]
-    id: str
-    tool: str
-    progress: float
-    """How far the call is; increases with every notification."""
-    total: float | None
-    """The value ``progress`` reaches at the end; None when the server does not know it."""
-    message: str | None
-    """What the server says it is doing; None when it says nothing."""
-
-
 class ToolResultEvent(_Tagged):
     """A tool call returned (``call_tool``)."""
 
