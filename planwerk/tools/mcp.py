@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -456,10 +457,13 @@ def _progress_callback(sink: ProgressSink | None, tool: str) -> Callable[..., Aw
     one."""
     if sink is None:
         return None
+    # The session's reader task calls back, outside the caller's context; the sink runs in the caller's (LangGraph's
+    # stream writer finds the run's config there).
+    context = contextvars.copy_context()
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         try:
-            sink(ToolProgress(progress=progress, total=total, message=message))
+            context.run(sink, ToolProgress(progress=progress, total=total, message=message))
         except Exception:  # a failing sink must not break the session's reader task
             log.warning("progress of %s could not be delivered", tool, exc_info=True)
 
