@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -76,3 +77,33 @@ def everything_config(transport: str, log_dir: Path, timeout_s: float = 30) -> I
         return
     with everything_http(log_dir) as url:
         yield {"mcpServers": {"everything": {"url": url, "timeout": timeout_s}}}
+
+
+def run_cli(args: list[str], home: Path) -> list[dict[str, Any]]:
+    """``planwerk <args> --json`` in a subprocess; its events."""
+    env = {**os.environ, "PLANWERK_HOME": str(home), "COLUMNS": "200"}
+    done = subprocess.run(
+        [sys.executable, "-m", "planwerk.cli", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def cli_files(tmp_path: Path, server: dict[str, Any], replies: list[str]) -> list[str]:
+    """An MCP config with server-everything and a replay model; the CLI arguments naming them."""
+    config, replay = tmp_path / "mcp.json", tmp_path / "replay.json"
+    config.write_text(json.dumps({"mcpServers": {"everything": server}}))
+    replay.write_text(json.dumps(replies))
+    return [
+        "--mcp-config",
+        str(config),
+        "--model",
+        f"replay:{replay}",
+        "--no-retrieval",
+        "--db",
+        str(tmp_path / "t.db"),
+    ]

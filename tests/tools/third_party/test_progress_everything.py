@@ -3,13 +3,8 @@ at the tool source (stdio and streamable HTTP), in a graph run's stream, and in 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,7 +13,7 @@ from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.call_options import ToolProgress, call_options
 from planwerk.tools.mcp import MCPToolSource, open_tools
 from tests.graph.tools import plan_json
-from tests.tools.third_party.content_servers import everything_config, everything_stdio
+from tests.tools.third_party.content_servers import cli_files, everything_config, everything_stdio, run_cli
 
 LONG = "trigger-long-running-operation"
 OPERATION = {"id": "op", "name": LONG, "arguments": {"duration": 0.3, "steps": 3}}
@@ -59,31 +54,11 @@ async def test_a_run_streams_tool_progress_between_the_call_and_its_result(every
     assert kinds.index("tool_call") < first and last < kinds.index("tool_result")
 
 
-def run_cli(args: list[str], home: Path) -> list[dict[str, Any]]:
-    """``planwerk <args> --json`` in a subprocess; its events."""
-    env = {**os.environ, "PLANWERK_HOME": str(home), "COLUMNS": "200"}
-    done = subprocess.run(
-        [sys.executable, "-m", "planwerk.cli", *args, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-    )
-    assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-
-
-def cli_files(tmp_path: Path, server: dict[str, Any], replies: list[str]) -> list[str]:
-    """An MCP config with server-everything and a replay model; the CLI arguments naming them."""
-    config, replay = tmp_path / "mcp.json", tmp_path / "replay.json"
-    config.write_text(json.dumps({"mcpServers": {"everything": server}}))
-    replay.write_text(json.dumps(replies))
-    return ["--mcp-config", str(config), "--model", f"replay:{replay}", "--no-retrieval", "--db", str(tmp_path / "t.db")]
-
-
 def test_ask_json_prints_tool_progress_events(tmp_path: Path) -> None:
     files = cli_files(tmp_path, everything_stdio(), [plan_json([OPERATION]), "The operation completed."])
     events = run_cli(["ask", "Run the long operation.", *files], tmp_path / "home")
     progress = [e for e in events if e["event"] == "tool_progress"]
-    assert [(e["id"], e["tool"], e["progress"], e["total"]) for e in progress] == [("op", LONG, n, 3) for n in (1, 2, 3)]
+    assert [(e["id"], e["tool"], e["progress"], e["total"]) for e in progress] == [
+        ("op", LONG, n, 3) for n in (1, 2, 3)
+    ]
     assert all("message" in e and "thread_id" in e for e in progress)
