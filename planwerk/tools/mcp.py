@@ -573,7 +573,11 @@ async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event)
 
 
 async def _list_resources(session: ClientSession, name: str) -> ResourceCatalog | None:
-    """The server's resources and templates (bounded pages), or None when it offers no resources."""
+    """The server's resources and templates (bounded pages), or None when it offers none.
+
+    A server that advertises the ``resources`` capability but lists neither a resource nor a template counts as
+    offering none: FastMCP advertises it for every server, and a ``read_resource`` line in the catalog for nothing
+    costs a small model's window."""
     capabilities = session.get_server_capabilities()
     if capabilities is None or capabilities.resources is None:
         return None
@@ -596,6 +600,9 @@ async def _list_resources(session: ClientSession, name: str) -> ResourceCatalog 
                 break
     except McpError as exc:  # resources are an extra: a server that cannot list them still serves its tools
         log.warning("MCP server %s: listing its resources failed (%s); read_resource reads by URI only", name, exc)
+        return ResourceCatalog(server=name)
+    if not uris and not templates:
+        return None
     return ResourceCatalog(server=name, uris=tuple(uris), templates=tuple(templates))
 
 
