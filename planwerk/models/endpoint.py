@@ -6,9 +6,10 @@
   the local model compiles with xgrammar (:func:`planwerk.core.plan_schema.plan_json_schema`), sent as the server's
   ``response_format``. Servers spell it differently: OpenAI, vLLM and llama.cpp's own server take
   ``{"type": "json_schema", "json_schema": {...}}``; llama-cpp-python's server takes ``{"type": "json_object",
-  "schema": {...}}`` and rejects the first form with 422. The first constrained call tries the forms in
-  :data:`SCHEMA_FORMATS` order and the model remembers the one the server took; a server that takes none gets
-  unconstrained requests (logged once as a warning), and the plan check still gates every plan.
+  "schema": {...}}`` and rejects the first form (HTTP 500 naming the field; the client retries a 500 once). The
+  first constrained call tries the forms in :data:`SCHEMA_FORMATS` order and the model remembers the one the server
+  took; a server that takes none gets unconstrained requests (logged once as a warning), and the plan check still
+  gates every plan.
 - **Tokens are streamed** (``streaming=True``): LangGraph's callbacks see every token, a server that goes away
   mid-reply is noticed at once, and the timeout bounds the silence between two chunks rather than the whole reply
   (a long answer on a slow CPU is not cut off, a hung server is).
@@ -60,8 +61,9 @@ def response_format_for(schema: Mapping[str, Any], form: SchemaFormat) -> dict[s
 
 
 def rejects_response_format(error: openai.APIStatusError) -> bool:
-    """Whether a 400/422 answer is the server refusing the ``response_format`` form (rather than anything else)."""
-    if error.status_code not in (400, 422):
+    """Whether an error answer is the server refusing the ``response_format`` form (rather than anything else):
+    400 or 422 naming the field, or 500 (llama-cpp-python's server answers its own validation errors with 500)."""
+    if error.status_code not in (400, 422, 500):
         return False
     text = f"{error.message} {error.body}".lower()
     return "response_format" in text or "json_schema" in text
