@@ -20,6 +20,7 @@ from planwerk.prompts.examples import Example
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 from planwerk.rag.base import Hit
 from planwerk.tools.base import ToolSpec
+from planwerk.tools.content import elide_binary
 
 if TYPE_CHECKING:
     from planwerk.profiles import Language
@@ -32,6 +33,11 @@ MAX_ARGUMENT_DESCRIPTION_CHARS = 80
 """An argument's description is cut to this many characters in the catalog."""
 MAX_ENUM_VALUES = 8
 """An enum with more values shows the first ones and "…"."""
+MAX_OBJECT_FIELDS = 8
+"""An object argument shows this many of its fields, then "…"."""
+MAX_NESTING = 2
+"""Objects inside arguments are spelled out this deep (``array[{name: string, tags?: array[string]}]``); deeper
+ones are just ``object``."""
 
 
 def _clip(text: str, limit: int) -> str:
@@ -63,8 +69,9 @@ def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str,
     return schema
 
 
-def _type_of(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> str:
-    """A compact type: ``number`` (integer or number), ``string|boolean``, ``"c"|"f"`` (enum), ``array[number]``."""
+def _type_of(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None, depth: int = 0) -> str:
+    """A compact type: ``number`` (integer or number), ``string|boolean``, ``"c"|"f"`` (enum), ``array[number]``,
+    an object with its fields, optional ones marked ``?`` (``{name: string, tags?: array[string]}``)."""
     root = root if root is not None else schema
     schema = _resolve(schema, root)
     if isinstance(schema.get("enum"), list):
@@ -76,16 +83,36 @@ def _type_of(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -
         kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         items = schema.get("items")
         rendered = [
-            f"array[{_type_of(items, root)}]" if kind == "array" and isinstance(items, Mapping) else str(kind)
+            f"array[{_type_of(items, root, depth)}]"
+            if kind == "array" and isinstance(items, Mapping)
+            else _object_fields(schema, root, depth)
+            if kind == "object"
+            else str(kind)
             for kind in kinds
         ]
         return _join_types(rendered)
     options = [
-        _type_of(option, root)
+        _type_of(option, root, depth)
         for option in (*schema.get("anyOf", ()), *schema.get("oneOf", ()))
         if isinstance(option, Mapping)
     ]
     return _join_types(options)
+
+
+def _object_fields(schema: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> str:
+    """``{a: string, b?: number}`` for an object schema with properties (a small model cannot guess the fields of an
+    ``array[object]``); ``object`` without properties or deeper than :data:`MAX_NESTING`."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or not properties or depth >= MAX_NESTING:
+        return "object"
+    required = set(schema.get("required") or [])
+    fields = [
+        f"{name}{'' if name in required else '?'}: {_type_of(field, root, depth + 1)}"
+        for name, field in list(properties.items())[:MAX_OBJECT_FIELDS]
+        if isinstance(field, Mapping)
+    ]
+    more = ", …" if len(properties) > MAX_OBJECT_FIELDS else ""
+    return "{" + ", ".join(fields) + more + "}"
 
 
 def _join_types(kinds: Sequence[str]) -> str:
@@ -217,8 +244,9 @@ def build_plan_messages(
 
 
 def render_result(value: Any, texts: PromptTexts = GERMAN) -> str:
-    """A result as compact JSON, cut with a note when long."""
-    text = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+    """A result as compact JSON, cut with a note when long; base64 data of images, audio and blobs is replaced by its
+    size (a model reads nothing in it, and it would fill a small model's window)."""
+    text = json.dumps(elide_binary(value), ensure_ascii=False, default=str, separators=(",", ":"))
     if len(text) > MAX_RESULT_CHARS_IN_PROMPT:
         return text[:MAX_RESULT_CHARS_IN_PROMPT] + texts.cut_note.format(total=len(text))
     return text
