@@ -131,7 +131,9 @@ class EventPrinter:
     def __call__(self, event: dict[str, Any]) -> None:
         kind = event["event"]
         show = self.console.print
-        if kind == "retrieval":
+        if kind == "server_error":
+            show(f"[red]  ⚠ MCP-Server {escape(event['server'])} nicht verfügbar:[/red] {escape(event['error'])}")
+        elif kind == "retrieval":
             for hit in event["hits"]:
                 show(f"[dim]  📄 {escape(hit['source'])} ({hit['score']:.2f}): {escape(hit['text'][:90])}…[/dim]")
         elif kind == "plan":

@@ -4,7 +4,7 @@ The graph's nodes write them to LangGraph's ``custom`` stream; :class:`planwerk.
 and turns LangGraph interrupts into :class:`InterruptEvent`. Every event is a JSON-able dict with an ``event`` key,
 so ``planwerk ask --json`` prints them as they are. In the order a run emits them::
 
-    start → retrieval → plan | replan … → step → (approval_required) → tool_call → (tool_progress …)
+    start → (server_error …) → retrieval → plan | replan … → step → (approval_required) → tool_call → (tool_progress …)
           → tool_result | tool_error …
           → (ask_user) → (answer_rejected …) → final_answer
 """
@@ -29,6 +29,17 @@ class StartEvent(_Tagged):
 
     event: Literal["start"]
     question: str
+
+
+class ServerErrorEvent(_Tagged):
+    """An MCP server is down as a question starts (``retrieve``): it failed to start, or it went away and could not
+    be reconnected. Its tools are missing from the plan, and a call to one fails with kind ``unavailable``."""
+
+    event: Literal["server_error"]
+    server: str
+    """The server's name in the MCP config."""
+    error: str
+    """What happened (redacted: no configured secret appears)."""
 
 
 class RetrievalEvent(_Tagged):
@@ -216,6 +227,7 @@ class InterruptEvent(_Tagged):
 
 Event = (
     StartEvent
+    | ServerErrorEvent
     | RetrievalEvent
     | PlanEvent
     | ReplanEvent
@@ -236,6 +248,7 @@ Event = (
 
 EventName = Literal[
     "start",
+    "server_error",
     "retrieval",
     "plan",
     "replan",

@@ -8,6 +8,10 @@ environment sets ``PYTHON``. Per server: ``timeout`` (seconds for start-up and f
 ``uri`` or ``path`` and an optional ``name``; see ``docs/capabilities.md``). Header and env values are
 secrets: they never appear in ``repr``, logs or error messages.
 
+Tool names: ``prefix`` names a server's tools ``<prefix>_<tool>`` (``true``: the server's name is the prefix).
+Without it, a tool name that two servers share is prefixed with each one's server name (``a_read_file``,
+``b_read_file``); no tool is hidden. ``allowed_tools`` names a server's tools as the server does, unprefixed.
+
 A stdio server does not see planwerk's environment: it starts with :func:`minimal_environment` (what a process and
 a Python interpreter need, no credentials), plus its ``env``, plus the variables ``inherit_env`` names (a list of
 names passed on from planwerk's environment when set). ``max_message_bytes`` bounds one message from a server, stdio
@@ -20,7 +24,8 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -39,6 +44,9 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _STDIO_KEYS = {"command", "args", "env", "cwd", "inherit_env"}
 _HTTP_KEYS = {"url", "headers"}
 _CAPABILITY_KEYS = {"roots"}
+_NAMING_KEYS = {"prefix"}
+_PREFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+"""A tool-name prefix: letters, digits, ``_`` and ``-`` (what MCP tool names use), at most 32."""
 _COMMON_KEYS = {"transport", "type", "timeout", "allowed_tools", "disabled", "description", "max_message_bytes"}
 
 
@@ -101,6 +109,9 @@ class StdioServer:
     allowed_tools: frozenset[str] | None = None
     roots: tuple[Root, ...] = ()
     """Offered as MCP roots; empty: the session does not advertise roots."""
+    tool_prefix: str | None = None
+    """Every tool of this server is offered as ``<tool_prefix>_<name>``; ``None``: only names that collide with
+    another server's are prefixed (with the server's name)."""
     transport: Literal["stdio"] = "stdio"
 
     def __repr__(self) -> str:
@@ -143,6 +154,8 @@ class HttpServer:
     allowed_tools: frozenset[str] | None = None
     roots: tuple[Root, ...] = ()
     """Offered as MCP roots; empty: the session does not advertise roots."""
+    tool_prefix: str | None = None
+    """See :attr:`StdioServer.tool_prefix`."""
     transport: Literal["streamable_http"] = "streamable_http"
 
     def __repr__(self) -> str:
@@ -239,7 +252,7 @@ def _read(source: str | Path) -> tuple[str, str]:
 
 def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> ServerConfig:
     where = f"mcpServers.{name}"
-    unknown = set(raw) - _STDIO_KEYS - _HTTP_KEYS - _COMMON_KEYS - _CAPABILITY_KEYS
+    unknown = set(raw) - _STDIO_KEYS - _HTTP_KEYS - _COMMON_KEYS - _CAPABILITY_KEYS - _NAMING_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     if "command" in raw and "url" in raw:
@@ -262,6 +275,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
         raise ConfigError(f"{where}.allowed_tools: expected a list of tool names")
     allowed_set = frozenset(allowed) if allowed is not None else None
     roots = _roots(raw.get("roots", []), f"{where}.roots", env)
+    prefix = _prefix(raw.get("prefix"), name, f"{where}.prefix")
     limit = raw.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
         raise ConfigError(f"{where}.max_message_bytes: expected a positive whole number, got {limit!r}")
@@ -293,6 +307,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
             timeout_s=float(timeout),
             allowed_tools=allowed_set,
             roots=roots,
+            tool_prefix=prefix,
         )
     if set(raw) & _STDIO_KEYS:
         raise ConfigError(f"{where}: an HTTP server takes url/headers, not command/args/env/cwd")
@@ -310,7 +325,44 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
         timeout_s=float(timeout),
         allowed_tools=allowed_set,
         roots=roots,
+        tool_prefix=prefix,
     )
+
+
+def _prefix(raw: Any, name: str, where: str) -> str | None:
+    """The configured tool-name prefix: a string, ``true`` (the server's name) or absent/``false`` (automatic)."""
+    if raw is None or raw is False:
+        return None
+    prefix = name if raw is True else raw
+    if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
+        raise ConfigError(
+            f"{where}: expected true or a prefix of letters, digits, '_' and '-' (at most 32, e.g. \"fs\"), "
+            f"got {prefix!r}" + (" (the server's name, as prefix: true)" if raw is True else "")
+        )
+    return prefix
+
+
+def offered_tool_names(tools: Sequence[tuple[str, str | None, str]]) -> list[str]:
+    """The names tools are offered under, for ``(server, prefix, tool)`` triples in order (pure; no tool hidden).
+
+    A configured prefix always applies (``<prefix>_<tool>``). Without one, a name that another server's tool also
+    has is prefixed with the server's name, on every server that has it, so no server's tool wins by the order of
+    the config. Names still equal after that (a prefixed name that spells another tool's) get ``_2``, ``_3``.
+    """
+    base = [f"{prefix}_{tool}" if prefix else tool for _, prefix, tool in tools]
+    counts = Counter(base)
+    names = [
+        f"{server}_{tool}" if prefix is None and counts[name] > 1 else name
+        for (server, prefix, tool), name in zip(tools, base, strict=True)
+    ]
+    out: list[str] = []
+    for name in names:
+        candidate, number = name, 1
+        while candidate in out or (candidate != name and candidate in names):
+            number += 1
+            candidate = f"{name}_{number}"
+        out.append(candidate)
+    return out
 
 
 def _roots(raw: Any, where: str, env: Mapping[str, str]) -> tuple[Root, ...]:

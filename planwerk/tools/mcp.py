@@ -12,7 +12,8 @@ never from the wording of a message:
 - ``unavailable``: the transport broke or the connection closed (JSON-RPC ``CONNECTION_CLOSED``); the server is
   then marked dead;
 - ``invalid_arguments``: the arguments do not fit the tool's input schema (checked here before sending, see
-  ``planwerk.tools.repair``), an unknown tool name, or a JSON-RPC ``INVALID_PARAMS`` (-32602) error from the server;
+  ``planwerk.tools.repair``), an unknown tool name while every server is up (with a server down, the name may be
+  one of its tools: ``unavailable``), or a JSON-RPC ``INVALID_PARAMS`` (-32602) error from the server;
 - otherwise the kind the server names in its error result. The convention, which any MCP server may follow
   (``planwerk.tools.servers.failures`` implements the server side for FastMCP): an ``isError`` result whose
   ``_meta`` holds ``{"planwerk/error": {"kind": "<kind>"}}`` with kind ``not_found``, ``invalid_arguments``,
@@ -26,6 +27,11 @@ or the caller's deadline), or a broken connection, mark the server unavailable: 
 :data:`RECONNECTS`; the new session replaces the old one, whose process is shut down beside it. A timed-out or
 cancelled call is cancelled on the server (``notifications/cancelled``, see ``planwerk.tools.transport``), so
 abandoned calls do not pile up there.
+
+**Tool names.** A tool is offered under its own name unless a server's config gives it a ``prefix`` or another
+server has a tool of the same name: then it is ``<prefix or server name>_<name>``
+(:func:`planwerk.tools.config.offered_tool_names`). No tool is hidden by a collision; a call goes to the tool's own
+server under the server's name for it.
 
 **Destructive tools.** :attr:`ToolSpec.destructive <planwerk.tools.base.ToolSpec.destructive>` (the call waits for
 a person's approval) is true only when the server annotates the tool ``destructiveHint: true`` and not
@@ -71,7 +77,7 @@ from planwerk.core.sanitize import sanitize_value
 from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolFailureKind, ToolSpec
 from planwerk.tools.call_options import CALL_OPTIONS, ProgressSink, ToolProgress
 from planwerk.tools.client_features import ServerFeatures, offered_tools
-from planwerk.tools.config import MCPConfig, ServerConfig, load_config, redact
+from planwerk.tools.config import MCPConfig, ServerConfig, load_config, offered_tool_names, redact
 from planwerk.tools.content import resource_value, tool_result_value
 from planwerk.tools.redaction import secrets_redacted
 from planwerk.tools.repair import check_arguments
@@ -204,35 +210,35 @@ class MCPToolSource:
         self._servers = dict(servers)
         self._tools: dict[str, tuple[_Server, BaseTool]] = {}
         self._specs: dict[str, ToolSpec] = {}
-        for server in self._servers.values():
-            if server.dead.is_set():
+        self._names: dict[str, str] = {}
+        """Offered name -> the tool's name on its server (they differ where a prefix applies)."""
+        offered = [
+            (server, tool)
+            for server in self._servers.values()
+            if not server.dead.is_set()
+            for tool in server.tools
+            if server.config.allowed_tools is None or tool.name in server.config.allowed_tools
+        ]
+        names = offered_tool_names([(s.name, s.config.tool_prefix, t.name) for s, t in offered])
+        for (server, tool), name in zip(offered, names, strict=True):
+            if allowed is not None and name not in allowed and tool.name not in allowed:
                 continue
-            for tool in server.tools:
-                if allowed is not None and tool.name not in allowed:
-                    continue
-                if server.config.allowed_tools is not None and tool.name not in server.config.allowed_tools:
-                    continue
-                if tool.name in self._tools:
-                    other = self._tools[tool.name][0].name
-                    log.warning(
-                        "MCP tool %s of server %s hidden: server %s has a tool of that name",
-                        tool.name,
-                        server.name,
-                        other,
-                    )
-                    continue
-                self._tools[tool.name] = (server, tool)
-                schema = tool.args_schema if isinstance(tool.args_schema, dict) else {"type": "object"}
-                listed = server.listed.get(tool.name)
-                self._specs[tool.name] = ToolSpec(
-                    name=tool.name,
-                    description=tool.description or "",
-                    input_schema=schema,
-                    output_schema=(listed.outputSchema or None) if listed is not None else None,
-                    server=server.name,
-                    destructive=is_destructive(listed.annotations if listed is not None else None),
-                    timeout_s=server.config.timeout_s,
-                )
+            if name != tool.name and server.config.tool_prefix is None:
+                log.info("MCP tool %s of server %s is offered as %s (another server has a tool of that name)",
+                         tool.name, server.name, name)  # fmt: skip
+            self._tools[name] = (server, tool)
+            self._names[name] = tool.name
+            schema = tool.args_schema if isinstance(tool.args_schema, dict) else {"type": "object"}
+            listed = server.listed.get(tool.name)
+            self._specs[name] = ToolSpec(
+                name=name,
+                description=tool.description or "",
+                input_schema=schema,
+                output_schema=(listed.outputSchema or None) if listed is not None else None,
+                server=server.name,
+                destructive=is_destructive(listed.annotations if listed is not None else None),
+                timeout_s=server.config.timeout_s,
+            )
         self._resource_servers = self._offer_read_resource(allowed)
         if allowed is not None and (missing := sorted(set(allowed) - set(self._tools) - set(self._specs))):
             log.warning("allowed MCP tools not offered by any available server: %s", ", ".join(missing))
@@ -270,10 +276,18 @@ class MCPToolSource:
         if name == READ_RESOURCE and self._resource_servers:
             return await self._read_resource(arguments)
         if name not in self._tools:
+            if down := self._down_servers_for(name):
+                reasons = "; ".join(f"server {s.name} is unavailable ({s.reason})" for s in down)
+                raise ToolError(
+                    f"{name}: no available server offers it, and {reasons}",
+                    tool=name,
+                    server=down[0].name if len(down) == 1 else None,
+                    kind="unavailable",
+                )
             known = ", ".join(sorted(self._tools)) or "none"
             raise ToolError(f"unknown tool {name!r}; available tools: {known}", tool=name, kind="invalid_arguments")
         server, _ = self._tools[name]
-        tool = server.tool(name)
+        tool = server.tool(self._names[name])
         if server.dead.is_set() or tool is None:
             reason = server.reason if server.dead.is_set() else "the tool is gone since the server was reconnected"
             raise ToolError(
@@ -286,6 +300,19 @@ class MCPToolSource:
         arguments = sanitize_value(arguments)
         args = check_arguments(self._specs[name].input_schema, arguments, tool=name, server=server.name)
         return await self._invoke(server, tool, args)
+
+    def _down_servers_for(self, name: str) -> list[_Server]:
+        """The down servers a tool ``name`` that no live server offers may belong to: those that list it in
+        ``allowed_tools`` or whose prefix it carries, else every down server (one that failed at start-up never
+        told us its tools)."""
+        down = [s for s in self._servers.values() if s.dead.is_set()]
+        named = [
+            s
+            for s in down
+            if (s.config.allowed_tools is not None and name in s.config.allowed_tools)
+            or name.startswith(f"{s.config.tool_prefix or s.name}_")
+        ]
+        return named or down
 
     async def _invoke(self, server: _Server, tool: BaseTool, args: dict[str, Any]) -> Any:
         # The session's call_tool, not the adapter's tool: only it takes a per-call timeout and a progress
