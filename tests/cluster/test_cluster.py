@@ -1,0 +1,175 @@
+"""planwerk on Aegra with PostgreSQL, two instances (``scripts/cluster.sh``), driven with langgraph-sdk.
+
+Every run uses the replay model (its own file per run: each instance loads a spec afresh) and real MCP servers over
+streamable HTTP. The crash test is last: it kills one instance for good.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from tests.cluster.conftest import (
+    ANSWER,
+    Cluster,
+    Tools,
+    call,
+    cluster_up,
+    context,
+    plan,
+    question,
+    write_replay,
+)
+
+pytestmark = pytest.mark.timeout(180)
+GRAPH = "planwerk"
+ASK = json.dumps({"ask_user": "Welche zwei Zahlen soll ich addieren?"})
+CRASH_WAIT_S = 90.0
+"""Bounds a hang only: how long the crash test waits for the doomed call to start."""
+
+
+def clients(cluster: Cluster) -> tuple[LangGraphClient, LangGraphClient]:
+    """One langgraph-sdk client per instance (no special client logic: plain base URLs)."""
+    first, second = cluster.instances
+    return get_client(url=first, timeout=120), get_client(url=second, timeout=120)
+
+
+async def wait(cluster: Cluster, client: LangGraphClient, thread: str, **kwargs: Any) -> dict[str, Any]:
+    """``runs.wait`` on ``thread``; a run that ended without an answer or interrupt fails with its error and logs."""
+    out = await client.runs.wait(thread, GRAPH, **kwargs)
+    if "answer" not in out and "__interrupt__" not in out:
+        runs = await client.runs.list(thread)
+        logs = "\n".join(cluster.log_tail(index) for index in range(len(cluster.instances)))
+        pytest.fail(f"the run ended without an answer: {out}\nruns: {runs}\n{logs}")
+    return out
+
+
+def add_plan(call_id: str, a: float, b: float) -> str:
+    """A plan of one ``add`` call on the math server."""
+    return plan(call(call_id, "add", arg_0=a, arg_1=b))
+
+
+def test_up_again_prints_the_running_cluster(cluster: Cluster) -> None:
+    assert len(cluster.instances) == 2 and len(set(cluster.instances)) == 2
+    assert all(url.startswith("http://127.0.0.1:") for url in cluster.instances)
+    again = cluster_up(cluster.state)  # idempotent: nothing new is started
+    assert again == cluster
+
+
+async def test_a_thread_from_one_instance_is_read_and_continued_on_the_other(
+    cluster: Cluster, tools: Tools, tmp_path: Path
+) -> None:
+    first, second = clients(cluster)
+    thread = (await first.threads.create(metadata={"test": "cross-instance"}))["thread_id"]
+    model = write_replay(tmp_path / "one.json", [add_plan("s", 2, 3), ANSWER])
+    out = await wait(cluster, first, thread, input=question("Was ist 2 + 3?"), context=context(tools, model))
+    assert out["answer"] == ANSWER
+
+    # The other instance sees the thread, its state and its history (all in PostgreSQL).
+    record = await second.threads.get(thread)
+    assert record["status"] == "idle" and record["metadata"]["test"] == "cross-instance"
+    state = await second.threads.get_state(thread)
+    assert state["values"]["results"] == {"s": {"result": 5.0}}
+
+    # ... and continues the conversation: the model is shown the first turn.
+    model = write_replay(tmp_path / "two.json", [add_plan("t", 5, 4), "5 + 4 = 9."])
+    out = await wait(cluster, second, thread, input=question("Und 5 + 4?"), context=context(tools, model))
+    assert out["answer"] == "5 + 4 = 9."
+    values = (await first.threads.get_state(thread))["values"]
+    assert [m["content"] for m in values["messages"]] == ["Was ist 2 + 3?", ANSWER, "Und 5 + 4?", "5 + 4 = 9."]
+    history = await first.threads.get_history(thread, limit=200)
+    assert sum(1 for h in history if h["metadata"]["source"] == "input") == 2  # one per question, both instances
+
+
+async def test_twenty_concurrent_threads_over_both_instances_all_finish(
+    cluster: Cluster, tools: Tools, tmp_path: Path
+) -> None:
+    first, second = clients(cluster)
+    count = 20
+
+    async def one(index: int) -> tuple[str, dict[str, Any]]:
+        client = (first, second)[index % 2]
+        thread = (await client.threads.create())["thread_id"]
+        model = write_replay(tmp_path / f"t{index}.json", [add_plan("s", index, 1), f"{index} + 1 = {index + 1}."])
+        out = await wait(cluster, client, thread, input=question(f"{index} + 1?"), context=context(tools, model))
+        return thread, out
+
+    started = time.monotonic()
+    finished = await asyncio.gather(*(one(index) for index in range(count)))
+    print(f"\n{count} concurrent threads over 2 instances: {time.monotonic() - started:.1f} s")
+    for index, (thread, out) in enumerate(finished):
+        assert out["answer"] == f"{index} + 1 = {index + 1}.", (index, out)
+        assert out["results"] == {"s": {"result": float(index + 1)}}
+        other = (second, first)[index % 2]  # every thread reads the same through the instance that did not run it
+        assert (await other.threads.get(thread))["status"] == "idle"
+        [run] = await other.runs.list(thread)
+        assert run["status"] == "success"
+
+
+async def test_an_ask_user_interrupt_is_resumed_through_the_other_instance(
+    cluster: Cluster, tools: Tools, tmp_path: Path
+) -> None:
+    first, second = clients(cluster)
+    thread = (await first.threads.create())["thread_id"]
+    asking = write_replay(tmp_path / "ask.json", [ASK])
+    out = await wait(cluster, first, thread, input=question("Rechne was aus."), context=context(tools, asking))
+    assert out["__interrupt__"][0]["value"] == {"kind": "ask_user", "question": "Welche zwei Zahlen soll ich addieren?"}
+    assert (await second.threads.get(thread))["status"] == "interrupted"
+    assert (await second.threads.get_state(thread))["next"] == ["ask_user"]
+
+    answering = write_replay(tmp_path / "answer.json", [add_plan("t", 7, 8), "7 + 8 = 15."])
+    out = await wait(cluster, second, thread, command={"resume": "7 und 8"}, context=context(tools, answering))
+    assert out["answer"] == "7 + 8 = 15."
+    values = (await first.threads.get_state(thread))["values"]
+    assert values["user"]["answer"] == "7 und 8" and values["results"] == {"t": {"result": 15.0}}
+    assert (await first.threads.get(thread))["status"] == "idle"
+
+
+async def test_kill_9_mid_run_recovers_through_the_other_instance_without_repeating_a_finished_call(
+    cluster: Cluster, tools: Tools, tmp_path: Path
+) -> None:
+    first, second = clients(cluster)
+    thread = (await first.threads.create())["thread_id"]
+    # Step 0 records "a" (finishes); step 1 records "b" and holds it (the kill lands there); step 2 adds.
+    steps = plan(
+        call("a", "record", key=f"{thread}-a"),
+        call("b", "record", key=f"{thread}-b", hold_s=600),
+        call("s", "add", arg_0=2, arg_1=3),
+    )
+    model = write_replay(tmp_path / "doomed.json", [steps, ANSWER])
+    await first.runs.create(
+        thread, GRAPH, input=question("Zähle a, b, dann 2 + 3."), context=context(tools, model, tool_timeout_s=900)
+    )
+    started_b = f"start {thread}-b"
+    deadline = time.monotonic() + CRASH_WAIT_S
+    while tools.counts().get(started_b, 0) == 0:
+        assert time.monotonic() < deadline, f"the call b never started: {tools.counts()}"
+        await asyncio.sleep(0.05)
+    os.killpg(cluster.pid(0), signal.SIGKILL)  # the instance running the run, with anything it spawned
+
+    # The other instance reads the last checkpoint: a finished, b pending.
+    state = await second.threads.get_state(thread)
+    assert state["next"] == ["call_tool"]
+    assert [(c["id"], c["status"]) for c in state["values"]["calls"]] == [("a", "ok")]
+
+    # A run on the thread through the other instance continues from that checkpoint (the model only answers). Aegra
+    # 0.6.0 turns a run without input into an empty input (a fresh start that LangGraph refuses) and allows
+    # ``resume`` only on an interrupted thread (this one is still "busy"): a Command with a no-op update is the run
+    # that continues. b runs again (it never finished), a does not.
+    answering = write_replay(tmp_path / "recover.json", [ANSWER])
+    out = await wait(cluster, second, thread, command={"update": {"messages": []}}, context=context(tools, answering))
+    assert out["answer"] == ANSWER
+    assert out["results"]["s"] == {"result": 5.0}
+    counts = tools.counts()
+    assert counts[f"start {thread}-a"] == 1 and counts[f"end {thread}-a"] == 1  # the finished call did not repeat
+    assert counts[f"start {thread}-b"] == 2 and counts[f"end {thread}-b"] == 1  # the interrupted one ran again
+    assert (await second.threads.get(thread))["status"] == "idle"
