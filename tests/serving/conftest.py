@@ -57,6 +57,8 @@ class DevServer:
     port: int = field(default_factory=free_port)
     extra_env: dict[str, str] = field(default_factory=dict)
     """Variables set on top of :func:`server_env` (e.g. ``PLANWERK_POSTGRES_URI``)."""
+    config: Path = ROOT / "langgraph.json"
+    """The ``langgraph.json`` to serve (a test may serve its own graph entry point)."""
     process: subprocess.Popen[bytes] | None = None
     startup_s: float = 0.0
     """Seconds from spawning the process until ``GET /ok`` answered."""
@@ -83,7 +85,7 @@ class DevServer:
             "--port",
             str(self.port),
             "--config",
-            str(ROOT / "langgraph.json"),
+            str(self.config),
         ]
         started = time.monotonic()
         with self.log.open("ab") as log:
