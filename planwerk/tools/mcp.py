@@ -3,7 +3,13 @@
 :func:`open_tools` opens ONE session per configured server for its whole lifetime (a session per call costs a
 process spawn over stdio, about 0.5 s). Each session lives in its own owner task: when a server dies, the
 transport's ExceptionGroup ends that task only, the server is marked unavailable, and calls to the other
-servers go on. Every call is bounded by the server's timeout.
+servers go on. Every call is bounded by the server's timeout, or the run's override (``--tool-timeout``,
+``Context.tool_timeout_s``, handed over in :mod:`planwerk.tools.call_options` with the progress sink).
+
+**Results.** Calls go to the session directly (:meth:`MCPToolSource._invoke`), not through the adapter's tools:
+only the session takes a per-call timeout and progress callback, and :mod:`planwerk.tools.content` keeps every
+content type (images, audio, resource links, embedded resources; see ``docs/tools.md``). Servers that list
+resources add the built-in ``read_resource`` tool (:mod:`planwerk.tools.resources`).
 
 **Failure kinds.** Every failure is a :class:`~planwerk.tools.base.ToolError` whose ``kind`` comes from structure,
 never from the wording of a message:
@@ -18,8 +24,9 @@ never from the wording of a message:
   (``planwerk.tools.servers.failures`` implements the server side for FastMCP): an ``isError`` result whose
   ``_meta`` holds ``{"planwerk/error": {"kind": "<kind>"}}`` with kind ``not_found``, ``invalid_arguments``,
   ``unavailable``, ``timeout`` or ``error``. The text content stays the human message. An error result without
-  that key (any other server) is ``error``. langchain-mcp-adapters 0.3 turns an error result into an exception
-  that keeps only the text, so a tool-call interceptor reads ``_meta`` from the raw ``CallToolResult`` first.
+  that key (any other server) is ``error``. The kind is read from the raw ``CallToolResult`` (the adapter's
+  tools, which turn an error result into an exception that keeps only the text, keep the same reading in a
+  tool-call interceptor for anyone who calls them).
 
 **A server that stops answering.** Two calls in a row that got no answer (each timed out, at the server's timeout
 or the caller's deadline), or a broken connection, mark the server unavailable: its calls fail fast with kind
