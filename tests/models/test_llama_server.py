@@ -1,0 +1,236 @@
+"""The ``endpoint:`` spec against a real model server: llama.cpp's (llama-cpp-python[server], ``.llama-venv/``)
+serving the packaged GGUF on a free loopback port.
+
+Slow tests start the real server: tokens stream, plans follow the plan schema through the server's constrained
+output, the demo question is planned and answered through it, and a server killed mid-reply (or gone) is one typed,
+one-line error. They skip, saying so, only when the server package is not installed. The fast tests need no model:
+the ``response_format`` negotiation against a small HTTP server that refuses OpenAI's form the way
+llama-cpp-python's does, and a server that accepts the connection but never answers (the timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+import uvicorn
+from langchain_core.messages import HumanMessage
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from planwerk.models.endpoint import EndpointUnavailableError, endpoint_chat_model
+from planwerk.models.llama_server import INSTALL_HINT, LlamaServer, free_loopback_port, llama_server_python
+
+DEMO_QUESTION = "Wo kann man das Razepato am besten beobachten?"
+"""The question ``scripts/demo.sh`` asks (README, "Using it")."""
+PLAN_SCHEMA = {
+    "type": "object",
+    "properties": {"steps": {"type": "array", "maxItems": 0}, "final": {"type": "string"}},
+    "required": ["steps", "final"],
+    "additionalProperties": False,
+}
+
+
+# --- fast: our own negotiation and error logic against small real HTTP servers --------------------------------
+
+
+def _sse(model: str, text: str) -> StreamingResponse:
+    base = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": model}
+    pieces = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    events = [f"data: {json.dumps(piece)}\n\n" for piece in pieces] + ["data: [DONE]\n\n"]
+    return StreamingResponse(iter(events), media_type="text/event-stream")
+
+
+@pytest.fixture
+def picky_server() -> Iterator[tuple[str, list[dict], set[str]]]:
+    """An OpenAI-compatible server that refuses the ``response_format`` types in ``refused`` as llama-cpp-python's
+    server refuses ``json_schema`` (HTTP 500 with its validation error), and streams
+    ``{"steps": [], "final": "ok"}``."""
+    seen: list[dict] = []
+    refused: set[str] = {"json_schema"}
+
+    async def completions(request: Request) -> Response:
+        body = await request.json()
+        seen.append(body)
+        kind = (body.get("response_format") or {}).get("type")
+        if kind in refused:
+            message = (
+                "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+                "'msg': \"Input should be 'text' or 'json_object'\"}"
+            )
+            return JSONResponse({"error": {"message": message, "type": "internal_server_error"}}, status_code=500)
+        return _sse(body["model"], '{"steps":[],"final":"ok"}')
+
+    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    port = free_loopback_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/v1", seen, refused
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def test_plan_schema_goes_in_the_form_the_server_takes(picky_server) -> None:
+    url, seen, _ = picky_server
+    model = endpoint_chat_model(url, "m", timeout_s=30)
+    planner = model.with_plan_schema(PLAN_SCHEMA)
+
+    assert planner.invoke([HumanMessage("plan")]).content == '{"steps":[],"final":"ok"}'
+    forms = [body["response_format"]["type"] for body in seen]
+    assert list(dict.fromkeys(forms)) == ["json_schema", "json_object"] and forms[-1] == "json_object"
+    assert seen[0]["response_format"]["json_schema"]["schema"] == PLAN_SCHEMA  # OpenAI's form first
+    assert seen[-1]["response_format"]["schema"] == PLAN_SCHEMA and seen[-1]["stream"] is True
+    assert model.schema_format == "json_object_schema"  # remembered by the model and all its variants
+
+    negotiated = len(seen)
+    asyncio.run(model.with_plan_schema(PLAN_SCHEMA).ainvoke([HumanMessage("again")]))
+    assert [body["response_format"]["type"] for body in seen[negotiated:]] == ["json_object"]  # no renegotiation
+    model.invoke([HumanMessage("an answer")])
+    assert "response_format" not in seen[-1]  # answers are not constrained
+
+
+def test_a_server_without_schema_output_gets_plain_requests(picky_server, caplog) -> None:
+    url, seen, refused = picky_server
+    refused.add("json_object")
+    model = endpoint_chat_model(url, "m", timeout_s=30)
+
+    reply = model.with_plan_schema(PLAN_SCHEMA).invoke([HumanMessage("plan")])
+
+    assert reply.content == '{"steps":[],"final":"ok"}'
+    forms = [(body.get("response_format") or {}).get("type") for body in seen]
+    assert list(dict.fromkeys(forms)) == ["json_schema", "json_object", None] and forms[-1] is None
+    assert model.schema_format is None
+    assert "takes no JSON-schema response_format" in caplog.text
+
+
+def test_a_server_that_never_answers_times_out_with_one_line() -> None:
+    with socket.socket() as listener:  # accepts connections (the kernel's backlog) and never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        model = endpoint_chat_model(url, timeout_s=1.0)
+        started = time.monotonic()
+        with pytest.raises(EndpointUnavailableError) as caught:
+            model.invoke([HumanMessage("Hallo")])
+    assert time.monotonic() - started < 60  # bounded: two tries of 1 s each, not a hang
+    assert str(caught.value) == f"model server {url} sent nothing for 1.0 s (timeout); is it overloaded or hung?"
+
+
+# --- slow: the real llama.cpp server with the packaged GGUF ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def llama_python() -> Path:
+    python = llama_server_python()
+    if python is None:
+        pytest.skip(f"llama-cpp-python[server] is not installed ({INSTALL_HINT})")
+    return python
+
+
+@pytest.fixture(scope="module")
+def packaged_gguf() -> Path:
+    from planwerk.models.packaged import ensure_packaged_model
+
+    return ensure_packaged_model()
+
+
+@pytest.fixture(scope="module")
+def llama_server(llama_python: Path, packaged_gguf: Path, tmp_path_factory) -> Iterator[LlamaServer]:
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with LlamaServer(packaged_gguf, python=llama_python, log_file=log) as server:
+        yield server
+
+
+@pytest.mark.slow
+def test_tokens_stream_and_plans_follow_the_plan_schema(llama_server: LlamaServer) -> None:
+    from planwerk.bench.model import plan_messages, travel_specs
+    from planwerk.core.plan_schema import plan_json_schema
+    from planwerk.models.specs import load_chat_model
+
+    model = load_chat_model(llama_server.spec)
+    chunks = [chunk.text for chunk in model.stream([HumanMessage("Zähle auf Deutsch von eins bis fünf.")])]
+    assert len([c for c in chunks if c]) >= 3, chunks  # token by token, not one block
+    assert "".join(chunks).strip()
+
+    specs = travel_specs()
+    schema = plan_json_schema(specs)
+    reply = model.with_plan_schema(schema).invoke(plan_messages("Wie wird das Wetter morgen in Köln?", specs))
+    jsonschema.validate(json.loads(reply.text), schema)  # the server's grammar kept the plan inside the schema
+    assert model.schema_format == "json_object_schema"  # llama-cpp-python's form of a JSON-schema response
+
+
+@pytest.mark.slow
+def test_demo_question_is_planned_and_answered_through_the_server(llama_server: LlamaServer, tmp_path: Path) -> None:
+    from planwerk.agent import Agent
+    from planwerk.models.specs import load_chat_model
+
+    async def run() -> list[dict]:
+        async with Agent(model=llama_server.spec, db=tmp_path / "threads.sqlite") as agent:
+            return [event async for event in agent.events(DEMO_QUESTION, thread_id="demo")]
+
+    events = asyncio.run(run())
+    kinds = [event["event"] for event in events]
+    assert "plan" in kinds and kinds[-1] == "final_answer", kinds
+    final = events[-1]
+    assert final["answer"].strip()
+    assert final["metadata"]["llm_calls"] >= 2  # plan and answer, both from the server
+    assert load_chat_model(llama_server.spec).schema_format == "json_object_schema"  # the plan was constrained
+
+
+@pytest.mark.slow
+def test_a_server_killed_mid_reply_is_one_typed_line(llama_python: Path, packaged_gguf: Path, tmp_path: Path) -> None:
+    server = LlamaServer(packaged_gguf, python=llama_python, log_file=tmp_path / "server.log")
+    with server:
+        model = endpoint_chat_model(server.base_url, timeout_s=120)
+
+        async def read_until_killed() -> int:
+            received = 0
+            async for _chunk in model.astream([HumanMessage("Zähle von 1 bis 1000, jede Zahl auf eine Zeile.")]):
+                received += 1
+                if received == 1:
+                    server.kill()  # the server dies while it is streaming this reply
+            return received
+
+        with pytest.raises(EndpointUnavailableError) as mid_reply:
+            asyncio.run(read_until_killed())
+        with pytest.raises(EndpointUnavailableError) as gone:
+            model.invoke([HumanMessage("Hallo")])
+    for error in (mid_reply.value, gone.value):
+        assert "\n" not in str(error)
+        assert str(error).startswith(f"model server {server.base_url} is unreachable or went away mid-reply (")
+
+
+@pytest.mark.slow
+def test_cli_says_in_one_line_that_the_server_is_gone(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_loopback_port()}/v1"  # nothing listens there
+    env = {**os.environ, "PLANWERK_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+    planwerk = str(Path(sys.executable).parent / "planwerk")
+    done = subprocess.run(
+        [planwerk, "ask", DEMO_QUESTION, "--model", f"endpoint:{url}", "--no-retrieval"],
+        env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith(f"planwerk: error: model server {url} is unreachable or went away"), lines
