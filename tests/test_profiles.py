@@ -4,6 +4,7 @@ changes in a real run (persona, allowed tools, approvals, examples) against the 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,9 @@ from planwerk.graph.server import run_context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.profiles import PROFILES, get_profile, load_profile_file
 from planwerk.prompts import generic
+from planwerk.prompts.examples import library
 from planwerk.prompts.texts import texts_for
+from planwerk.tools.config import load_config
 from tests.third_party import time_server
 
 TIME_PLAN = json.dumps(
@@ -228,3 +231,15 @@ def test_cli_runs_with_a_profile_file(tmp_path: Path, time_config: Path) -> None
     events: list[dict[str, Any]] = [json.loads(line) for line in done.stdout.splitlines()]
     assert [e["event"] for e in events][-1] == "final_answer"
     assert events[-1]["answer"] == "In Tokyo it is 18:00."
+
+
+def test_the_documented_profile_file_and_examples_are_valid(tmp_path: Path) -> None:
+    docs = (Path(__file__).parents[1] / "docs" / "profiles.md").read_text(encoding="utf-8")
+    [toml_block] = re.findall(r"```toml\n(.*?)```", docs, re.S)
+    examples_block, config_block = re.findall(r"```json\n(.*?)```", docs, re.S)
+    write(tmp_path / "clock-examples.json", examples_block)
+    profile = get_profile(str(write(tmp_path / "clock.toml", toml_block)))
+    assert profile.name == "clock" and profile.allowed_tools == frozenset({"get_current_time", "convert_time"})
+    assert library(profile.examples)[0].tools == frozenset({"get_current_time"})
+    servers = load_config(config_block).servers
+    assert servers["work"].tool_prefix == "job" and servers["home"].tool_prefix is None

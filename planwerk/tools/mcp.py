@@ -31,7 +31,9 @@ never from the wording of a message:
 **A server that stops answering.** Two calls in a row that got no answer (each timed out, at the server's timeout
 or the caller's deadline), or a broken connection, mark the server unavailable: its calls fail fast with kind
 ``unavailable`` (calls in flight too). It is then reconnected (a stdio server restarted) once per
-:data:`RECONNECTS`; the new session replaces the old one, whose process is shut down beside it. A timed-out or
+:data:`RECONNECTS`; the new session replaces the old one, whose process is shut down beside it. A streamable-HTTP
+server is reconnected again later whenever a call needs it (:data:`HTTP_RECONNECT_INTERVAL_S`): after a 401, its
+calls work again once the server accepts the token again. A timed-out or
 cancelled call is cancelled on the server (``notifications/cancelled``, see ``planwerk.tools.transport``), so
 abandoned calls do not pile up there.
 
@@ -107,8 +109,15 @@ _TRANSPORT_ERRORS = (
 _TIMEOUT_CODES = frozenset({408, -32001})
 
 RECONNECTS = 1
-"""How often a server that stopped answering (or whose connection broke) is reconnected during one
-:func:`open_tools`; a server that fails again stays unavailable."""
+"""How often a server that stopped answering (or whose connection broke) is reconnected at once during one
+:func:`open_tools`; a stdio server that fails again stays unavailable (a process that keeps crashing is not started
+over and over). A streamable-HTTP server is reconnected again on demand, see :data:`HTTP_RECONNECT_INTERVAL_S`."""
+HTTP_RECONNECT_INTERVAL_S = 2.0
+"""A streamable-HTTP server that went away and whose immediate reconnect failed too (e.g. with 401 while a token was
+rotated) is tried again when a call to one of its tools needs it, at most once per this many seconds; the call
+waits for that attempt (within its timeout) and goes ahead on the new session when it succeeds. No background
+polling: an unused server costs nothing. (A server down from the start never listed its tools, so no call asks
+for it; the next :func:`open_tools` tries again.)"""
 UNANSWERED_LIMIT = 2
 """Calls in a row without an answer (timed out) after which a server counts as having stopped answering."""
 _DEADLINE_SLACK_S = 0.05
@@ -177,6 +186,12 @@ class _Server:
     resources: ResourceCatalog | None = None
     """What the current session lists as resources; None when the server offers none (no ``resources``
     capability), which leaves it out of ``read_resource``."""
+    wanted: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set by a call that needs a down HTTP server: the supervisor then tries to reconnect it."""
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when an on-demand reconnect attempt has ended (up or failed)."""
+    failed_at: float | None = None
+    """Loop time of the last failed on-demand reconnect attempt (calls fail fast for a while after one)."""
 
     def __post_init__(self) -> None:
         self.features = ServerFeatures(self.config.name, self.config.roots)
@@ -196,6 +211,28 @@ class _Server:
             if dead is self.dead:
                 self.reason = redact(reason, self.secrets)
             dead.set()
+
+    @property
+    def reconnects_on_demand(self) -> bool:
+        """Whether a down session is tried again when a call needs it (streamable HTTP: no process to crash again)."""
+        return self.config.transport == "streamable_http"
+
+    async def reconnect_for_call(self, limit_s: float) -> None:
+        """A call needs this down server: ask the supervisor for an attempt and wait for it, up to ``limit_s``.
+
+        Right after a failed attempt (within :data:`HTTP_RECONNECT_INTERVAL_S`) it returns at once: the call then
+        fails fast instead of every call waiting on a server that is known to refuse.
+        """
+        loop = asyncio.get_running_loop()
+        if self.stop.is_set() or (
+            self.failed_at is not None and loop.time() - self.failed_at < HTTP_RECONNECT_INTERVAL_S
+        ):
+            return
+        self.settled.clear()
+        self.wanted.set()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(limit_s):
+                await self.settled.wait()
 
     def answered(self) -> None:
         """A call got an answer: the server is answering."""
@@ -294,6 +331,8 @@ class MCPToolSource:
             known = ", ".join(sorted(self._tools)) or "none"
             raise ToolError(f"unknown tool {name!r}; available tools: {known}", tool=name, kind="invalid_arguments")
         server, _ = self._tools[name]
+        if server.dead.is_set() and server.reconnects_on_demand:
+            await server.reconnect_for_call(CALL_OPTIONS.get().timeout_s or server.config.timeout_s)
         tool = server.tool(self._names[name])
         if server.dead.is_set() or tool is None:
             reason = server.reason if server.dead.is_set() else "the tool is gone since the server was reconnected"
@@ -512,53 +551,86 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _describe(exc: BaseException) -> str:
+    if isinstance(exc, httpx.HTTPStatusError):  # one line: httpx adds a line pointing to a web page
+        response = exc.response
+        return f"HTTP {response.status_code} {response.reason_phrase} from {exc.request.url}"
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 async def _supervise(server: _Server) -> None:
-    """Own the server's sessions: the first, and up to :data:`RECONNECTS` more after it went away.
+    """Own the server's sessions: the first, and up to :data:`RECONNECTS` more at once after it went away; a
+    streamable-HTTP server also later, whenever a call needs it (:data:`HTTP_RECONNECT_INTERVAL_S`).
 
     A new session starts while the old one still shuts down (closing a stdio server may take seconds: stdin is
     closed, then the process tree is terminated), so calls fail fast only until the new one is up.
     """
     sessions: set[asyncio.Task[str]] = set()
+    loop = asyncio.get_running_loop()
     try:
-        for attempt in range(1 + RECONNECTS):
+        attempt = 0
+        while True:
             gone = server.dead if attempt == 0 else asyncio.Event()
             up = asyncio.Event()
             task = asyncio.create_task(_hold_session(server, up, gone), name=f"mcp-session-{server.name}")
             sessions.add(task)
             task.add_done_callback(sessions.discard)
             await _first(up.wait(), gone.wait(), server.stop.wait())
-            if server.stop.is_set() or not up.is_set():
-                if attempt > 0 and not up.is_set():
+            if server.stop.is_set():
+                break
+            if not up.is_set():
+                if attempt > 0:
                     done, _ = await asyncio.wait({task}, timeout=1)
                     why = task.result() if done and not task.cancelled() else "no answer"
                     server.reason = redact(f"{server.reason}; reconnecting failed: {why}", server.secrets)
-                break
+                server.failed_at = loop.time()
+                server.settled.set()
+                if not server.reconnects_on_demand or not await _reconnect_wanted(server):
+                    break
+                attempt += 1
+                continue
             if attempt > 0:
                 server.reconnects += 1
                 server.unanswered = 0
                 server.reason = ""
                 server.dead = gone
+                server.failed_at = None
                 log.warning("MCP server %s is back (reconnected)", server.name)
             server.ready.set()
+            server.settled.set()
             await _first(gone.wait(), server.stop.wait())
             if server.stop.is_set():
                 break
-            if attempt < RECONNECTS:
+            attempt += 1
+            if attempt <= RECONNECTS:
                 log.warning("MCP server %s is unavailable (%s); reconnecting", server.name, server.reason)
+            elif not server.reconnects_on_demand or not await _reconnect_wanted(server):
+                break
     except asyncio.CancelledError:  # cut off (start-up took too long, or shutdown ran out of time)
         for task in sessions:
             task.cancel()
         raise
     finally:
         server.stop.set()
+        server.settled.set()
         if sessions:
             _, pending = await asyncio.wait(set(sessions), timeout=10)
             for task in pending:  # a session that does not close in time is cut off
                 task.cancel()
+
+
+async def _reconnect_wanted(server: _Server) -> bool:
+    """Wait until a call needs the down server (and the last attempt is :data:`HTTP_RECONNECT_INTERVAL_S` old);
+    False when the sources close first."""
+    server.wanted.clear()
+    await _first(server.wanted.wait(), server.stop.wait())
+    if server.failed_at is not None:
+        delay = server.failed_at + HTTP_RECONNECT_INTERVAL_S - asyncio.get_running_loop().time()
+        if delay > 0 and not server.stop.is_set():
+            await _first(asyncio.sleep(delay), server.stop.wait())
+    if not server.stop.is_set():
+        log.warning("MCP server %s is unavailable (%s); reconnecting for a call", server.name, server.reason)
+    return not server.stop.is_set()
 
 
 async def _first(*waits: Awaitable[Any]) -> None:

@@ -36,7 +36,6 @@ import anyio.lowlevel
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 from mcp.shared.message import SessionMessage
 from mcp.types import (
@@ -49,6 +48,8 @@ from mcp.types import (
     JSONRPCMessage,
 )
 
+# The SDK's client, except that a request whose response stream ends unanswered fails at once (see the module).
+from planwerk.tools.http_answers import streamable_http_client
 from planwerk.tools.http_guard import MESSAGE_TOO_LARGE as MESSAGE_TOO_LARGE
 from planwerk.tools.http_guard import guarded_client
 
