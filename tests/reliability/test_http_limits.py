@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -141,3 +141,27 @@ def test_the_id_of_a_skipped_event_is_read_from_its_tail_when_serialised_last() 
     tail = b'xxxx"},"jsonrpc":"2.0","id":"req-9"}\r\n\r\n'
     assert event_id(b'event: message\r\ndata: {"result":{"content":"xx', tail) == "req-9"
     assert event_id(b"data: {}", b"no id here") is None
+
+
+async def test_a_json_body_without_a_length_is_cut_off_at_the_limit_and_answered_with_an_error() -> None:
+    import httpx
+
+    from planwerk.tools.http_guard import MESSAGE_TOO_LARGE, SizeGuardTransport
+
+    sent: list[int] = []
+
+    async def body() -> AsyncIterator[bytes]:  # a chunked body: no Content-Length to refuse it by
+        for i in range(100):
+            sent.append(i)
+            yield b"x" * 500
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "application/json"}, content=body())
+
+    guard = SizeGuardTransport(1000, inner=httpx.MockTransport(handler))
+    async with httpx.AsyncClient(transport=guard) as client:
+        response = await client.post("http://mcp.test/mcp", json={"jsonrpc": "2.0", "id": 5, "method": "tools/call"})
+        answer = response.json()
+    assert answer["id"] == 5 and answer["error"]["code"] == MESSAGE_TOO_LARGE
+    assert "over the limit of 1,000 bytes; it was not read" in answer["error"]["message"]
+    assert len(sent) <= 3  # reading stopped at the limit, not at the end of the body
