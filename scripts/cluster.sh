@@ -7,6 +7,9 @@
 #   bash scripts/cluster.sh down                 stop what `up` started (pid files in the state folder), nothing else
 #   bash scripts/cluster.sh status               the JSON line if the cluster is up (exit 0), else exit 1
 #
+# Exit codes: 0 done, 1 failed (the message says why), 3 a prerequisite (PostgreSQL, Aegra) is missing and could not
+# be installed.
+#
 # State (PostgreSQL data, pid files, logs) lives in $PLANWERK_CLUSTER_DIR (default .cluster in the repo); `down`
 # keeps the data, so threads survive a restart; delete the folder to start afresh. Aegra 0.6.0 has no Redis queue:
 # each instance runs the runs it was asked to start, so there is no Redis to start. Both commands are idempotent.
@@ -22,6 +25,8 @@ STOP_TIMEOUT_S=20
 
 say() { echo "cluster: $*" >&2; }
 die() { echo "cluster: error: $*" >&2; exit 1; }
+# Exit code 3: a prerequisite is missing and could not be installed here (tests skip on it, saying why).
+unavailable() { echo "cluster: unavailable: $*" >&2; exit 3; }
 
 usage() {
   die "usage: bash scripts/cluster.sh up [--instances N] | down | status (got: $*)"
@@ -53,11 +58,15 @@ install_missing() {
       say "apt-get install postgresql"
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
     fi
-    [ -n "$(pg_bindir)" ] || die "the PostgreSQL server (initdb) is not installed and could not be: apt-get install postgresql"
+    [ -n "$(pg_bindir)" ] \
+      || unavailable "the PostgreSQL server (initdb) is not installed and could not be: apt-get install postgresql"
+    [ "$(id -u)" != 0 ] || id postgres >/dev/null 2>&1 \
+      || unavailable "running as root and there is no 'postgres' user to run the server: apt-get install postgresql"
   fi
   if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import aegra_api, greenlet, planwerk' 2>/dev/null; then
     say "installing Aegra and planwerk into $VENV (scripts/setup.d/40-aegra.sh)"
-    PLANWERK_AEGRA_VENV="$VENV" bash "$ROOT/scripts/setup.d/40-aegra.sh" >&2
+    PLANWERK_AEGRA_VENV="$VENV" bash "$ROOT/scripts/setup.d/40-aegra.sh" >&2 \
+      || unavailable "could not install Aegra into $VENV (scripts/setup.d/40-aegra.sh failed; see above)"
   fi
 }
 
