@@ -44,9 +44,12 @@ class RunScopedGraph(CompiledStateGraph):
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Stream one run of planwerk's graph built on the collaborators the run's ``context`` names."""
-        async with open_deps(run_context(context)) as deps:
+        # Validated once (a bad value fails the run with one clear error; unknown keys are dropped) and handed on
+        # as the Context the nodes read.
+        run = run_context(context)
+        async with open_deps(run) as deps:
             runnable = build_graph(deps).copy(update={"checkpointer": self.checkpointer, "store": self.store})
-            async for part in runnable.astream(input, config, context=context, **kwargs):
+            async for part in runnable.astream(input, config, context=run, **kwargs):
                 yield part
 
 
