@@ -379,6 +379,9 @@ async def call_with_client_features(
                     waiting.cancel()
             if not waiting.cancelled() and waiting.done():
                 pending = waiting.result()
+                if call.done():  # the call ended meanwhile (the server stopped waiting): nobody is asked
+                    _settle(pending, ElicitResult(action="cancel"))
+                    return call.result()
                 try:
                     result: ElicitResult | ErrorData = answer(pending.request)
                 except BaseException:
