@@ -1,10 +1,12 @@
 """The LangGraph server's entry points (``langgraph.json``): the graph factory and the durable checkpointer.
 
 The server calls :func:`make_graph` on every access (runs, state reads, schemas, Studio's graph view). Only a
-run (``runtime.execution_runtime`` set) opens MCP sessions, for the life of that run; every other access gets the
-same topology without tools. The run's :class:`~planwerk.graph.context.Context` (assistant context merged with
-the run's) picks the model spec, profile and MCP config; :func:`planwerk.runtime.open_deps`, the same composition
-root :class:`~planwerk.agent.Agent` uses, resolves them once per run, off the event loop.
+run (``runtime.execution_runtime`` set) gets MCP tools: sessions kept per process across runs, by configuration
+(:mod:`planwerk.graph.warm`); every other access gets the same topology without tools. :data:`app` (the
+``http.app`` of ``langgraph.json``) loads the model, the MCP sessions and the retriever at server start. The
+run's :class:`~planwerk.graph.context.Context` (assistant context merged with the run's) picks the model spec,
+profile and MCP config; :func:`planwerk.runtime.open_deps`, the same composition root :class:`~planwerk.agent.Agent`
+uses, resolves the model and retriever (cached per process) once per run, off the event loop.
 
 :func:`make_checkpointer` keeps threads durable: PostgreSQL when ``PLANWERK_POSTGRES_URI`` (or a
 ``postgres://`` ``DATABASE_URI``) is set, its tables in the schema ``PLANWERK_POSTGRES_SCHEMA`` (default
@@ -21,6 +23,7 @@ import dataclasses
 import logging
 import os
 import re
+import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -32,6 +35,7 @@ from pydantic import TypeAdapter, ValidationError
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.warm import close_tool_pool, tool_pool, warm_start
 from planwerk.profiles import get_profile
 from planwerk.runtime import open_deps
 
@@ -97,13 +101,50 @@ _CONTEXT_ADAPTER: TypeAdapter[Context] = TypeAdapter(Context)
 
 @contextlib.asynccontextmanager
 async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph]:
-    """The planwerk graph for one server access; MCP sessions are open only while a run executes."""
+    """The planwerk graph for one server access; only a run gets MCP tools (pooled per process, see
+    :mod:`planwerk.graph.warm`). Each run logs how long its graph took to load (``graph load``)."""
     execution = runtime.execution_runtime
     if execution is None:  # state reads, schemas, Studio's graph view: same topology, nothing connected
         yield build_graph(Deps())
         return
-    async with open_deps(run_context(execution.context)) as deps:
-        yield build_graph(deps)
+    started = time.perf_counter()
+    context = run_context(execution.context)
+    from planwerk.tools.config import load_config
+
+    config = await asyncio.to_thread(load_config, context.mcp_config)
+    async with tool_pool().lease(config) as (tools, warm), open_deps(context, tools=tools) as deps:
+        graph = build_graph(deps)
+        log.info(
+            "graph load: %.1f ms (MCP sessions %s)", (time.perf_counter() - started) * 1000, "warm" if warm else "cold"
+        )
+        yield graph
+
+
+# --- server start and shutdown (langgraph.json: "http": {"app": "planwerk.graph.server:app"}) ----------------
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    """Load what runs need in the background at start (:func:`planwerk.graph.warm.warm_start`, progress in the
+    log; the server answers meanwhile); close the pooled MCP sessions at shutdown."""
+    warming = asyncio.create_task(warm_start(), name="planwerk-warm-start")
+    try:
+        yield
+    finally:
+        warming.cancel()
+        with contextlib.suppress(BaseException):
+            await warming
+        await close_tool_pool()
+
+
+def _app() -> Any:
+    from starlette.applications import Starlette
+
+    return Starlette(lifespan=lifespan)
+
+
+app = _app()
+"""The ASGI app the LangGraph server mounts beside its own (no routes: only the lifespan above)."""
 
 
 # --- the checkpointer -----------------------------------------------------------------------------------------

@@ -25,6 +25,9 @@ OFFLINE_ENV = {
     "LANGGRAPH_NO_VERSION_CHECK": "true",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
+    # Nothing loads at server start unless a test asks for it (planwerk.graph.warm): the packaged model and the
+    # embedder would cost every test's server a minute of CPU.
+    "PLANWERK_WARM_START": "none",
 }
 # Nothing may reach LangSmith, and the checkpointer must be the SQLite file of the test.
 DROPPED_ENV_PREFIXES = ("LANGSMITH_", "LANGCHAIN_")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,16 @@ from planwerk import runtime
 from planwerk.graph.context import Context
 from planwerk.graph.server import checkpoint_backend, make_checkpointer, make_graph, postgres_schema, run_context
 from planwerk.graph.sqlite_saver import ServerSqliteSaver
+from planwerk.graph.warm import close_tool_pool
 from planwerk.runtime import shared_retriever
 from tests.serving.conftest import add, plan, write_math_config, write_replay
+
+
+@pytest.fixture(autouse=True)
+async def close_pooled_sessions() -> AsyncIterator[None]:
+    """Runs through make_graph pool their MCP sessions on the test's event loop: closed after each test."""
+    yield
+    await close_tool_pool()
 
 
 def test_run_context_takes_known_fields_and_drops_the_rest() -> None:
@@ -202,3 +211,133 @@ async def test_tracing_is_off_without_langsmith_variables(tmp_path: Path, monkey
         assert langsmith.utils.tracing_is_enabled()
     finally:
         langsmith.utils.get_env_var.cache_clear()
+
+
+# --- warm runs: MCP sessions pooled per process, loading at start ----------------------------------------------
+
+FAULTY = str(Path(__file__).resolve().parents[1] / "reliability" / "faulty_server.py")
+
+
+def faulty_config() -> Any:
+    from planwerk.tools.config import load_config
+
+    return load_config({"mcpServers": {"faulty": {"command": "${PYTHON}", "args": [FAULTY, "stdio"], "timeout": 20}}})
+
+
+async def test_runs_share_pooled_mcp_sessions_per_config_and_close_with_the_pool(tmp_path: Path) -> None:
+    from planwerk.graph.warm import ToolPool
+    from planwerk.tools.config import load_config
+
+    pool = ToolPool()
+    config = faulty_config()
+    try:
+        async with pool.lease(config) as (first, first_warm), pool.lease(faulty_config()) as (second, second_warm):
+            assert second is first and not first_warm and second_warm  # same configuration: opened once
+            pid = (await first.call("ok", {"text": "a"}))["pid"]
+        async with pool.lease(config) as (again, warm):
+            assert again is first and warm and (await again.call("ok", {"text": "b"}))["pid"] == pid
+        other = load_config(write_math_config(tmp_path / "mcp.json"))
+        async with pool.lease(other) as (math, warm):
+            assert math is not first and not warm and pool.open_configs == 2
+    finally:
+        await pool.aclose()
+    assert pool.open_configs == 0
+    assert await _exited(pid), "the pooled server still runs after the pool closed"
+
+
+async def test_a_pooled_source_whose_server_went_away_is_replaced_on_the_next_lease() -> None:
+    from planwerk.graph.warm import ToolPool
+    from planwerk.tools.base import ToolError
+
+    pool = ToolPool(reopen_after_s=0)
+    try:
+        async with pool.lease(faulty_config()) as (tools, _):
+            for _ in range(2):  # the source reconnects once by itself; the second death leaves it unavailable
+                with pytest.raises(ToolError):
+                    await tools.call("die", {})
+                await _settled(tools)
+            assert "faulty" in tools.unavailable
+        async with pool.lease(faulty_config()) as (fresh, warm):
+            assert fresh is not tools and not warm
+            assert (await fresh.call("ok", {"text": "c"}))["text"] == "c"
+    finally:
+        await pool.aclose()
+
+
+async def _settled(tools: Any) -> None:
+    """Wait (bounded) until a died server is back or given up."""
+    import asyncio
+
+    from planwerk.tools.base import ToolError
+
+    for _ in range(100):
+        try:
+            await tools.call("ok", {"text": "?"})
+            return
+        except ToolError:
+            if tools.unavailable and "reconnecting failed" in next(iter(tools.unavailable.values()), ""):
+                return
+            await asyncio.sleep(0.1)
+
+
+async def _exited(pid: int) -> bool:
+    import asyncio
+    import os
+
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("", ("model", "tools", "retriever")), ("none", ()), ("tools, model", ("model", "tools")), ("all", None)],
+)
+def test_warm_start_parts_come_from_the_environment(value: str, expected: Any) -> None:
+    from planwerk.graph.warm import WARM_PARTS, warm_parts
+
+    assert warm_parts({"PLANWERK_WARM_START": value}) == (WARM_PARTS if expected is None else expected)
+
+
+def test_a_bad_warm_start_setting_is_one_clear_error() -> None:
+    from planwerk.graph.warm import warm_context, warm_parts
+
+    with pytest.raises(ValueError, match=r"unknown part\(s\) embedder; expected all, none, or a comma list of model"):
+        warm_parts({"PLANWERK_WARM_START": "model,embedder"})
+    with pytest.raises(ValueError, match="PLANWERK_WARM_START_CONTEXT: not valid JSON"):
+        warm_context({"PLANWERK_WARM_START_CONTEXT": "{model"})
+    assert warm_context({"PLANWERK_WARM_START_CONTEXT": '{"profile": "math"}'}).profile == "math"
+
+
+async def test_runs_through_the_factory_reuse_the_mcp_sessions_and_log_their_graph_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import planwerk.tools.mcp as mcp_module
+
+    real_open_tools = mcp_module.open_tools
+    opened: list[Any] = []
+
+    def counting_open_tools(config: Any = None, **kwargs: Any) -> Any:
+        opened.append(config)
+        return real_open_tools(config, **kwargs)
+
+    monkeypatch.setattr(mcp_module, "open_tools", counting_open_tools)
+    config = write_math_config(tmp_path / "mcp.json")
+    store = InMemoryStore()
+    caplog.set_level(logging.INFO, logger="planwerk.graph.server")
+    for i in range(2):
+        model = write_replay(tmp_path / f"run{i}.json", [plan(add("s", i, 1)), f"{i} + 1 = {i + 1}."])
+        context = {"model": model, "profile": "math", "mcp_config": config}
+        runtime = _ExecutionRuntime(access_context="threads.create_run", store=store, context=context)
+        async with make_graph(runtime) as graph:
+            out = await graph.ainvoke(
+                {"messages": [{"role": "user", "content": f"Was ist {i} + 1?"}]}, context=run_context(context)
+            )
+        assert out["results"] == {"s": {"result": float(i + 1)}}
+    assert len(opened) == 1  # the second run found the math server's session open
+    loads = [r.getMessage() for r in caplog.records if r.getMessage().startswith("graph load:")]
+    assert [line.rsplit("(", 1)[1] for line in loads] == ["MCP sessions cold)", "MCP sessions warm)"]
