@@ -8,14 +8,21 @@ PYTHON=${PYTHON:-python3.11}
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 VENV=${PLANWERK_VENV:-.venv}
 
-# System packages some tests need (a PostgreSQL server for the Postgres checkpointer test), when we can install them.
+# System packages some tests need (a PostgreSQL server; node and npm for third-party MCP servers), when we can
+# install them. A line is "package [command]": a package whose command is already on PATH (node and npm from
+# another source, which Debian's npm conflicts with) is not installed again.
 if [ -f .ci/apt-packages.txt ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  missing=$(while read -r pkg; do
-    [ -n "$pkg" ] && ! dpkg -s "$pkg" >/dev/null 2>&1 && echo "$pkg"; done < .ci/apt-packages.txt || true)
+  missing=$(while read -r pkg cmd; do
+    [ -z "$pkg" ] && continue
+    [ -n "${cmd:-}" ] && command -v "$cmd" >/dev/null 2>&1 && continue
+    dpkg -s "$pkg" >/dev/null 2>&1 || echo "$pkg"; done < .ci/apt-packages.txt || true)
   if [ -n "$missing" ]; then
-    echo "planwerk setup: apt-get install $missing"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null) \
-      || echo "planwerk setup: warning: could not install $missing (tests that need them will say so)"
+    echo "planwerk setup: apt-get install" $missing
+    apt-get update -qq || true
+    for pkg in $missing; do
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null \
+        || echo "planwerk setup: warning: could not install $pkg (tests that need it will say so)"
+    done
   fi
 fi
 
