@@ -21,15 +21,16 @@ from planwerk.core.plan import Plan
 from planwerk.core.sanitize import sanitize_value
 from planwerk.core.scheduling import ReadyCall, resolve_step
 from planwerk.events import Event, ToolCallEvent, ToolErrorEvent, ToolResultEvent
-from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolSource
+from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolSource, ToolSpec
 
 
 @dataclass(frozen=True)
 class ExecutionPolicy:
     """Limits for running calls."""
 
-    timeout_s: float = 30.0
-    """Per call, measured around the tool source's own timeouts, so nothing can hang."""
+    timeout_s: float | None = None
+    """Per call, measured around the tool source's own timeouts, so nothing can hang; ``None``: each tool's own
+    (an MCP server's configured ``timeout``), else :data:`DEFAULT_TOOL_TIMEOUT_S`."""
     max_concurrency: int = 8
     """Calls in flight at once."""
     max_result_chars: int = 200_000
@@ -37,6 +38,18 @@ class ExecutionPolicy:
 
 
 EventSink = Callable[[Event], None]
+DEFAULT_TOOL_TIMEOUT_S = 30.0
+"""A call's timeout when neither the run nor the tool names one."""
+
+
+def call_timeout(override_s: float | None, spec: ToolSpec | None) -> float:
+    """A call's timeout in seconds: the run's override (``--tool-timeout``, ``Context.tool_timeout_s``), else the
+    tool's own (an MCP server's configured ``timeout``), else :data:`DEFAULT_TOOL_TIMEOUT_S`."""
+    if override_s is not None:
+        return override_s
+    if spec is not None and spec.timeout_s is not None:
+        return spec.timeout_s
+    return DEFAULT_TOOL_TIMEOUT_S
 
 
 async def call_one(tools: ToolSource, call: ReadyCall, policy: ExecutionPolicy) -> CallRecord:
@@ -54,12 +67,13 @@ async def call_one(tools: ToolSource, call: ReadyCall, policy: ExecutionPolicy) 
             duration_s=time.perf_counter() - started,
         )
 
-    deadline = CALL_DEADLINE.set(asyncio.get_running_loop().time() + policy.timeout_s)
+    timeout_s = call_timeout(policy.timeout_s, tools.specs.get(call.tool))
+    deadline = CALL_DEADLINE.set(asyncio.get_running_loop().time() + timeout_s)
     try:
-        async with asyncio.timeout(policy.timeout_s):
+        async with asyncio.timeout(timeout_s):
             result = await tools.call(call.tool, call.args)
     except TimeoutError:
-        return failed(f"{call.tool} timed out after {policy.timeout_s:g} s", "timeout")
+        return failed(f"{call.tool} timed out after {timeout_s:g} s", "timeout")
     except ToolError as exc:
         return failed(str(exc), exc.kind)
     except Exception as exc:  # a misbehaving tool source must not take the run down

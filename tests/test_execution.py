@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
+from dataclasses import replace
 
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import call_dependencies, dependency_depth
 from planwerk.execution import ExecutionPolicy, clip_result, execute_plan
-from planwerk.tools.base import FunctionToolSource
+from planwerk.tools.base import FunctionToolSource, ToolSpec
 
 STARTED: dict[str, float] = {}
 
@@ -132,3 +134,27 @@ async def test_results_of_any_tool_source_are_sanitized_so_they_always_checkpoin
     assert record["status"] == "ok"
     JsonPlusSerializer().dumps_typed(record["result"])  # what a checkpoint write does; raised before
     assert "\ud800" not in str(record["result"])
+
+
+class OwnTimeouts(FunctionToolSource):
+    """Tools whose source names a timeout per tool, as an MCP server's configured ``timeout`` does."""
+
+    def __init__(self, timeouts: dict[str, float]) -> None:
+        super().__init__(list(make_tools()._functions.values()))
+        self._own = {name: replace(spec, timeout_s=timeouts.get(name)) for name, spec in super().specs.items()}
+
+    @property
+    def specs(self) -> Mapping[str, ToolSpec]:
+        return self._own
+
+
+async def test_without_a_policy_timeout_each_tool_gets_its_sources_own() -> None:
+    """A server configured for 0.2 s is cut at 0.2 s, not at the default 30 s; a run's override wins over it."""
+    plan = Plan.model_validate({"steps": [{"tools": [call("slow", 5)]}]})
+    start = time.perf_counter()
+    records = await execute_plan(plan, OwnTimeouts({"wait": 0.2}))
+    assert records["slow"]["error"] == "wait timed out after 0.2 s" and time.perf_counter() - start < 2
+    records = await execute_plan(plan, OwnTimeouts({"wait": 0.2}), policy=ExecutionPolicy(timeout_s=0.3))
+    assert records["slow"]["error"] == "wait timed out after 0.3 s"
+    quick = Plan.model_validate({"steps": [{"tools": [call("quick", 0.3)]}]})
+    assert (await execute_plan(quick, OwnTimeouts({"wait": 5})))["quick"]["status"] == "ok"

@@ -17,19 +17,16 @@ from planwerk.core.approval import ApprovalDecision, ApprovalError, parse_approv
 from planwerk.core.calls import TRANSIENT_KINDS, CallRecord, call_record
 from planwerk.core.scheduling import ReadyCall
 from planwerk.events import ToolCallEvent, ToolProgressEvent
-from planwerk.execution import ExecutionPolicy, call_one, result_event
+from planwerk.execution import ExecutionPolicy, call_one, call_timeout, result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import CallInput, CallTask
 from planwerk.nodes.common import context_of, profile_of
 from planwerk.prompts.render import render_result
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
-from planwerk.tools.base import ToolSpec
 from planwerk.tools.call_options import ToolProgress, call_options
 from planwerk.tools.client_features import answer_by_interrupt, call_with_client_features, channel_for_call, run_key
 
-DEFAULT_TOOL_TIMEOUT_S = 30.0
-"""A call's timeout when neither the run (``Context.tool_timeout_s``) nor the tool's source sets one."""
 MAX_APPROVAL_ASKS = 3
 """An approval answer that is none of the accepted forms is asked again (naming the problem) this many times."""
 
@@ -49,16 +46,6 @@ def call_retry_policy(max_attempts: int = 3, initial_interval: float = 0.5) -> R
         initial_interval=initial_interval,
         retry_on=TransientCallError,
     )
-
-
-def call_timeout(override_s: float | None, spec: ToolSpec | None) -> float:
-    """A call's timeout in seconds: the run's override (``--tool-timeout``, ``Context.tool_timeout_s``), else the
-    tool's own (an MCP server's configured ``timeout``), else :data:`DEFAULT_TOOL_TIMEOUT_S`."""
-    if override_s is not None:
-        return override_s
-    if spec is not None and spec.timeout_s is not None:
-        return spec.timeout_s
-    return DEFAULT_TOOL_TIMEOUT_S
 
 
 def ask_approval(task: CallTask, texts: PromptTexts = GERMAN) -> ApprovalDecision:

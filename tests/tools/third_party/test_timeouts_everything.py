@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from planwerk.agent import Agent
+from planwerk.execution import DEFAULT_TOOL_TIMEOUT_S, call_timeout
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
-from planwerk.nodes.call_tool import DEFAULT_TOOL_TIMEOUT_S, call_timeout
 from planwerk.tools.base import ToolSpec
 from planwerk.tools.mcp import open_tools
 from tests.graph.tools import plan_json
