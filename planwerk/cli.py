@@ -153,6 +153,12 @@ class EventPrinter:
             total = f"/{event['total']:g}" if event.get("total") is not None else ""
             note = f" {escape(event['message'])}" if event.get("message") else ""
             show(f"[dim]  … {event['id']} {event['progress']:g}{total}{note}[/dim]")
+        elif kind == "sampling_request":
+            asked = escape(event["prompt"][:120])
+            show(f"[magenta]  ? {event['id']}[/magenta] {escape(event['server'])} fragt das Modell: {asked}")
+        elif kind == "sampling_result":
+            said = escape(event["error"]) if event.get("error") else escape(_short(event.get("text", "")))
+            show(f"[magenta]  ! {event['id']}[/magenta] {said}")
         elif kind == "tool_result":
             show(f"[green]  ✓ {event['id']}[/green] {escape(_short(event['result']))}")
         elif kind == "tool_error":
@@ -172,6 +178,13 @@ class EventPrinter:
                 f"[dim]{meta['llm_calls']} model calls, {meta['prompt_tokens']}+{meta['completion_tokens']} tokens, "
                 f"{meta['tool_calls']} tool calls, {meta['duration_s']:.1f} s · thread {event['thread_id']}[/dim]"
             )
+        elif kind == "interrupt" and event.get("kind") == "elicitation":
+            lines = [event.get("question", ""), event.get("form", "") or event.get("url", "")]
+            if event.get("error"):
+                lines.append(f"Nicht angenommen: {event['error']}")
+            lines.append("Antwort: planwerk resume --thread … '<JSON>' | decline | cancel")
+            title = f"Rückfrage von {event.get('server', 'MCP-Server')}"
+            show(Panel(escape("\n".join(line for line in lines if line)), title=title, border_style="yellow"))
         elif kind == "interrupt":
             title = "Freigabe" if event.get("kind") == "approval" else "Rückfrage"
             show(Panel(escape(event.get("question", "")), title=title, border_style="yellow"))

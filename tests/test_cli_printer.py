@@ -1,0 +1,46 @@
+"""The CLI's readable output shows what servers ask: sampling requests and answers, elicitation interrupts."""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+from rich.console import Console
+
+from planwerk.cli import EventPrinter
+
+
+def printed(*events: dict[str, Any]) -> str:
+    console = Console(file=StringIO(), width=200, color_system=None)
+    printer = EventPrinter(console)
+    for event in events:
+        printer(event)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_sampling_shows_the_servers_prompt_and_the_models_answer_or_why_not() -> None:
+    base = {"id": "s1", "tool": "sampleLLM", "server": "everything"}
+    text = printed(
+        {"event": "sampling_request", **base, "prompt": "Summarise: MCP", "max_tokens": 64},
+        {"event": "sampling_result", **base, "text": "MCP connects tools.", "stop_reason": "endTurn"},
+        {"event": "sampling_result", **base, "error": "the run's limit of 3 sampling requests is used up"},
+    )
+    assert "everything fragt das Modell: Summarise: MCP" in text
+    assert '"MCP connects tools."' in text and "limit of 3 sampling requests is used up" in text
+
+
+def test_an_elicitation_names_the_server_the_form_the_rejected_answer_and_how_to_answer() -> None:
+    text = printed(
+        {
+            "event": "interrupt",
+            "kind": "elicitation",
+            "interrupt_id": "i1",
+            "server": "everything",
+            "question": "Please provide your contact details",
+            "form": "name: string, email: string (email)",
+            "error": "email: 'ada' is not an email address",
+        }
+    )
+    assert "Rückfrage von everything" in text and "Please provide your contact details" in text
+    assert "name: string, email: string (email)" in text and "Nicht angenommen: email: 'ada'" in text
+    assert "decline | cancel" in text
