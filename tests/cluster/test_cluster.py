@@ -154,12 +154,20 @@ async def test_kill_9_mid_run_recovers_through_the_other_instance_without_repeat
     while tools.counts().get(started_b, 0) == 0:
         assert time.monotonic() < deadline, f"the call b never started: {tools.counts()}"
         await asyncio.sleep(0.05)
+    # Checkpoints are saved beside the next step's work (durability "async"): wait until the one that sent b is in
+    # PostgreSQL, so the kill lands mid-run at a known point, whatever the machine's speed.
+    while (await second.threads.get_state(thread))["next"] != ["call_tool"]:
+        assert time.monotonic() < deadline, "the checkpoint that sent b never reached PostgreSQL"
+        await asyncio.sleep(0.05)
     os.killpg(cluster.pid(0), signal.SIGKILL)  # the instance running the run, with anything it spawned
 
     # The other instance reads the last checkpoint: a finished, b pending.
     state = await second.threads.get_state(thread)
     assert state["next"] == ["call_tool"]
     assert [(c["id"], c["status"]) for c in state["values"]["calls"]] == [("a", "ok")]
+    # Aegra 0.6.0 has no lease reaper: the dead instance's run stays "running", its thread "busy".
+    assert (await second.threads.get(thread))["status"] == "busy"
+    assert [run["status"] for run in await second.runs.list(thread)] == ["running"]
 
     # A run on the thread through the other instance continues from that checkpoint (the model only answers). Aegra
     # 0.6.0 turns a run without input into an empty input (a fresh start that LangGraph refuses) and allows
