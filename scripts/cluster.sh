@@ -36,8 +36,15 @@ free_port() {
   "$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+pid_alive() {  # pid -> whether it runs; a zombie (dead, not yet reaped by init) does not
+  local state
+  kill -0 "$1" 2>/dev/null || return 1
+  state=$(ps -o stat= -p "$1" 2>/dev/null) || return 0  # no ps: kill -0 has to do
+  [ -n "$state" ] && [ "${state#Z}" = "$state" ]
+}
+
 alive() {  # pid file -> whether its process runs
-  [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+  [ -f "$1" ] && pid_alive "$(cat "$1")"
 }
 
 pg_bindir() {
@@ -139,9 +146,9 @@ stop_pidfile() {  # pid file: SIGTERM the process group, SIGKILL what is left af
   local file=$1 pid waited=0
   [ -f "$file" ] || return 0
   pid=$(cat "$file")
-  if kill -0 "$pid" 2>/dev/null; then
+  if pid_alive "$pid"; then
     kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt $((STOP_TIMEOUT_S * 5)) ]; do sleep 0.2; waited=$((waited + 1)); done
+    while pid_alive "$pid" && [ "$waited" -lt $((STOP_TIMEOUT_S * 5)) ]; do sleep 0.2; waited=$((waited + 1)); done
     kill -KILL -- "-$pid" 2>/dev/null || true
   fi
   rm -f "$file"
