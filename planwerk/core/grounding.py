@@ -1048,6 +1048,21 @@ def restates(answer: str, question: str) -> bool:
     return any(tuple(said[i : i + run]) in runs for i in range(len(said) - run + 1))
 
 
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?!\d)")
+"""A clock time: "13:05", "9:00"; in "01:15:58" only the hours and minutes ("01:15")."""
+
+
+def clock_times(text: str) -> set[tuple[int, int]]:
+    """The (hour, minute) pairs of the clock times in ``text`` (ISO datetimes included: "…T01:15:58-05:00")."""
+    return {(int(h), int(m)) for h, m in _CLOCK.findall(text) if int(h) < 24 and int(m) < 60}
+
+
+def clock_grounded(claim: str, times: set[tuple[int, int]]) -> bool:
+    """Whether the clock time ``claim`` ("3:58", "15:58") is one of ``times``, read as 24-hour or 12-hour time."""
+    hour, minute = (int(part) for part in claim.split(":"))
+    return (hour, minute) in times or ((hour + 12) % 24, minute) in times
+
+
 def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> GroundingReport:
     """Every problem of ``answer``: ungrounded numbers, dates and places, values of withheld calls, failures not
     named, a missing last result, a context answer without its source or the best chunk's facts."""
@@ -1078,6 +1093,11 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
             continue
         if not number_grounded(number, sources.numbers):
             problems.append(Problem("number", number.text))
+    # Clock times are no numbers to the number check ("15:58" would be 15 and 58, both found in "01:15:58"):
+    # each must be a time a source states (measured: "Es ist gerade 15:58 Uhr" for a result of 01:15:58).
+    if claimed := [m.group() for m in _TIME.finditer(answer)]:
+        times = set().union(*(clock_times(text) for text in sources.texts))
+        problems += [Problem("number", claim) for claim in claimed if not clock_grounded(claim, times)]
     if settings.gazetteer is not None:
         source_ids, source_words = places_in_sources(sources.texts, settings.gazetteer)
         for place in find_places(answer, settings.gazetteer):

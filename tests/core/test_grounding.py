@@ -436,3 +436,19 @@ def test_a_short_answer_built_from_the_questions_words_is_no_restatement() -> No
     assert not restates("In Rom ist es wärmer.", "Ist es in Barcelona oder in Rom wärmer?")
     assert not restates("Ja.", "Regnet es morgen in Barcelona?")
     assert restates("Regnet es morgen in Barcelona?", "Regnet es morgen in Barcelona?")
+
+
+def test_a_clock_time_must_be_a_time_a_source_states() -> None:
+    """Measured with the generic profile: the time tool returned 01:15:58 in New York and the answer said 15:58,
+    which the number check passed (15 and 58 are both in the datetime)."""
+    result = {"timezone": "America/New_York", "datetime": "2026-11-23T01:15:58-05:00", "is_dst": False}
+    calls = [call_record("ny", "get_current_time", args={"timezone": "America/New_York"}, result=result)]
+    sources = collect_sources(calls=calls, asked=["Wie spät ist es gerade in New York?"])
+    settings = CheckSettings()
+    assert check_answer('"Es ist gerade 15:58 Uhr in New York."', sources, settings).problems == (
+        Problem("number", "15:58"),
+    )
+    for right in ("Es ist gerade 01:15 Uhr in New York.", "In New York ist es 1:15 Uhr.", "It is 1:15 AM."):
+        assert check_answer(right, sources, settings).ok, right
+    asked = collect_sources(calls=[], asked=["Wenn es in Berlin 9:00 ist, wie spät ist es in New York?"])
+    assert check_answer("Um 9:00 in Berlin: dazu fehlt mir ein Ergebnis.", asked, settings).ok
