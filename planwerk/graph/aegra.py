@@ -8,13 +8,15 @@ every run, state read and schema request.
 
 :data:`graph` bridges that: the same topology as :func:`planwerk.graph.builder.build_graph` (state reads, history,
 schemas and the drawing need no tools), and a run (``astream``, which ``astream_events`` goes through too) opens the
-run's collaborators with :func:`planwerk.runtime.open_deps` from the run's context, exactly as the LangGraph
-server's factory does, and streams the graph built on them with Aegra's checkpointer and store. So the graph that
-runs is planwerk's own, unchanged; only who opens the collaborators differs.
+run's collaborators with :func:`planwerk.runtime.open_deps` from the run's context (MCP sessions leased from the
+per-process pool of :mod:`planwerk.graph.warm`), exactly as the LangGraph server's factory does, and streams the
+graph built on them with Aegra's checkpointer and store. So the graph that runs is planwerk's own, unchanged; only
+who opens the collaborators differs.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -25,7 +27,9 @@ from langgraph.types import Command
 from planwerk.graph.builder import build_graph
 from planwerk.graph.deps import Deps
 from planwerk.graph.server import run_context
+from planwerk.graph.warm import tool_pool
 from planwerk.runtime import open_deps
+from planwerk.tools.config import load_config
 
 
 class RunScopedGraph(CompiledStateGraph):
@@ -47,7 +51,9 @@ class RunScopedGraph(CompiledStateGraph):
         # Validated once (a bad value fails the run with one clear error; unknown keys are dropped) and handed on
         # as the Context the nodes read.
         run = run_context(context)
-        async with open_deps(run) as deps:
+        servers = await asyncio.to_thread(load_config, run.mcp_config)
+        # MCP sessions pooled per process across runs, as under the LangGraph server (planwerk.graph.warm).
+        async with tool_pool().lease(servers) as (tools, _), open_deps(run, tools=tools) as deps:
             runnable = build_graph(deps).copy(update={"checkpointer": self.checkpointer, "store": self.store})
             async for part in runnable.astream(input, config, context=run, **kwargs):
                 yield part
