@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -132,13 +133,19 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
 
 
 def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
-    return check_plan(
+    problems = check_plan(
         plan,
         deps.tools.specs,
         user_fields=state.get("user", {}).keys(),
         allowed_tools=profile_of(context).allowed_tools,
         available=state.get("results", {}).keys(),
     )
+    # A tool of a server that is down is missing from the catalog: say why, not only "unknown tool".
+    down: Mapping[str, str] = getattr(deps.tools, "unavailable", {})
+    if down and any(call.name not in deps.tools.specs for _, call in plan.calls()):
+        listed = "; ".join(f"{server} ({reason})" for server, reason in sorted(down.items()))
+        problems.append(texts_for(profile_of(context)).servers_down.format(servers=listed))
+    return problems
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:

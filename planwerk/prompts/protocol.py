@@ -69,6 +69,12 @@ MISSING_PLACE = (
 )
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 
+SERVERS_DOWN = (
+    "Nicht verfügbar (MCP-Server ausgefallen): {servers}. Ihre Werkzeuge fehlen in der Liste; plane ohne sie "
+    "oder beantworte die Frage mit dem, was verfügbar ist."
+)
+"""Plan check: a plan names an unknown tool while servers are down (takes ``{servers}``)."""
+
 PREVIOUS_QUESTION = " (vorherige Frage: {question})"
 """Appended to a follow-up question for the planner: the earlier question it continues."""
 

@@ -59,6 +59,11 @@ INVENTED_PLACE = (
 """Plan check: a place nobody asked about (takes ``{place}`` and ``{call}``)."""
 
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
+SERVERS_DOWN = (
+    "unavailable (MCP server down): {servers}. Their tools are missing from the list; plan without them or answer "
+    "with what is available."
+)
+"""Plan check: a plan names an unknown tool while servers are down (takes ``{servers}``)."""
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 
 PREVIOUS_QUESTION = " (previous question: {question})"

@@ -41,6 +41,8 @@ class PromptTexts:
     """Takes ``{place}`` and ``{call}``."""
     missing_place: str
     """Takes ``{place}``."""
+    servers_down: str
+    """Takes ``{servers}``: why tools the plan names may be missing (their MCP server is down)."""
     previous_question: str
     """Takes ``{question}``."""
     default_clarification: str

@@ -71,6 +71,24 @@ def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
 
 
+def test_a_plan_naming_a_tool_of_a_down_server_is_told_the_server_is_down(tmp_path: Path) -> None:
+    """The plan check's feedback says why the tool is missing (its server is down), not only "unknown tool"."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"time": time_entry(), "lookup": BROKEN}}))
+    lookup = {"steps": [{"description": "", "tools": [{"id": "p", "name": "find_person", "arguments": {}}]}]}
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps([json.dumps(lookup), json.dumps(TIME_PLAN), "In Tokyo, the clock tool answered."]))
+    command = [sys.executable, "-m", "planwerk.cli", "ask", "Who is Ada, and what time is it in Tokyo?", "--json"]
+    command += ["--no-retrieval", "--mcp-config", str(config), "--model", f"replay:{replies}"]
+    command += ["--profile", "generic-en"]
+    environment = {**os.environ, "PLANWERK_HOME": str(tmp_path / "home")}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
+    assert done.returncode == 0, done.stderr
+    replans = [e for e in map(json.loads, done.stdout.splitlines()) if e["event"] == "replan"]
+    assert len(replans) == 1 and "unknown tool 'find_person'" in replans[0]["reason"]
+    assert "unavailable (MCP server down): lookup (" in replans[0]["reason"]
+
+
 def test_a_server_that_fails_to_start_is_an_event_in_json_and_in_the_readable_output(tmp_path: Path) -> None:
     done = run_cli(tmp_path, "--json")
     assert done.returncode == 0, done.stderr
