@@ -152,16 +152,11 @@ class EndpointChatModel(ChatOpenAI):
                 for chunk in super()._stream(messages, stop, run_manager, **self._request_kwargs(form, kwargs)):
                     started = True
                     yield chunk
-            except openai.APIStatusError as error:
-                if not started and self._refused(form, error, candidates):
+            except (openai.APIStatusError, openai.APIConnectionError, httpx.TransportError) as error:
+                if self._try_next_form(error, form, candidates, started):
                     continue
                 raise self._translated(error) from error
-            except (openai.APIConnectionError, httpx.TransportError) as error:
-                raise self._translated(error) from error
-            if not started:  # a server that ignored stream=true (a plain JSON reply) or sent nothing at all
-                raise EndpointError(f"model server {self.openai_api_base} sent no streamed reply (stream=true)")
-            if self.plan_schema is not None:
-                self._accepted_format.setdefault("form", form)
+            self._finished(form, started)
             return
 
     async def _astream(
@@ -178,17 +173,24 @@ class EndpointChatModel(ChatOpenAI):
                 async for chunk in super()._astream(messages, stop, run_manager, **self._request_kwargs(form, kwargs)):
                     started = True
                     yield chunk
-            except openai.APIStatusError as error:
-                if not started and self._refused(form, error, candidates):
+            except (openai.APIStatusError, openai.APIConnectionError, httpx.TransportError) as error:
+                if self._try_next_form(error, form, candidates, started):
                     continue
                 raise self._translated(error) from error
-            except (openai.APIConnectionError, httpx.TransportError) as error:
-                raise self._translated(error) from error
-            if not started:  # a server that ignored stream=true (a plain JSON reply) or sent nothing at all
-                raise EndpointError(f"model server {self.openai_api_base} sent no streamed reply (stream=true)")
-            if self.plan_schema is not None:
-                self._accepted_format.setdefault("form", form)
+            self._finished(form, started)
             return
+
+    def _try_next_form(self, error: Exception, form: SchemaFormat | None, candidates: list[Any], started: bool) -> bool:
+        """Whether a failed request should be retried with the next response form (the server refused this one
+        before sending anything); otherwise the caller raises the translated error."""
+        return isinstance(error, openai.APIStatusError) and not started and self._refused(form, error, candidates)
+
+    def _finished(self, form: SchemaFormat | None, started: bool) -> None:
+        """After a stream ended: an empty one is an error; a constrained one remembers the form the server took."""
+        if not started:  # a server that ignored stream=true (a plain JSON reply) or sent nothing at all
+            raise EndpointError(f"model server {self.openai_api_base} sent no streamed reply (stream=true)")
+        if self.plan_schema is not None:
+            self._accepted_format.setdefault("form", form)
 
     def _translated(self, error: Exception) -> Exception:
         """One typed, one-line error for a failed request (the original stays as ``__cause__``)."""
