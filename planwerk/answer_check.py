@@ -54,6 +54,8 @@ def build_answer_check(
     plan: Mapping[str, Any] | None,
     output_schemas: Mapping[str, Mapping[str, Any] | None],
     answer_is_last_result: bool = False,
+    retrieval_query: str | None = None,
+    refusals: Sequence[str] = (),
 ) -> AnswerCheck:
     """The check for answers to ``question`` after ``calls`` ran and ``hits`` were retrieved.
 
@@ -61,7 +63,10 @@ def build_answer_check(
     date the prompts named, ``None`` for a profile without dates (dates are then not checked). A context question
     (the planner left the answer to the context, and no tool worked on the question) must carry the facts of the
     chunk the answer prompt leads with. Blocking (gazetteer, date parsing): run it in a worker thread from async
-    code."""
+    code. ``retrieval_query`` is the question as retrieval searched it (translated into the corpus's language): the
+    chunk and its key facts are matched against it, since a question in another language shares no words with
+    the chunks. ``refusals`` are the profile's refusal sentences: an answer that repeats one although a call
+    succeeded is rejected."""
     from planwerk.core.dates import find_dates
     from planwerk.places import default_gazetteer
     from planwerk.prompts.grounding import CONDITION_WORDS, FAILURE_WORDS, TOOL_LABELS
@@ -72,9 +77,10 @@ def build_answer_check(
     dates = [] if today is None else [today, *(m.day for m in find_dates(question, today))]
     sources = collect_sources(calls=calls, hits=hits, asked=[question, *asked], dates=dates)
     facts = None
-    if not (plan or {}).get("final") and is_context_question(question, hits, calls, analyze=analyze):
-        best = best_context_hit(question, hits, analyze=analyze)
-        facts = key_facts(question, best, analyze=analyze, split_sentences=split_sentences)
+    searched = retrieval_query or question
+    if not (plan or {}).get("final") and is_context_question(searched, hits, calls, analyze=analyze):
+        best = best_context_hit(searched, hits, analyze=analyze)
+        facts = key_facts(searched, best, analyze=analyze, split_sentences=split_sentences)
     last_result = last_result_of(calls) if answer_is_last_result else None
     settings = CheckSettings(
         gazetteer=default_gazetteer(),
@@ -86,8 +92,13 @@ def build_answer_check(
         last_result=last_result,
         context=facts,
         analyze=analyze,
-        instructions=tuple(texts.answer_instructions for texts in TEXTS.values()),
+        instructions=tuple(
+            text
+            for texts in TEXTS.values()
+            for text in (texts.answer_request(), texts.answer_source, texts.answer_failures, texts.answer_result)
+        ),
         question=question,
+        refusals=tuple(refusals),
     )
     return AnswerCheck(sources=sources, settings=settings, facts=facts, last_result=last_result)
 

@@ -47,6 +47,8 @@ class RetrievalEvent(_Tagged):
 
     event: Literal["retrieval"]
     hits: list[Hit]
+    query: NotRequired[str]
+    """What was searched when it is not the question as asked: the question in the corpus's language."""
 
 
 class PlanEvent(_Tagged):

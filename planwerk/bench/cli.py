@@ -79,17 +79,56 @@ def nestful(
     samples: Annotated[
         int, typer.Option("--samples", min=1, max=16, help="Self-consistency: plans sampled per question (1: off).")
     ] = 1,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Keep the samples --results FILE already holds (an interrupted run) and ask only the others; "
+            "the report covers all of them.",
+        ),
+    ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", help="K/N: every N-th sample from the K-th (0-based), for N processes side by side."),
+    ] = None,
 ) -> None:
-    """NESTFUL math: ``--oracle`` runs the gold plans through the engine; ``--model`` lets the planner plan."""
+    """NESTFUL math: ``--oracle`` runs the gold plans through the engine; ``--model`` lets the planner plan.
+
+    With ``--model``, ``--results FILE`` gets each sample's line as soon as it is scored, so a long run that is
+    stopped keeps what it did; ``--resume`` goes on from there. Shards write files of their own; concatenated,
+    they are one ``--results`` file for a ``--resume`` run that only reports.
+    """
     from planwerk.bench import nestful as bench
 
+    def fail(message: str) -> typer.Exit:
+        err.print(f"[red]planwerk bench: error:[/red] {escape(message)}")
+        return typer.Exit(2)
+
     if oracle == (model is not None):
-        err.print("[red]planwerk bench: error:[/red] give exactly one of --oracle or --model SPEC")
-        raise typer.Exit(2)
+        raise fail("give exactly one of --oracle or --model SPEC")
     if split not in bench.SPLITS:
-        err.print(f"[red]planwerk bench: error:[/red] unknown split {split!r}; expected dev or test")
-        raise typer.Exit(2)
-    total = len(bench.load_samples(split, limit))
+        raise fail(f"unknown split {split!r}; expected dev or test")
+    if (resume or shard) and oracle:
+        raise fail("--resume and --shard are for --model runs (the oracle run takes seconds)")
+    if resume and results is None:
+        raise fail("--resume needs --results FILE (the file of the run to go on with)")
+    try:
+        part = bench.Shard.parse(shard) if shard else None
+        earlier = bench.read_results(results) if resume and results and results.exists() else []
+    except ValueError as error:
+        raise fail(str(error)) from None
+    chosen = bench.load_samples(split, limit)
+    chosen = part.select(chosen) if part else chosen
+    done_ids = {result.sample_id for result in earlier} & {sample.sample_id for sample in chosen}
+    if done_ids:
+        err.print(f"resuming: {len(done_ids)} of {len(chosen)} samples already in {results}")
+    total = len(chosen) - len(done_ids)
+    stream = None
+    if results and not oracle:  # one line per sample as it is scored, after the earlier run's lines (resume)
+        results.parent.mkdir(parents=True, exist_ok=True)
+        stream = results.open("w", encoding="utf-8")  # rewritten: drops a line the earlier run was killed writing
+        for result in earlier:
+            stream.write(json.dumps(bench.result_json(result), ensure_ascii=False, default=str) + "\n")
     with _progress() as progress:
         task = progress.add_task(f"NESTFUL {split} ({'oracle' if oracle else model})", total=total, status="")
         correct = done = 0
@@ -99,18 +138,31 @@ def nestful(
             correct += result.correct
             done += 1
             progress.update(task, advance=1, status=f"{correct} correct")
+            if stream:
+                stream.write(json.dumps(bench.result_json(result), ensure_ascii=False, default=str) + "\n")
+                stream.flush()
             if not err.is_terminal and not oracle:  # no live bar in a log: one line per (slow) sample
                 mark = "✓" if result.correct else "✗"
                 err.print(f"{done}/{total} {mark} {result.sample_id} ({result.wall_s:.1f} s, {correct} correct)")
 
-        if oracle:
-            report = _run(lambda: bench.run_oracle(split, limit=limit, tick=tick))
-        else:
-            assert model is not None
-            report = _run(lambda: bench.run_planner(split, model, limit=limit, tick=tick, plan_samples=samples))
+        try:
+            if oracle:
+                report = _run(lambda: bench.run_oracle(split, limit=limit, tick=tick))
+            else:
+                assert model is not None
+                report = _run(
+                    lambda: bench.run_planner(
+                        split, model, limit=limit, tick=tick, plan_samples=samples, done=earlier, shard=part
+                    )
+                )
+        finally:
+            if stream:
+                stream.close()
     summary = report.summary() | {"machine": machine()}
+    if part:
+        summary["shard"] = f"{part.index}/{part.count}"
     _print_nestful(summary)
-    if results:
+    if results and oracle:
         results.parent.mkdir(parents=True, exist_ok=True)
         lines = (json.dumps(row, ensure_ascii=False, default=str) for row in bench.results_json(report))
         results.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -504,20 +504,31 @@ async def run_planner(
     config: Mapping[str, Any] | str | Path | None = None,
     tick: Tick | None = None,
     plan_samples: int = 1,
+    done: Sequence[SampleResult] = (),
+    shard: Shard | None = None,
 ) -> Report:
     """The planner on ``split``: plan, execute, score; model calls and tokens per sample (``plan_samples``: see
-    :func:`planner_sample`)."""
+    :func:`planner_sample`).
+
+    ``done`` holds results of an earlier, interrupted run (:func:`read_results`): those samples are not asked again
+    and count in the report as they are. ``shard`` runs only every N-th sample (processes side by side); ``tick``
+    sees every new result as it comes, so a caller can write it down at once.
+    """
     from planwerk.tools.mcp import open_tools
 
-    samples = load_samples(split, limit)
+    samples = shard.select(load_samples(split, limit)) if shard else load_samples(split, limit)
+    wanted = {sample.sample_id for sample in samples}
+    finished = {result.sample_id: result for result in done if result.sample_id in wanted}
+    todo = [sample for sample in samples if sample.sample_id not in finished]
     started = time.perf_counter()
     spec = model if isinstance(model, str) else type(model).__name__
+    if not todo:  # all answered already: the report alone, without loading the model
+        return Report("nestful", split, "planner", spec, _in_order(samples, finished), 0.0, 0.0)
     chat_model = await asyncio.to_thread(chat_model_for, model) if isinstance(model, str) else model
     async with open_tools(config or MATH_ONLY_CONFIG) as tools:
-        _require_tools(tools, samples)
+        _require_tools(tools, todo)
         setup = time.perf_counter() - started
-        results = []
-        for sample in samples:
+        for sample in todo:
             try:
                 result = await planner_sample(sample, tools, chat_model, plan_samples=plan_samples)
             except Exception as error:  # one sample's crash (model, graph) is a wrong answer, not the end of the run
@@ -530,10 +541,41 @@ async def run_planner(
                     error=f"run failed: {type(error).__name__}: {error}",
                     valid_plan=False,
                 )
-            results.append(result)
+            finished[sample.sample_id] = result
             if tick:
                 tick(result)
-    return Report("nestful", split, "planner", spec, tuple(results), time.perf_counter() - started, setup)
+    results = _in_order(samples, finished)
+    return Report("nestful", split, "planner", spec, results, time.perf_counter() - started, setup)
+
+
+def _in_order(samples: Sequence[Sample], results: Mapping[str, SampleResult]) -> tuple[SampleResult, ...]:
+    return tuple(results[sample.sample_id] for sample in samples)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Every ``count``-th sample starting at ``index`` (0-based): ``Shard(0, 2)`` and ``Shard(1, 2)`` split a
+    split between two processes."""
+
+    index: int
+    count: int
+
+    def __post_init__(self) -> None:
+        if not (self.count >= 1 and 0 <= self.index < self.count):
+            raise ValueError(f"shard {self.index}/{self.count}: expected K/N with 0 <= K < N")
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"K/N"`` (``--shard 0/2``)."""
+        index, _, count = text.partition("/")
+        try:
+            return cls(int(index), int(count))
+        except ValueError:
+            raise ValueError(f"shard {text!r}: expected K/N with 0 <= K < N (0/2 and 1/2: two processes)") from None
+
+    def select(self, samples: Sequence[Sample]) -> list[Sample]:
+        """This shard's samples, in order."""
+        return [sample for i, sample in enumerate(samples) if i % self.count == self.index]
 
 
 def replay_script(samples: Sequence[Sample], answer: str = "Das Ergebnis ist {value}.") -> list[str]:
@@ -562,4 +604,32 @@ def report_json(report: Report) -> str:
 
 def results_json(report: Report) -> list[dict[str, Any]]:
     """Every sample's result, JSON-able (for files next to the summary)."""
-    return [asdict(result) for result in report.results]
+    return [result_json(result) for result in report.results]
+
+
+def result_json(result: SampleResult) -> dict[str, Any]:
+    """One sample's result, JSON-able (one line of ``--results``)."""
+    return asdict(result)
+
+
+def read_results(path: Path) -> list[SampleResult]:
+    """The results a ``--results`` file holds (several files may be concatenated; a later line for the same
+    sample wins). A line cut off by a killed run is skipped; any other bad line is an error naming it."""
+    results: dict[str, SampleResult] = {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):  # the last line of a run killed while writing
+                continue
+            raise ValueError(f"{path}:{number}: not a JSON line of a --results file") from None
+        try:
+            row["call_seconds"] = tuple(row.get("call_seconds", ()))
+            result = SampleResult(**row)
+        except TypeError as error:
+            raise ValueError(f"{path}:{number}: not a sample result ({error})") from None
+        results[result.sample_id] = result
+    return list(results.values())

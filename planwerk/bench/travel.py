@@ -392,11 +392,13 @@ def check_grounded(
     plan: Mapping[str, Any] | None = None,
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
     today: str = TODAY,
+    retrieval_query: str | None = None,
 ) -> GroundingReport:
     """The finalizer's answer check (:func:`planwerk.answer_check.build_answer_check`) on a finished run: every
     number, date and place against the results, chunks and question; failed services named; a context answer's
     source and facts."""
     from planwerk.answer_check import build_answer_check
+    from planwerk.profiles import PROFILES
 
     check = build_answer_check(
         question,
@@ -406,6 +408,8 @@ def check_grounded(
         today=date.fromisoformat(today),
         plan=plan,
         output_schemas=output_schemas or {},
+        retrieval_query=retrieval_query,
+        refusals=tuple(PROFILES["travel"].refusals.values()),
     )
     return check(answer)
 
@@ -565,6 +569,7 @@ async def ask_question(question: Question, agent: Any) -> QuestionResult:
         asked=history,
         plan=plan,
         output_schemas=schemas,
+        retrieval_query=state.get("retrieval_query"),
     )
     source = meta.get("answer_source")
     return QuestionResult(
@@ -670,10 +675,18 @@ async def run_travel(
 def replay_script(questions: Sequence[Question]) -> list[str]:
     """The replies a perfect model gives (reference plan, then reference answer, per turn): a replay file.
 
-    A plan with a ``final`` (a refusal) needs no answer call."""
+    A plan with a ``final`` (a refusal) needs no answer call. A turn not in German (the travel corpus's language)
+    first gets its retrieval translation (:mod:`planwerk.nodes.retrieve`); the script answers it with the question
+    itself, which retrieval takes as "no translation" and searches as asked, so the reference runs retrieve what
+    they always did."""
+    from planwerk.core.language import detect_language
+
     script: list[str] = []
     for question in questions:
-        for turn in [*question.history, {"plan": question.plan, "answer": question.answer}]:
+        turns = [*question.history, {"text": question.text, "plan": question.plan, "answer": question.answer}]
+        for turn in turns:
+            if detect_language(str(turn.get("text", "")), default="de") != "de":
+                script.append(str(turn["text"]))
             script.append(json.dumps(turn["plan"], ensure_ascii=False))
             if not turn["plan"].get("final"):
                 script.append(str(turn["answer"]))

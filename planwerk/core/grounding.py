@@ -62,6 +62,7 @@ ProblemKind = Literal[
     "context_facts",
     "echo",
     "restated",
+    "refused",
 ]
 """What is wrong with an answer:
 
@@ -75,7 +76,9 @@ ProblemKind = Literal[
 - ``echo``: the answer repeats the answer prompt's instructions (measured: "Ja, die Frage des Nutzers in der Sprache
   seiner Frage ist gut lesbar und knapp …" passed every other rule, stating no number, date or place);
 - ``restated``: the answer only repeats the question (measured on the travel bench: "Which beaches are within 10 km
-  of Barcelona?" was answered with the question itself, and every number and place in it was grounded).
+  of Barcelona?" was answered with the question itself, and every number and place in it was grounded);
+- ``refused``: the answer is the profile's refusal although a call delivered a result (measured in CI: the generic
+  profile answered "Wie spät ist es gerade in New York?" with its refusal sentence after the time tool returned).
 """
 
 
@@ -724,6 +727,8 @@ class Sources:
     failed call would have delivered (a retrieved chunk's "22 °C" is no weather report)."""
     asked: list[str] = field(default_factory=list)
     """The question and the conversation (weather words of a failed weather call count only when named here)."""
+    delivered_calls: int = 0
+    """How many calls succeeded (an answer that refuses although one did is ``refused``)."""
 
 
 def _walk(value: Any, key: str | None, sources: Sources) -> None:
@@ -768,6 +773,7 @@ def collect_sources(
     sources = Sources()
     for call in calls:
         if call.get("status") == "ok":
+            sources.delivered_calls += 1
             _walk(call.get("args") or {}, None, sources)
             _walk(call.get("result"), None, sources)
         else:
@@ -897,7 +903,7 @@ def key_facts(
     asked = set(analyze(question))
     spans = split_sentences(text) or [(0, len(text))]
     sentences = [text[a:b] for a, b in spans]
-    scores = [len(asked & set(analyze(s))) for s in sentences]
+    scores = [shared_terms(asked, analyze(s)) for s in sentences]
     best = max(scores)
     chosen = tuple(s for s, score in zip(sentences, scores, strict=True) if score == best) if best else sentences[:1]
     source = str(hit.get("source", "")).split("#", 1)[0]
@@ -922,15 +928,38 @@ def _number_term(text: str) -> str:
     return "#" + text.replace(",", ".")
 
 
+COMPOUND_MIN_CHARS = 4
+"""A question term this long also matches a text term that contains it (German compounds: "lang" in
+"körperlang", the stem of "Körperlänge"), as retrieval's lexical ranking does."""
+
+
+def shared_terms(asked: set[str], terms: Iterable[str]) -> int:
+    """How many of the ``asked`` terms occur in ``terms``, whole or, from :data:`COMPOUND_MIN_CHARS` characters
+    on, inside a compound."""
+    present = set(terms)
+    return sum(
+        1
+        for term in asked
+        if term in present or (len(term) >= COMPOUND_MIN_CHARS and any(term in word for word in present))
+    )
+
+
 def best_context_hit(
     question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Callable[[str], list[str]]
 ) -> Mapping[str, Any]:
     """The retrieved chunk a context answer must carry: among the hits (all above the retrieval threshold), the
     one sharing the most analysed words with the question, the retrieval order breaking ties. Retrieval alone
     ranked the corpus's introduction first for most questions about the animal (a dense model favours the chunk
-    that names it most), so its facts rarely answered "how heavy" or "how long"."""
+    that names it most), so its facts rarely answered "how heavy" or "how long". Words of a hit's source name (the
+    document's subject, "Maximus Qvestus III") do not count: every chunk of that document is about it, and the one
+    that repeats the name beat the one that answers "his best-known work"."""
     asked = set(analyze(question))
-    overlaps = [len(asked & set(analyze(str(hit.get("text", ""))))) for hit in hits]
+
+    def overlap(hit: Mapping[str, Any]) -> int:
+        subject = set(analyze(str(hit.get("source", "")).split("#", 1)[0].rsplit(".", 1)[0]))
+        return shared_terms(asked - subject, analyze(str(hit.get("text", ""))))
+
+    overlaps = [overlap(hit) for hit in hits]
     return hits[max(range(len(hits)), key=lambda index: (overlaps[index], -index))]
 
 
@@ -1007,6 +1036,8 @@ class CheckSettings:
     """The instruction texts of the answer prompt; an answer repeating a run of their words is an ``echo``."""
     question: str = ""
     """The question; an answer that only repeats it is ``restated``."""
+    refusals: Sequence[str] = ()
+    """The profile's refusal sentences; an answer repeating one is ``refused`` when a call succeeded."""
 
 
 ECHO_WORDS = 6
@@ -1110,6 +1141,8 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
         problems.append(Problem("echo"))
     if settings.question and restates(answer, settings.question):
         problems.append(Problem("restated"))
+    if settings.refusals and sources.delivered_calls and echoes(answer, settings.refusals):
+        problems.append(Problem("refused"))
     if settings.context is not None and settings.analyze is not None:
         facts = settings.context
         if not cites(answer, facts.source):

@@ -45,6 +45,13 @@ class Context:
         },
     )
     retrieval_k: int = field(default=4, metadata={"description": "How many chunks to retrieve for a question."})
+    translate_queries: bool = field(
+        default=True,
+        metadata={
+            "description": "Search the corpus with the question translated into the profile's language (one short "
+            "model call) when it was asked in another; the default embedder is English-only."
+        },
+    )
     retrieval_threshold: float | None = field(
         default=None,
         metadata={"description": "Minimum relevance (0 to 1) of a retrieved chunk; empty: the calibrated default."},

@@ -54,6 +54,8 @@ class AgentState(InputState):
     """Fields for ``user.*`` references: ``raw`` is the question; answers to ``ask_user`` add fields."""
     hits: NotRequired[list[Hit]]
     """Retrieved chunks with score and source."""
+    retrieval_query: NotRequired[str | None]
+    """The question as searched, in the corpus's language, when it was asked in another (``None``: as asked)."""
     reply: NotRequired[str | None]
     """The planner's last raw reply, waiting for the check."""
     replies: NotRequired[list[str] | None]

@@ -13,6 +13,10 @@
 - **Tokens are streamed** (``streaming=True``): LangGraph's callbacks see every token, a server that goes away
   mid-reply is noticed at once, and the timeout bounds the silence between two chunks rather than the whole reply
   (a long answer on a slow CPU is not cut off, a hung server is).
+- **Replies are bounded on this side.** A reply ends after :data:`ENDPOINT_MAX_TOKENS` streamed chunks or once its
+  text loops (:class:`ReplyGuard`, the in-process model's repetition stop on characters), whatever the server makes
+  of ``max_tokens``: langchain-openai sends ``max_completion_tokens``, which llama-cpp-python's server ignores, and
+  a 0.5B model looping inside a JSON string then ran to the context's end (12,795 tokens for one NESTFUL question).
 - **Every request has a timeout** (``request_timeout``; :data:`planwerk.models.specs.ENDPOINT_TIMEOUT_S` for specs).
 - **A server that cannot be reached, hangs or goes away mid-reply** raises :class:`EndpointUnavailableError` (a
   ``ConnectionError``) with one line naming the server and what happened; other refusals raise
@@ -23,20 +27,60 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
 import openai
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_openai import ChatOpenAI
 from pydantic import Field, PrivateAttr
+
+from planwerk.models.stopping import RepetitionPolicy, repeating_period
 
 log = logging.getLogger(__name__)
 
 ENDPOINT_MAX_TOKENS = 512
 """Reply length bound, as the local model's ``max_new_tokens``: a small model looping inside a JSON string stops."""
+
+TEXT_REPETITION = RepetitionPolicy(max_period=160, min_repeats=3, min_span=240)
+"""A streamed reply loops when its end repeats a block of up to 160 characters 3 times, over 240 characters or more
+(the in-process stop counts tokens; a stream gives text)."""
+GUARD_EVERY = 8
+"""The loop check runs every this many chunks (it costs a few milliseconds of Python)."""
+
+
+@dataclass
+class ReplyGuard:
+    """Watches one streamed reply and says when to end it: ``"length"`` after ``max_chunks`` chunks with text,
+    ``"repetition"`` when the text loops. Pure: fed text, it keeps only the tail the loop check needs."""
+
+    max_chunks: int = ENDPOINT_MAX_TOKENS
+    policy: RepetitionPolicy = TEXT_REPETITION
+    chunks: int = 0
+    tail: str = field(default="", repr=False)
+    reason: Literal["length", "repetition"] | None = None
+
+    def feed(self, text: str) -> bool:
+        """Take the next chunk's text; whether the reply must end after it."""
+        if not text:
+            return False
+        self.chunks += 1
+        window = self.policy.max_period * self.policy.min_repeats + self.policy.min_span
+        self.tail = (self.tail + text)[-window:]
+        if self.chunks >= self.max_chunks:
+            self.reason = "length"
+        elif self.chunks % GUARD_EVERY == 0 and repeating_period(self.tail, self.policy) is not None:
+            self.reason = "repetition"
+        return self.reason is not None
+
+    def last_chunk(self) -> ChatGenerationChunk:
+        """The chunk that ends a cut reply: no text, the reason as ``finish_reason``."""
+        info = {"finish_reason": self.reason}
+        return ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=info), generation_info=info)
+
 
 SchemaFormat = Literal["json_schema", "json_object_schema"]
 """How a server takes a JSON schema in ``response_format``: OpenAI's ``json_schema`` form, or ``json_object`` with
@@ -148,10 +192,17 @@ class EndpointChatModel(ChatOpenAI):
         candidates = self._format_candidates()
         for form in candidates:
             started = False
+            guard = ReplyGuard(max_chunks=self._reply_bound(kwargs))
+            chunks = super()._stream(messages, stop, run_manager, **self._request_kwargs(form, kwargs))
             try:
-                for chunk in super()._stream(messages, stop, run_manager, **self._request_kwargs(form, kwargs)):
+                for chunk in chunks:
                     started = True
                     yield chunk
+                    if guard.feed(chunk.text):
+                        chunks.close()  # closes the response: the server sees the client go
+                        self._cut(guard)
+                        yield guard.last_chunk()
+                        break
             except (openai.APIStatusError, openai.APIConnectionError, httpx.TransportError) as error:
                 if self._try_next_form(error, form, candidates, started):
                     continue
@@ -169,10 +220,17 @@ class EndpointChatModel(ChatOpenAI):
         candidates = self._format_candidates()
         for form in candidates:
             started = False
+            guard = ReplyGuard(max_chunks=self._reply_bound(kwargs))
+            achunks = super()._astream(messages, stop, run_manager, **self._request_kwargs(form, kwargs))
             try:
-                async for chunk in super()._astream(messages, stop, run_manager, **self._request_kwargs(form, kwargs)):
+                async for chunk in achunks:
                     started = True
                     yield chunk
+                    if guard.feed(chunk.text):
+                        await achunks.aclose()  # type: ignore[attr-defined]
+                        self._cut(guard)
+                        yield guard.last_chunk()
+                        break
             except (openai.APIStatusError, openai.APIConnectionError, httpx.TransportError) as error:
                 if self._try_next_form(error, form, candidates, started):
                     continue
@@ -184,6 +242,14 @@ class EndpointChatModel(ChatOpenAI):
         """Whether a failed request should be retried with the next response form (the server refused this one
         before sending anything); otherwise the caller raises the translated error."""
         return isinstance(error, openai.APIStatusError) and not started and self._refused(form, error, candidates)
+
+    def _reply_bound(self, kwargs: Mapping[str, Any]) -> int:
+        """The call's own ``max_tokens`` (a sampling request's 256), else the model's."""
+        bound = kwargs.get("max_tokens") or kwargs.get("max_completion_tokens") or self.max_tokens
+        return int(bound or ENDPOINT_MAX_TOKENS)
+
+    def _cut(self, guard: ReplyGuard) -> None:
+        log.info("model server %s: reply cut after %d chunks (%s)", self.openai_api_base, guard.chunks, guard.reason)
 
     def _finished(self, form: SchemaFormat | None, started: bool) -> None:
         """After a stream ended: an empty one is an error; a constrained one remembers the form the server took."""

@@ -110,6 +110,9 @@ class LlamaServer:
             "--n_ctx", str(self.settings.n_ctx),
             "--n_threads", str(threads),
             "--n_threads_batch", str(threads),
+            # Its default ends the running reply early, as if complete, whenever another request arrives: two
+            # concurrent runs got each other's plans cut (empty or half replies). Queued requests wait instead.
+            "--interrupt_requests", "False",
         ]  # fmt: skip
 
     def start(self, ready_timeout_s: float = READY_TIMEOUT_S) -> LlamaServer:

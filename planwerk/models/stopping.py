@@ -29,7 +29,7 @@ class RepetitionPolicy:
     """...and the repeats together must cover at least this many tokens (so ``000`` or ``]}]}`` pass)."""
 
 
-def repeating_period(tokens: Sequence[int], policy: RepetitionPolicy = RepetitionPolicy()) -> int | None:
+def repeating_period(tokens: Sequence[object], policy: RepetitionPolicy = RepetitionPolicy()) -> int | None:
     """The length of the block that the end of ``tokens`` repeats per ``policy``, or ``None``."""
     n = len(tokens)
     for period in range(1, policy.max_period + 1):

@@ -47,6 +47,7 @@ from planwerk.prompts.grounding import (
     describe,
     failure_note,
     fallback_answer,
+    format_value,
     regenerate_request,
 )
 from planwerk.prompts.render import build_answer_messages, trim_history
@@ -98,7 +99,7 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
             answer, source = str(plan["final"]), "planner"
         else:
             model = await deps.model_for(context.model)
-            messages = _answer_messages(state, context, profile, language)
+            messages = _answer_messages(state, context, profile, language, last_result)
             lost = await lost_model_calls()
             reply = await model.ainvoke(messages, config={"tags": list(ANSWER_TAGS)})
             answer, message_id, source = reply_text(reply).strip(), reply.id, "model"
@@ -112,7 +113,7 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
             first_problems = [describe(p, language) for p in report.problems]
             _rejected(runtime, answer, first_problems, attempt=1, next_="regenerate")
             model = model or await deps.model_for(context.model)
-            messages = messages or _answer_messages(state, context, profile, language)
+            messages = messages or _answer_messages(state, context, profile, language, last_result)
             retry = [*messages, AIMessage(answer), HumanMessage(regenerate_request(report.problems, language))]
             lost = await lost_model_calls()
             reply = await model.ainvoke(retry, config={"tags": list(ANSWER_TAGS)})
@@ -151,7 +152,9 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     return {"answer": answer, "messages": [AIMessage(answer, id=message_id)], "usage": usage_update}
 
 
-def _answer_messages(state: AgentState, context: Context, profile: Profile, language: Language) -> list[BaseMessage]:
+def _answer_messages(
+    state: AgentState, context: Context, profile: Profile, language: Language, last_result: float | None
+) -> list[BaseMessage]:
     return build_answer_messages(
         persona=profile.persona,
         question=state["question"],
@@ -161,6 +164,7 @@ def _answer_messages(state: AgentState, context: Context, profile: Profile, lang
         history=trim_history(history_before_question(state), context.history_max_tokens),
         texts=texts_for(profile),
         language=language,
+        result=None if last_result is None else format_value(last_result),
     )
 
 
@@ -204,4 +208,6 @@ def _answer_check(state: AgentState, context: Context, profile: Profile, deps: D
         plan=state.get("plan"),
         output_schemas={name: spec.output_schema for name, spec in deps.tools.specs.items()},
         answer_is_last_result=profile.answer_is_last_result,
+        retrieval_query=state.get("retrieval_query"),
+        refusals=tuple(profile.refusals.values()),
     )

@@ -65,6 +65,7 @@ async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         "question": question,
         "user": {**{k: v for k, v in state.get("user", {}).items() if k != "raw"}, "raw": question},
         "hits": [],
+        "retrieval_query": None,
         "reply": None,
         "plan": None,
         "next_step": 0,

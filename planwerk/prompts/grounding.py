@@ -69,6 +69,7 @@ GERMAN = GroundingTexts(
         "z. B. {facts}.",
         "echo": "Die Antwort wiederholt die Anweisungen, statt die Frage zu beantworten.",
         "restated": "Die Antwort wiederholt nur die Frage, statt sie zu beantworten.",
+        "refused": "Die Antwort lehnt die Frage ab, obwohl die Tools Ergebnisse geliefert haben; beantworte sie damit.",
     },
     regenerate="""Deine Antwort wurde geprüft und abgelehnt:
 {problems}
@@ -136,6 +137,7 @@ ENGLISH = GroundingTexts(
         "e.g. {facts}",
         "echo": "the answer repeats the instructions instead of answering the question",
         "restated": "the answer only repeats the question instead of answering it",
+        "refused": "the answer refuses the question although the tools delivered results; answer it with them",
     },
     regenerate="""Your answer was checked and rejected:
 {problems}

@@ -36,9 +36,27 @@ PLAN_PROTOCOL = f"{PLAN_FORMAT}\n\n{RULES_HEADING}\n" + "\n".join(f"- {rule}" fo
 """The whole German protocol, dates included (the travel profile's; see ``planwerk.prompts.texts``)."""
 
 ANSWER_INSTRUCTIONS = """Beantworte jetzt die Frage des Nutzers in der Sprache seiner Frage, gut lesbar und
-knapp. Stütze dich nur auf die Tool-Ergebnisse und den Kontext unten; nenne Quellen des Kontexts in Klammern, z. B.
-(Razepato.txt). Fehlgeschlagene Tools erwähnst du ehrlich. Erfinde nichts. Antworte nur mit der Antwort, ohne JSON."""
-"""What the finalizer asks for."""
+knapp. Stütze dich nur auf die Tool-Ergebnisse und den Kontext unten{source}.{failures} Erfinde nichts. Antworte nur
+mit der Antwort, ohne JSON."""
+"""What the finalizer asks for; takes ``{source}`` and ``{failures}``, filled only where they apply (a small model
+otherwise writes "(notes.txt)" or "Failed tool: add" into answers that have no context and no failure)."""
+
+ANSWER_SOURCE = "; nenne Quellen des Kontexts in Klammern, z. B. ({source})"
+"""Filled in when chunks were retrieved; takes ``{source}`` (the first chunk's)."""
+
+ANSWER_FAILURES = " Fehlgeschlagene Tools ({tools}) erwähnst du ehrlich und nennst nichts, was sie geliefert hätten."
+"""Filled in when calls failed; takes ``{tools}``."""
+
+ANSWER_RESULT = (
+    "Das Ergebnis des letzten Aufrufs beantwortet die Frage. Schreibe einen Satz damit, "
+    'z. B.: "Das Ergebnis ist {value}."'
+)
+"""Added for profiles whose answer is the last call's result (calculation chains); takes ``{value}``."""
+
+TRANSLATE_QUESTION = """Übersetze die Frage des Nutzers ins Deutsche. Antworte nur mit der Übersetzung, in einer Zeile,
+ohne Anführungszeichen und ohne Antwort auf die Frage."""
+"""Retrieval in a German corpus for a question in another language: the question is searched in German (the
+embedder is English-only, so an English question found only the corpus's introduction)."""
 
 REPAIR_INSTRUCTIONS = """Deine letzte Antwort wurde abgelehnt:
 {problems}

@@ -33,9 +33,25 @@ PLAN_RULES: tuple[str, ...] = (
 """The rules every plan follows, in the order the planner reads them (``DATES_RULE`` among them)."""
 
 ANSWER_INSTRUCTIONS = """Now answer the user's question in the language of the question, clearly and briefly. Rely
-only on the tool results and the context below; name the context's sources in brackets, e.g. (notes.txt). Mention
-failed tools honestly. Invent nothing. Reply with the answer only, without JSON."""
-"""What the finalizer asks for."""
+only on the tool results and the context below{source}.{failures} Invent nothing. Reply with the answer only, without
+JSON."""
+"""What the finalizer asks for; takes ``{source}`` and ``{failures}``, filled only where they apply (a small model
+otherwise writes "(notes.txt)" or "Failed tool: add" into answers that have no context and no failure)."""
+
+ANSWER_SOURCE = "; name the context's sources in brackets, e.g. ({source})"
+"""Filled in when chunks were retrieved; takes ``{source}`` (the first chunk's)."""
+
+ANSWER_FAILURES = " Mention the failed tools ({tools}) honestly, and state nothing they would have delivered."
+"""Filled in when calls failed; takes ``{tools}``."""
+
+ANSWER_RESULT = (
+    'The last call\'s result answers the question. Write one sentence with it, for example: "The result is {value}."'
+)
+"""Added for profiles whose answer is the last call's result (calculation chains); takes ``{value}``."""
+
+TRANSLATE_QUESTION = """Translate the user's question into English. Reply with the translation only, on one line,
+without quotes and without answering the question."""
+"""Retrieval in an English corpus for a question in another language: the question is searched in English."""
 
 REPAIR_INSTRUCTIONS = """Your last reply was rejected:
 {problems}

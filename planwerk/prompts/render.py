@@ -274,12 +274,15 @@ def build_answer_messages(
     history: Sequence[BaseMessage] = (),
     texts: PromptTexts = GERMAN,
     language: Language | None = None,
+    result: str | None = None,
 ) -> list[BaseMessage]:
     """The finalizer's prompt: the question, what the tools returned, and the retrieved context.
 
     ``texts`` are the profile's (labels, instructions); ``language`` is the question's
     (:func:`planwerk.core.language.detect_language`): the prompt ends asking for an answer in it, because a small
-    model answers in the prompt's language otherwise. ``today`` is ``None`` for profiles without dates.
+    model answers in the prompt's language otherwise. ``today`` is ``None`` for profiles without dates. ``result``
+    is the value the answer must state, for profiles whose answer is the last call's result. The instructions name
+    the first chunk's source and the failed tools only when there are such (:meth:`PromptTexts.answer_request`).
     """
     parts = [render_date(today, texts)] if today is not None else []
     parts.append(f"{texts.question_label} {question}")
@@ -287,7 +290,8 @@ def build_answer_messages(
         parts.append(f"{texts.tool_results_heading}\n{render_calls(calls, texts)}")
     if hits:
         parts.append(f"{texts.context_heading}\n{render_context(hits)}")
-    parts.append(texts.answer_instructions)
+    failed = [str(call.get("tool")) for call in calls if call.get("status") not in ("ok", "skipped")]
+    parts.append(texts.answer_request(source=hits[0]["source"] if hits else None, failed_tools=failed, result=result))
     if language is not None:
         parts.append(texts_for(language).answer_language)
     return [SystemMessage(persona), *history, HumanMessage("\n\n".join(parts))]

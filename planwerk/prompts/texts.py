@@ -7,6 +7,7 @@ added here without its constant in both modules fails at import, so the language
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -30,6 +31,15 @@ class PromptTexts:
     plan_rules: tuple[str, ...]
     """The protocol's rules, ``dates_rule`` among them."""
     answer_instructions: str
+    """Takes ``{source}`` and ``{failures}`` (see :meth:`answer_request`)."""
+    answer_source: str
+    """Takes ``{source}``."""
+    answer_failures: str
+    """Takes ``{tools}``."""
+    answer_result: str
+    """Takes ``{value}``."""
+    translate_question: str
+    """Asks for the question in this language (retrieval in a corpus of this language)."""
     answer_language: str
     """The answer prompt's last line for a question in this language ("Answer in English.")."""
     repair_instructions: str
@@ -74,6 +84,17 @@ class PromptTexts:
     """Takes ``{dates}``."""
     date_mention: str
     """Takes ``{text}`` and ``{day}``."""
+
+    def answer_request(
+        self, *, source: str | None = None, failed_tools: Sequence[str] = (), result: str | None = None
+    ) -> str:
+        """The finalizer's instructions: the source to name and the failed tools to admit are filled in, and the
+        result to state added, each only when there is one."""
+        failures = self.answer_failures.format(tools=", ".join(dict.fromkeys(failed_tools))) if failed_tools else ""
+        text = self.answer_instructions.format(
+            source=self.answer_source.format(source=source) if source else "", failures=failures
+        )
+        return f"{text}\n{self.answer_result.format(value=result)}" if result is not None else text
 
     def plan_protocol(self, *, dates: bool = True) -> str:
         """The protocol: the plan's shape and the rules, the date rule only when ``dates``."""

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from planwerk.bench import nestful
 from planwerk.cli import app
@@ -208,3 +208,58 @@ def test_cli_planner_with_a_replay_file(tmp_path: Path) -> None:
     assert summary["mode"] == "planner" and summary["accuracy"] == 1.0 and summary["llm_calls_per_sample"] == 2
     rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [row["correct"] for row in rows] == [True, True]
+
+
+def _bench(*args: str) -> Result:
+    return CliRunner().invoke(app, ["bench", "nestful", "--split", "dev", *args])
+
+
+def test_cli_writes_each_result_as_it_comes_and_resumes_and_shards(tmp_path: Path) -> None:
+    samples = nestful.load_samples("dev", 4)
+
+    def replay(*picked: int) -> str:
+        path = tmp_path / f"replies-{'-'.join(map(str, picked))}.json"
+        path.write_text(json.dumps(nestful.replay_script([samples[i] for i in picked])), encoding="utf-8")
+        return f"replay:{path}"
+
+    # An interrupted run left sample 0 (and a line cut off while writing): --resume asks only sample 1. The replay
+    # file holds sample 1's plan alone, so asking sample 0 again would score it wrong.
+    partial = tmp_path / "partial.jsonl"
+    assert _bench("--model", replay(0), "--limit", "1", "--results", str(partial)).exit_code == 0
+    partial.write_text(partial.read_text(encoding="utf-8") + '{"sample_id": "cut', encoding="utf-8")
+    resumed = _bench("--model", replay(1), "--limit", "2", "--results", str(partial), "--resume", "--json")
+    assert resumed.exit_code == 0, resumed.output
+    assert "resuming: 1 of 2 samples" in resumed.output
+    summary = json.loads(resumed.stdout.strip().splitlines()[-1])
+    assert summary["samples"] == 2 and summary["correct"] == 2
+    assert [r.sample_id for r in nestful.read_results(partial)] == [s.sample_id for s in samples[:2]]
+
+    # Two shards side by side, then one report over both files: nothing left to ask, so no model is loaded.
+    for index, picked in ((0, (0, 2)), (1, (1, 3))):
+        shard = _bench(
+            "--model",
+            replay(*picked),
+            "-n",
+            "4",
+            "--shard",
+            f"{index}/2",
+            "--results",
+            str(tmp_path / f"s{index}.jsonl"),
+        )
+        assert shard.exit_code == 0, shard.output
+    merged = tmp_path / "merged.jsonl"
+    merged.write_text("".join((tmp_path / f"s{i}.jsonl").read_text(encoding="utf-8") for i in (0, 1)), encoding="utf-8")
+    report = _bench("--model", "replay:/no/such/file.json", "-n", "4", "--results", str(merged), "--resume", "--json")
+    assert report.exit_code == 0, report.output
+    summary = json.loads(report.stdout.strip().splitlines()[-1])
+    assert summary["samples"] == 4 and summary["accuracy"] == 1.0
+
+
+def test_cli_resume_and_shard_errors_say_what_was_expected(tmp_path: Path) -> None:
+    assert "--resume needs --results FILE" in _bench("--model", "default", "--resume").output
+    bad = _bench("--model", "default", "--shard", "2/2")
+    assert bad.exit_code == 2 and "expected K/N with 0 <= K < N" in " ".join(bad.output.split())
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("not json\n{}\n", encoding="utf-8")
+    broken = _bench("--model", "default", "--results", str(garbage), "--resume")
+    assert broken.exit_code == 2 and "garbage.jsonl:1: not a JSON line" in " ".join(broken.output.split())

@@ -123,7 +123,8 @@ async def test_a_run_scores_good_answers_a_wrong_tool_and_an_invented_number() -
     invented = replace(q["w3"], qid="invented", answer="Rome will reach 19 °C on 23 January 2026.")
     questions = [q["w1"], q["k1"], q["o1"], q["c3"], wrong_tool, invented]
     script = travel.replay_script(questions[:-1])
-    script += [json.dumps(invented.plan), invented.answer, "It will be 19 °C in Rome."]
+    # English: the retrieval translation first (the question itself: searched as asked), then plan and answers.
+    script += [invented.text, json.dumps(invented.plan), invented.answer, "It will be 19 °C in Rome."]
     report = await travel.run_travel(ReplayChatModel.of(script), questions=questions)
     rows = {r.qid: r for r in report.results}
     for qid in ("w1", "k1", "o1", "c3"):

@@ -267,3 +267,25 @@ async def test_an_answer_echoing_the_instructions_is_regenerated() -> None:
         reply = await agent.ask(QUESTION)
     assert reply.answer == good and reply.metadata["answer_source"] == "regenerated"
     assert "wiederholt die Anweisungen" in events(reply, "answer_rejected")[0]["problems"][0]
+
+
+async def test_a_refusal_after_tools_delivered_is_rejected_and_ends_in_the_results() -> None:
+    # Measured in CI: the generic profile's answer to a time question was its own refusal sentence, although the
+    # time tool had returned; a refusal states no number, so only this rule catches it.
+    model = ReplayChatModel.of([PLAN, REFUSAL_OUT_OF_SCOPE, REFUSAL_OUT_OF_SCOPE])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask(QUESTION)
+    first, second = events(reply, "answer_rejected")
+    assert first["problems"] == [
+        "Die Antwort lehnt die Frage ab, obwohl die Tools Ergebnisse geliefert haben; beantworte sie damit."
+    ]
+    assert second["next"] == "fallback" and reply.metadata["answer_source"] == "fallback"
+    assert REFUSAL_OUT_OF_SCOPE not in reply.answer and "17" in reply.answer  # the weather result, stated
+
+
+async def test_a_refusal_without_any_delivered_result_stands() -> None:
+    refuse = json.dumps({"steps": [], "final": REFUSAL_OUT_OF_SCOPE})
+    model = ReplayChatModel.of([refuse])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask("Was ist die Hauptstadt von Australien?")
+    assert reply.answer == REFUSAL_OUT_OF_SCOPE and reply.metadata["grounded"] is True

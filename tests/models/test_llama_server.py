@@ -11,6 +11,7 @@ llama-cpp-python's does, and a server that accepts the connection but never answ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -18,19 +19,19 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import jsonschema
 import pytest
 import uvicorn
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from planwerk.models.endpoint import EndpointUnavailableError, endpoint_chat_model
+from planwerk.models.endpoint import ENDPOINT_MAX_TOKENS, EndpointUnavailableError, endpoint_chat_model
 from planwerk.models.llama_server import INSTALL_HINT, LlamaServer, free_loopback_port, llama_server_python
 
 DEMO_QUESTION = "Wo kann man das Razepato am besten beobachten?"
@@ -76,7 +77,13 @@ def picky_server() -> Iterator[tuple[str, list[dict], set[str]]]:
             return JSONResponse({"error": {"message": message, "type": "internal_server_error"}}, status_code=500)
         return _sse(body["model"], '{"steps":[],"final":"ok"}')
 
-    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    with _serve(Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])) as url:
+        yield url, seen, refused
+
+
+@contextlib.contextmanager
+def _serve(app: Starlette) -> Iterator[str]:
+    """``app`` on a free loopback port in a thread; yields its ``/v1`` base URL."""
     port = free_loopback_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -85,7 +92,7 @@ def picky_server() -> Iterator[tuple[str, list[dict], set[str]]]:
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{port}/v1", seen, refused
+        yield f"http://127.0.0.1:{port}/v1"
     finally:
         server.should_exit = True
         thread.join(timeout=30)
@@ -122,6 +129,56 @@ def test_a_server_without_schema_output_gets_plain_requests(picky_server, caplog
     assert list(dict.fromkeys(forms)) == ["json_schema", "json_object", None] and forms[-1] is None
     assert model.schema_format is None
     assert "takes no JSON-schema response_format" in caplog.text
+
+
+@pytest.fixture
+def endless_server() -> Iterator[tuple[str, dict[str, int]]]:
+    """A server whose replies never end: model ``loop`` streams the same JSON fragment, any other numbers;
+    ``sent`` counts the chunks it produced (it stops when the client goes)."""
+    sent = {"chunks": 0}
+
+    async def completions(request: Request) -> Response:
+        body = await request.json()
+        base = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
+
+        async def events() -> AsyncIterator[str]:
+            for i in range(100_000):
+                sent["chunks"] += 1
+                text = '{"id":"var_1","name":"add"},' if body["model"] == "loop" else f"{i} "
+                piece = {**base, "choices": [{"index": 0, "delta": {"content": text}}]}
+                yield f"data: {json.dumps(piece)}\n\n"
+                await asyncio.sleep(0.001)
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
+    with _serve(Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])) as url:
+        yield url, sent
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_looping_or_endless_reply_is_cut_on_this_side(endless_server, use_async: bool) -> None:
+    """langchain-openai sends ``max_completion_tokens``, which llama-cpp-python's server ignores: the bound and the
+    loop stop hold on the client, and the server sees the client go."""
+    url, sent = endless_server
+
+    def run(model_name: str) -> BaseMessage:
+        model = endpoint_chat_model(url, model_name, timeout_s=30)
+        if use_async:
+            return asyncio.run(model.ainvoke([HumanMessage("plan")]))
+        return model.invoke([HumanMessage("plan")])
+
+    looping = run("loop")
+    assert looping.response_metadata["finish_reason"] == "repetition"
+    assert len(looping.content) < 1000 and str(looping.content).startswith('{"id":"var_1"')
+    counted = run("count")
+    assert counted.response_metadata["finish_reason"] == "length"
+    assert str(counted.content).split() == [str(i) for i in range(ENDPOINT_MAX_TOKENS)]
+    short = endpoint_chat_model(url, "count", timeout_s=30).invoke([HumanMessage("n")], max_tokens=7)
+    assert str(short.content).split() == [str(i) for i in range(7)]  # a call's own bound (MCP sampling's)
+    time.sleep(0.5)
+    produced = sent["chunks"]
+    time.sleep(0.5)
+    assert sent["chunks"] == produced < 5000  # both server streams stopped when the client went
 
 
 def test_a_server_that_never_answers_times_out_with_one_line() -> None:
@@ -178,6 +235,23 @@ def test_tokens_stream_and_plans_follow_the_plan_schema(llama_server: LlamaServe
     reply = model.with_plan_schema(schema).invoke(plan_messages("Wie wird das Wetter morgen in Köln?", specs))
     jsonschema.validate(json.loads(reply.text), schema)  # the server's grammar kept the plan inside the schema
     assert model.schema_format == "json_object_schema"  # llama-cpp-python's form of a JSON-schema response
+
+
+@pytest.mark.slow
+def test_concurrent_requests_wait_for_each_other_instead_of_cutting_the_running_reply(
+    llama_server: LlamaServer,
+) -> None:
+    """llama-cpp-python's server ends the running reply (with a normal end of stream) when another request arrives,
+    unless started with ``--interrupt_requests False``; two runs at once then got empty or half plans."""
+    model = endpoint_chat_model(llama_server.base_url, timeout_s=300)
+    prompt = [HumanMessage("Count from 1 to 20 in digits, separated by commas, and nothing else.")]
+
+    async def both() -> list[BaseMessage]:
+        return list(await asyncio.gather(model.ainvoke(prompt), model.ainvoke(prompt)))
+
+    first, second = asyncio.run(both())
+    assert first.content == second.content  # greedy: the same full reply, neither cut short
+    assert str(first.content).count(",") >= 5 and first.response_metadata.get("finish_reason") == "stop"
 
 
 @pytest.mark.slow

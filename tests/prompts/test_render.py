@@ -164,12 +164,32 @@ def test_call_log_and_cut_results_in_each_language() -> None:
 def test_answer_prompt_ends_asking_for_the_questions_language() -> None:
     common: dict[str, Any] = {"persona": "Du bist ein Reiseplaner.", "today": TODAY, "calls": CALLS}
     english = build_answer_messages(question="How warm is it?", texts=GERMAN, language="en", **common)[-1].content
-    assert str(english).endswith(f"{GERMAN.answer_instructions}\n\nAnswer in English.")
+    instructions = GERMAN.answer_request(failed_tools=["divide"])
+    assert "Fehlgeschlagene Tools (divide) erwähnst du ehrlich" in instructions
+    assert str(english).endswith(f"{instructions}\n\nAnswer in English.")
     assert str(english).startswith("Heute ist Sonntag, 2026-11-22.\n\nFrage: How warm is it?")
     german = build_answer_messages(question="Wie warm ist es?", texts=GERMAN, language="de", **common)[-1].content
     assert str(german).endswith("Antworte auf Deutsch.")
     unknown = build_answer_messages(question="Barcelona?", texts=GERMAN, **common)[-1].content
-    assert str(unknown).endswith(GERMAN.answer_instructions)
+    assert str(unknown).endswith(instructions)
+
+
+def test_answer_instructions_name_a_source_failed_tools_or_the_result_only_where_there_is_one() -> None:
+    """A small model copies what the instructions show: "(notes.txt)" or "Failed tool: add" in an answer that had
+    no context and no failure (seen on NESTFUL math, where every such answer was rejected twice)."""
+
+    def instructions(**kwargs: Any) -> str:
+        text = str(build_answer_messages(persona="p", question="q", today=None, texts=ENGLISH, **kwargs)[-1].content)
+        return text.split("Tool results:", 1)[-1]
+
+    clean = instructions(calls=CALLS[:1])
+    assert "sources" not in clean and "failed" not in clean and "(notes.txt)" not in clean and "{source}" not in clean
+    failed = instructions(calls=CALLS)
+    assert "Mention the failed tools (divide) honestly" in failed and "subtract)" not in failed
+    hit = {"source": "Razepato.txt", "text": "Der Razepato lebt im Ebrobecken.", "score": 0.9}
+    sourced = instructions(calls=[], hits=[hit])
+    assert "the context below; name the context's sources in brackets, e.g. (Razepato.txt). Invent" in sourced
+    assert 'for example: "The result is 2."' in instructions(calls=CALLS[:1], result="2")
 
 
 def test_answer_prompt_of_an_english_profile_without_dates() -> None:

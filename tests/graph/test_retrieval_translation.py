@@ -1,0 +1,85 @@
+"""A question asked in another language than the corpus's is searched in the corpus's language.
+
+The default embedder is English-only and the packaged corpus German: "What is the best-known work of Maximus
+Qvestus III?" retrieved only the biography chunk, never the one that names the work. The model translates the
+question first (scripted here: ``ReplayChatModel``); retrieval runs on the real FAISS index of the packaged corpus,
+and the answer check matches the chunk's facts against the translated question.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from planwerk.agent import Agent
+from planwerk.graph.context import Context
+from planwerk.models.replay import ReplayChatModel
+from planwerk.nodes.retrieve import clean_translation
+from planwerk.rag.base import Retriever
+from planwerk.rag.retriever import load_retriever
+from tests.graph.tools import travel_tools
+
+QUESTION = "What is the best-known work of Maximus Qvestus III?"
+TRANSLATION = "Was ist das bekannteste Werk von Maximus Qvestus III?"
+NO_TOOLS = json.dumps({"steps": [], "final": None})
+ANSWER = "His best-known work is the „Theorie der wandernden Zahlen“ (Maximus_Qvestus_III.txt)."
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Retriever:
+    return load_retriever(index_dir=tmp_path_factory.mktemp("index") / "default")
+
+
+def _agent(model: ReplayChatModel, retriever: Retriever, **context: object) -> Agent:
+    return Agent(model=model, tools=travel_tools(), retriever=retriever, context=Context(today="2026-11-22", **context))
+
+
+async def test_an_english_question_is_searched_in_german_and_answered_from_the_chunk_it_finds(
+    corpus: Retriever,
+) -> None:
+    model = ReplayChatModel.of([f'"{TRANSLATION}"', NO_TOOLS, ANSWER])
+    async with _agent(model, corpus) as agent:
+        reply = await agent.ask(QUESTION, thread_id="t")
+        state = await agent.state("t")
+    retrieval = next(e for e in reply.events if e["event"] == "retrieval")
+    assert retrieval["query"] == TRANSLATION  # quotes taken off
+    assert any("bekanntestes Werk" in hit["text"] for hit in retrieval["hits"])
+    assert state["retrieval_query"] == TRANSLATION
+    assert reply.answer == ANSWER and reply.metadata["answer_source"] == "model"
+    assert reply.metadata["llm_calls"] == 3  # translation, plan, answer
+
+
+async def test_without_translation_the_chunk_is_not_found_and_a_german_question_is_not_translated(
+    corpus: Retriever,
+) -> None:
+    english = ReplayChatModel.of([NO_TOOLS, ANSWER, ANSWER])
+    async with _agent(english, corpus, translate_queries=False) as agent:
+        reply = await agent.ask(QUESTION)
+    retrieval = next(e for e in reply.events if e["event"] == "retrieval")
+    assert "query" not in retrieval
+    assert not any("bekanntestes Werk" in hit["text"] for hit in retrieval["hits"])  # what translation fixes
+
+    german = ReplayChatModel.of([NO_TOOLS, "Sein bekanntestes Werk ist die „Theorie der wandernden Zahlen“."])
+    async with _agent(german, corpus) as agent:
+        reply = await agent.ask(TRANSLATION)
+    assert "query" not in next(e for e in reply.events if e["event"] == "retrieval")
+    assert german.calls == 2  # no translation call
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Was frisst das Razepato?", "Was frisst das Razepato?"),
+        ("„Was frisst das Razepato?“\n(translated)", "Was frisst das Razepato?"),
+        ("Übersetzung: Was frisst das Razepato?", "Was frisst das Razepato?"),
+        ("", None),
+        ("What does the Razepato eat?", None),  # the question itself: nothing to search differently
+        (
+            "Das Razepato frisst " + "Kleinsäuger, Eidechsen und Insektenlarven " * 5,
+            None,
+        ),  # an answer, not a translation
+    ],
+)
+def test_a_reply_is_used_only_when_it_can_be_a_translation(reply: str, expected: str | None) -> None:
+    assert clean_translation(reply, "What does the Razepato eat?", "de") == expected
