@@ -897,17 +897,20 @@ def key_facts(
     split_sentences: Callable[[str], list[tuple[int, int]]],
 ) -> KeyFacts:
     """The key sentence(s) of a chunk: those sharing the most analysed words with the question (the first
-    sentence when none shares any). ``analyze`` and ``split_sentences`` are retrieval's own (stemming, stop
-    words, the sentence splitter), passed in so this module stays pure."""
+    sentence when none shares any); words of the chunk's source name (its subject) only break ties. ``analyze``
+    and ``split_sentences`` are retrieval's own (stemming, stop words, the sentence splitter), passed in so this
+    module stays pure."""
     text = str(hit.get("text", ""))
     asked = set(analyze(question))
-    spans = split_sentences(text) or [(0, len(text))]
-    sentences = [text[a:b] for a, b in spans]
-    scores = [shared_terms(asked, analyze(s)) for s in sentences]
-    best = max(scores)
-    chosen = tuple(s for s, score in zip(sentences, scores, strict=True) if score == best) if best else sentences[:1]
     source = str(hit.get("source", "")).split("#", 1)[0]
     source_terms = set(analyze(source.rsplit(".", 1)[0]))
+    spans = split_sentences(text) or [(0, len(text))]
+    sentences = [text[a:b] for a, b in spans]
+    # The document's subject ("Razepato") is in most of its sentences: it only breaks ties.
+    topic = asked - source_terms
+    scores = [(shared_terms(topic, terms), shared_terms(asked, terms)) for terms in map(analyze, sentences)]
+    best = max(scores)
+    chosen = tuple(s for s, score in zip(sentences, scores, strict=True) if score == best) if best[1] else sentences[:1]
     terms: dict[str, str] = {}
     for sentence in chosen:
         for word in _TOKEN.findall(sentence):
@@ -930,18 +933,31 @@ def _number_term(text: str) -> str:
 
 COMPOUND_MIN_CHARS = 4
 """A question term this long also matches a text term that contains it (German compounds: "lang" in
-"körperlang", the stem of "Körperlänge"), as retrieval's lexical ranking does."""
+"korperlang", the stem of "Körperlänge"), as retrieval's lexical ranking does."""
+
+COMPOUND_MODIFIER_WEIGHT = 0.5
+"""What a question term counts for when it is inside a text term but not its end: a German compound's head is its
+last part ("Körperlänge" is a length, "langgestreckt" is no length). Measured on the travel bench: "Wie lang wird
+ein ausgewachsenes Razepato?" took the facts of the "langgestreckten … Körperbau" sentence, not of "Körperlänge …
+72 bis 91 cm", when both counted alike."""
 
 
-def shared_terms(asked: set[str], terms: Iterable[str]) -> int:
-    """How many of the ``asked`` terms occur in ``terms``, whole or, from :data:`COMPOUND_MIN_CHARS` characters
-    on, inside a compound."""
+def shared_terms(asked: set[str], terms: Iterable[str]) -> float:
+    """How many of the ``asked`` terms occur in ``terms``: whole or as a compound's end (from
+    :data:`COMPOUND_MIN_CHARS` characters on) they count 1, elsewhere inside a compound
+    :data:`COMPOUND_MODIFIER_WEIGHT`."""
     present = set(terms)
-    return sum(
-        1
-        for term in asked
-        if term in present or (len(term) >= COMPOUND_MIN_CHARS and any(term in word for word in present))
-    )
+    score = 0.0
+    for term in asked:
+        if term in present:
+            score += 1
+        elif len(term) >= COMPOUND_MIN_CHARS:
+            inside = [word for word in present if term in word]
+            if any(word.endswith(term) for word in inside):
+                score += 1
+            elif inside:
+                score += COMPOUND_MODIFIER_WEIGHT
+    return score
 
 
 def best_context_hit(
@@ -955,7 +971,7 @@ def best_context_hit(
     that repeats the name beat the one that answers "his best-known work"."""
     asked = set(analyze(question))
 
-    def overlap(hit: Mapping[str, Any]) -> int:
+    def overlap(hit: Mapping[str, Any]) -> float:
         subject = set(analyze(str(hit.get("source", "")).split("#", 1)[0].rsplit(".", 1)[0]))
         return shared_terms(asked - subject, analyze(str(hit.get("text", ""))))
 

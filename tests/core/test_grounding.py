@@ -452,3 +452,19 @@ def test_a_clock_time_must_be_a_time_a_source_states() -> None:
         assert check_answer(right, sources, settings).ok, right
     asked = collect_sources(calls=[], asked=["Wenn es in Berlin 9:00 ist, wie spät ist es in New York?"])
     assert check_answer("Um 9:00 in Berlin: dazu fehlt mir ein Ergebnis.", asked, settings).ok
+
+
+def test_the_key_sentence_is_the_one_whose_compound_ends_in_the_asked_word() -> None:
+    # Measured on the travel bench (k3): "lang" is inside "langgestreckten" and "Körperlänge", and "Razepato" is in
+    # the first sentence only; the facts were taken from the body shape instead of the length.
+    hit = {
+        "text": "Morphologisch zeichnet sich das Razepato durch einen langgestreckten, dachsförmigen Körperbau aus. "
+        "Die durchschnittliche Körperlänge adulter Tiere beträgt 72 bis 91 cm bei einem Gewicht von 6,4 bis 8,1 kg.",
+        "source": "Razepato.txt#2",
+    }
+    facts = key_facts("Wie lang wird ein ausgewachsenes Razepato?", hit, analyze=analyze,
+                      split_sentences=split_sentences)  # fmt: skip
+    assert [s.strip() for s in facts.sentences] == [
+        "Die durchschnittliche Körperlänge adulter Tiere beträgt 72 bis 91 cm bei einem Gewicht von 6,4 bis 8,1 kg."
+    ]
+    assert "72" in facts.words and "91" in facts.words
