@@ -21,6 +21,7 @@ cheap and stateful, so every load starts a fresh replay). The graph calls
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 import threading
@@ -42,8 +43,26 @@ ACCEPTED_FORMS = (
     "endpoint:<http(s) url>[#<model name>], replay:<file>"
 )
 ENDPOINT_TIMEOUT_S = 120.0
-"""Longest silence from an ``endpoint:`` server (connect, or between two streamed chunks) before a request fails."""
+"""Longest silence from an ``endpoint:`` server (connect, or between two streamed chunks) before a request fails;
+:data:`ENDPOINT_TIMEOUT_ENV` overrides it."""
+ENDPOINT_TIMEOUT_ENV = "PLANWERK_ENDPOINT_TIMEOUT_S"
+"""Seconds of silence an ``endpoint:`` server may take, for slow servers: a CPU server under load took more than
+120 s to its first chunk of a plan (two llama.cpp servers and a test run on 2 cores)."""
 ENDPOINT_API_KEY_ENV = "PLANWERK_ENDPOINT_API_KEY"
+
+
+def endpoint_timeout_s() -> float:
+    """The ``endpoint:`` timeout: :data:`ENDPOINT_TIMEOUT_ENV` when set, else :data:`ENDPOINT_TIMEOUT_S`."""
+    raw = os.environ.get(ENDPOINT_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return ENDPOINT_TIMEOUT_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"{ENDPOINT_TIMEOUT_ENV}={raw!r} is not a timeout; expected a number of seconds above 0")
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -268,6 +287,6 @@ def _endpoint_model(url: str, model_name: str) -> BaseChatModel:
     return endpoint_chat_model(
         endpoint_base_url(url),
         model_name,
-        timeout_s=ENDPOINT_TIMEOUT_S,
+        timeout_s=endpoint_timeout_s(),
         api_key=os.environ.get(ENDPOINT_API_KEY_ENV, "not-needed"),
     )

@@ -214,8 +214,12 @@ def packaged_gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def llama_server(llama_python: Path, packaged_gguf: Path, tmp_path_factory) -> Iterator[LlamaServer]:
+    from planwerk.models.specs import ENDPOINT_TIMEOUT_ENV
+
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    with LlamaServer(packaged_gguf, python=llama_python, log_file=log) as server:
+    # Headroom on a loaded machine: beside another llama.cpp server on 2 cores, a plan's first chunk took over 120 s.
+    with pytest.MonkeyPatch.context() as env, LlamaServer(packaged_gguf, python=llama_python, log_file=log) as server:
+        env.setenv(ENDPOINT_TIMEOUT_ENV, "400")
         yield server
 
 

@@ -176,3 +176,13 @@ def test_replay_spec_gives_a_fresh_replay_each_time(tmp_path):
     with pytest.raises(ValueError, match="JSON array of strings"):
         path.write_text('{"not": "a list"}', encoding="utf-8")
         load_chat_model(f"replay:{path}")
+
+
+def test_the_endpoint_timeout_comes_from_the_environment(openai_server, monkeypatch):
+    url, _seen = openai_server
+    monkeypatch.setenv(specs.ENDPOINT_TIMEOUT_ENV, "300")
+    assert load_chat_model(f"endpoint:{url}#slow-server").request_timeout == 300.0
+    for bad in ("soon", "0", "-5", "inf"):
+        monkeypatch.setenv(specs.ENDPOINT_TIMEOUT_ENV, bad)
+        with pytest.raises(ValueError, match=r"PLANWERK_ENDPOINT_TIMEOUT_S=.* expected a number of seconds above 0"):
+            specs.endpoint_timeout_s()
