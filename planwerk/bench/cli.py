@@ -12,13 +12,16 @@ import platform
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from planwerk.bench.nestful import SampleResult
 
 bench_app = typer.Typer(
     name="bench",
@@ -128,7 +131,7 @@ def nestful(
         results.parent.mkdir(parents=True, exist_ok=True)
         stream = results.open("w", encoding="utf-8")  # rewritten: drops a line the earlier run was killed writing
         for result in earlier:
-            stream.write(json.dumps(bench.result_json(result), ensure_ascii=False, default=str) + "\n")
+            stream.write(_result_line(result))
     with _progress() as progress:
         task = progress.add_task(f"NESTFUL {split} ({'oracle' if oracle else model})", total=total, status="")
         correct = done = 0
@@ -139,7 +142,7 @@ def nestful(
             done += 1
             progress.update(task, advance=1, status=f"{correct} correct")
             if stream:
-                stream.write(json.dumps(bench.result_json(result), ensure_ascii=False, default=str) + "\n")
+                stream.write(_result_line(result))
                 stream.flush()
             if not err.is_terminal and not oracle:  # no live bar in a log: one line per (slow) sample
                 mark = "✓" if result.correct else "✗"
@@ -164,12 +167,18 @@ def nestful(
     _print_nestful(summary)
     if results and oracle:
         results.parent.mkdir(parents=True, exist_ok=True)
-        lines = (json.dumps(row, ensure_ascii=False, default=str) for row in bench.results_json(report))
-        results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        results.write_text("".join(_result_line(result) for result in report.results), encoding="utf-8")
     if plot:
         _plot_by_depth(summary, plot)
     if json_out:
         out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+
+
+def _result_line(result: SampleResult) -> str:
+    """One sample's line of a ``--results`` file (:func:`planwerk.bench.nestful.read_results` reads it back)."""
+    from planwerk.bench.nestful import result_json
+
+    return json.dumps(result_json(result), ensure_ascii=False, default=str) + "\n"
 
 
 def _print_nestful(summary: dict[str, Any]) -> None:

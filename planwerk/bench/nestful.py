@@ -602,11 +602,6 @@ def report_json(report: Report) -> str:
     return json.dumps(report.summary(), ensure_ascii=False, default=str)
 
 
-def results_json(report: Report) -> list[dict[str, Any]]:
-    """Every sample's result, JSON-able (for files next to the summary)."""
-    return [result_json(result) for result in report.results]
-
-
 def result_json(result: SampleResult) -> dict[str, Any]:
     """One sample's result, JSON-able (one line of ``--results``)."""
     return asdict(result)

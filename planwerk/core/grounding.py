@@ -903,7 +903,7 @@ def key_facts(
     text = str(hit.get("text", ""))
     asked = set(analyze(question))
     source = str(hit.get("source", "")).split("#", 1)[0]
-    source_terms = set(analyze(source.rsplit(".", 1)[0]))
+    source_terms = subject_terms(hit, analyze=analyze)
     spans = split_sentences(text) or [(0, len(text))]
     sentences = [text[a:b] for a, b in spans]
     # The document's subject ("Razepato") is in most of its sentences: it only breaks ties.
@@ -960,6 +960,13 @@ def shared_terms(asked: set[str], terms: Iterable[str]) -> float:
     return score
 
 
+def subject_terms(hit: Mapping[str, Any], *, analyze: Callable[[str], list[str]]) -> set[str]:
+    """The analysed words of a hit's document name ("Razepato.txt#3" → {"razepato"}): what every chunk of that
+    document is about."""
+    document = str(hit.get("source", "")).split("#", 1)[0]
+    return set(analyze(document.rsplit(".", 1)[0]))
+
+
 def best_context_hit(
     question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Callable[[str], list[str]]
 ) -> Mapping[str, Any]:
@@ -972,8 +979,7 @@ def best_context_hit(
     asked = set(analyze(question))
 
     def overlap(hit: Mapping[str, Any]) -> float:
-        subject = set(analyze(str(hit.get("source", "")).split("#", 1)[0].rsplit(".", 1)[0]))
-        return shared_terms(asked - subject, analyze(str(hit.get("text", ""))))
+        return shared_terms(asked - subject_terms(hit, analyze=analyze), analyze(str(hit.get("text", ""))))
 
     overlaps = [overlap(hit) for hit in hits]
     return hits[max(range(len(hits)), key=lambda index: (overlaps[index], -index))]
