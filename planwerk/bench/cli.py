@@ -161,7 +161,8 @@ def nestful(
         finally:
             if stream:
                 stream.close()
-    summary = report.summary() | {"machine": machine()}
+    # ``machine`` is where this process ran; with --resume, ``run_here`` says how many samples that covers
+    summary = report.summary() | {"machine": machine(), "run_here": total}
     if part:
         summary["shard"] = f"{part.index}/{part.count}"
     _print_nestful(summary)

@@ -47,6 +47,9 @@ MATH_ONLY_CONFIG: dict[str, Any] = {
 TODAY = "2026-01-15"
 """The date the planner's prompt calls today: fixed, so runs are reproducible."""
 
+NO_CALLS = "the plan has no tool calls"
+"""The error of a sample whose plan passed the check but calls no tool."""
+
 _REF = re.compile(r"^\$(?P<label>[A-Za-z_]\w*)\.(?P<path>[\w.]+)\$$")
 """A reference in the gold data: the whole string ``"$var_1.result$"``."""
 
@@ -201,7 +204,7 @@ def last_result(
         return None, "no plan passed the check"
     ids = [call.id for _, call in Plan.model_validate(plan).calls()]
     if not ids:
-        return None, "the plan has no tool calls"
+        return None, NO_CALLS
     last_id = last_id or ids[-1]
     latest = {record["id"]: record for record in calls}
     record = latest.get(last_id)
@@ -286,6 +289,11 @@ class SampleResult:
     call_seconds: tuple[float, ...] = ()
     """Wall time of every tool call of the sample."""
     wall_s: float = 0.0
+    tools_called: tuple[str, ...] = ()
+    """The tools the final plan called, in order (the gold sequence's length and names are the comparison)."""
+    problems: tuple[str, ...] = ()
+    """Why the last reply or plan was rejected, or which calls failed (the graph's ``plan_errors``), so a long
+    run's results file says why plans fail, not only that they did."""
 
 
 @dataclass(frozen=True)
@@ -341,6 +349,8 @@ class Report:
         if self.mode == "planner":
             out |= {
                 "valid_plans": sum(r.valid_plan for r in self.results),
+                # valid, but the model answered without any call: nothing to score (counted in valid_plans)
+                "plans_without_calls": sum(r.valid_plan and r.error == NO_CALLS for r in self.results),
                 "plan_validity": round(sum(r.valid_plan for r in self.results) / n, 4),
                 "llm_calls_per_sample": round(sum(r.llm_calls for r in self.results) / n, 3),
                 "prompt_tokens_per_sample": round(sum(r.prompt_tokens for r in self.results) / n, 1),
@@ -493,6 +503,8 @@ async def planner_sample(
         plan_attempts=int(meta.get("plan_attempts", 0)),
         call_seconds=tuple(r["duration_s"] for r in calls if r["status"] != "skipped"),
         wall_s=round(wall, 3),
+        tools_called=tuple(r["tool"] for r in calls if r["status"] != "skipped"),
+        problems=tuple(state.get("plan_errors") or ()),
     )
 
 
@@ -622,7 +634,8 @@ def read_results(path: Path) -> list[SampleResult]:
                 continue
             raise ValueError(f"{path}:{number}: not a JSON line of a --results file") from None
         try:
-            row["call_seconds"] = tuple(row.get("call_seconds", ()))
+            for key in ("call_seconds", "tools_called", "problems"):  # JSON lists back to the dataclass's tuples
+                row[key] = tuple(row.get(key, ()))
             result = SampleResult(**row)
         except TypeError as error:
             raise ValueError(f"{path}:{number}: not a sample result ({error})") from None

@@ -144,6 +144,11 @@ async def test_planner_through_the_graph_with_self_correction_and_scoring() -> N
     assert [r.plan_attempts for r in report.results] == [2, 2, 1]
     assert [r.llm_calls for r in report.results] == [3, 3, 3]
     assert summary["valid_plans"] == 3 and summary["accuracy"] == pytest.approx(2 / 3, abs=1e-3)
+    assert summary["plans_without_calls"] == 0
+    # Each result says which tools ran (the gold sequence's, here) and, for sample 1, nothing is left of the
+    # rejected first plan's problems once the second plan ran cleanly.
+    assert [list(r.tools_called) for r in report.results] == [[c["name"] for c in s.calls] for s in samples]
+    assert report.results[1].problems == ()
     # A sample whose run crashes (here: the replay model has no replies left) is scored wrong; the run goes on.
     exhausted = await nestful.run_planner("dev", ReplayChatModel.of([]), limit=2)
     assert [r.correct for r in exhausted.results] == [False, False]
@@ -154,6 +159,21 @@ async def test_planner_through_the_graph_with_self_correction_and_scoring() -> N
     system = str(model.prompts[0][0].content)
     listed = {line[2:].split("(")[0] for line in system.splitlines() if line.startswith("- ") and "(" in line}
     assert samples[0].tool_names <= listed and not_offered not in listed
+
+
+async def test_results_say_why_plans_failed_and_count_plans_without_calls() -> None:
+    call = {"id": "a", "name": "no_such_tool", "arguments": {}}
+    unknown = json.dumps({"steps": [{"description": "x", "tools": [call]}], "final": None})
+    no_calls = json.dumps({"steps": [], "final": "Das Ergebnis ist 5."})
+    # sample 0: three rejected plans; sample 1: a plan the check passes that calls nothing (then its answer)
+    model = ReplayChatModel.of([unknown, unknown, unknown, no_calls, "Das Ergebnis ist 5."])
+    report = await nestful.run_planner("dev", model, limit=2)
+    failed, empty = report.results
+    assert not failed.valid_plan and failed.error == "no plan passed the check"
+    assert any("no_such_tool" in problem for problem in failed.problems)
+    assert empty.valid_plan and empty.error == nestful.NO_CALLS and empty.tools_called == ()
+    summary = report.summary()
+    assert summary["valid_plans"] == 1 and summary["plans_without_calls"] == 1
 
 
 def test_cli_oracle_json_is_the_last_line_and_bad_options_are_explained(tmp_path: Path) -> None:
@@ -253,6 +273,7 @@ def test_cli_writes_each_result_as_it_comes_and_resumes_and_shards(tmp_path: Pat
     assert report.exit_code == 0, report.output
     summary = json.loads(report.stdout.strip().splitlines()[-1])
     assert summary["samples"] == 4 and summary["accuracy"] == 1.0
+    assert summary["run_here"] == 0  # a report over earlier results: the machine field covers no sample
 
 
 def test_cli_resume_and_shard_errors_say_what_was_expected(tmp_path: Path) -> None:
