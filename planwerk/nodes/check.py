@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from planwerk.core.checking import check_plan
+from planwerk.core.grounding import ProblemKind
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import reorder_steps
@@ -22,7 +23,7 @@ from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import context_of, history_before_question, profile_of
+from planwerk.nodes.common import answer_check_for, context_of, history_before_question, profile_of, visible_specs
 from planwerk.prompts.texts import PromptTexts, texts_for
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "finalize"]
@@ -55,6 +56,10 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
             else:
                 checked = next(c for c in samples if c.plan is valid[0])
             parsed, problems = checked.plan, checked.problems
+    if not problems and parsed is not None and attempts < context.max_plan_attempts:
+        # A plan that calls nothing answers in its own words: what it states must be backed like any answer, or
+        # the planner tries again with the tools (on its last attempt the finalizer's check has the final word).
+        problems = await asyncio.to_thread(_unbacked_final, parsed, state, context, deps)
     if problems:
         runtime.stream_writer(
             ReplanEvent(event="replan", reason="\n".join(problems), decision="rejected", attempt=attempts)
@@ -146,6 +151,25 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         listed = "; ".join(f"{server} ({reason})" for server, reason in sorted(down.items()))
         problems.append(texts_for(profile_of(context)).servers_down.format(servers=listed))
     return problems
+
+
+UNBACKED_KINDS: frozenset[ProblemKind] = frozenset({"number", "date", "place"})
+"""What a plan's own answer may not state unbacked: numbers, dates and places no source contains (the rest of the
+answer check is about answers written after calls ran, or to context questions, and stays with the finalizer)."""
+
+
+def _unbacked_final(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    """The check's problem when ``plan`` calls nothing yet its ``final`` states numbers, dates or places that
+    neither the question, the conversation nor the retrieved chunks contain ("22 °C" for a weather question, a
+    computed "42" for a calculation): then the tools were needed. Blocking: run it in a worker thread."""
+    profile = profile_of(context)
+    if plan.call_count or plan.ask_user is not None or not plan.final or not visible_specs(deps.tools, profile):
+        return []
+    check = answer_check_for(AgentState(**{**state, "plan": plan.model_dump()}), context, profile, deps)
+    claims = [p.claim for p in check(plan.final).problems if p.kind in UNBACKED_KINDS and p.claim]
+    if not claims:
+        return []
+    return [texts_for(profile).final_unbacked.format(claims=", ".join(dict.fromkeys(claims)))]
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.func import task
@@ -16,6 +16,10 @@ from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
 from planwerk.profiles import Profile, get_profile
 from planwerk.tools.base import ToolSource, ToolSpec
+
+if TYPE_CHECKING:
+    from planwerk.answer_check import AnswerCheck
+    from planwerk.graph.deps import Deps
 
 
 def context_of(runtime: Runtime[Context]) -> Context:
@@ -42,6 +46,28 @@ def visible_specs(tools: ToolSource, profile: Profile) -> dict[str, ToolSpec]:
     """The tools the planner is shown: the loaded ones the profile allows."""
     allowed = profile.allowed_tools
     return {name: spec for name, spec in tools.specs.items() if allowed is None or name in allowed}
+
+
+def answer_check_for(state: AgentState, context: Context, profile: Profile, deps: Deps) -> AnswerCheck:
+    """The check every answer to the current question goes through, the planner's own ``final`` included
+    (blocking: gazetteer and date parsing; run it in a worker thread)."""
+    from planwerk.answer_check import build_answer_check
+
+    # What else the user said: earlier turns and answers to questions asked back are sources too.
+    asked = [str(m.content) for m in history_before_question(state)]
+    asked += [str(v) for k, v in (state.get("user") or {}).items() if k != "raw" and isinstance(v, str | int | float)]
+    return build_answer_check(
+        state["question"],
+        calls=state.get("calls", []),
+        hits=state.get("hits", []),
+        asked=asked,
+        today=prompt_today(context, profile),
+        plan=state.get("plan"),
+        output_schemas={name: spec.output_schema for name, spec in deps.tools.specs.items()},
+        answer_is_last_result=profile.answer_is_last_result,
+        retrieval_query=state.get("retrieval_query"),
+        refusals=tuple(profile.refusals.values()),
+    )
 
 
 def usage_of(reply: AIMessage, prompt: list[BaseMessage]) -> dict[str, float]:

@@ -23,7 +23,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from planwerk.answer_check import AnswerCheck, build_answer_check
 from planwerk.core.grounding import GroundingReport
 from planwerk.core.language import detect_language
 from planwerk.core.vote import vote
@@ -32,6 +31,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, add_usage
 from planwerk.nodes.common import (
+    answer_check_for,
     context_of,
     counters,
     history_before_question,
@@ -91,7 +91,7 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         # One sentence in the question's language; what the checker found is in the replan events and plan_errors.
         answer, source = texts_for(language).no_plan_answer, "no_plan"
     else:
-        check = await asyncio.to_thread(_answer_check, state, context, profile, deps)
+        check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
         facts, last_result = check.facts, check.last_result
         messages: list[BaseMessage] | None = None
         model = None
@@ -191,23 +191,4 @@ def _rejected(
 ) -> None:
     runtime.stream_writer(
         AnswerRejectedEvent(event="answer_rejected", answer=answer, problems=problems, attempt=attempt, next=next_)
-    )
-
-
-def _answer_check(state: AgentState, context: Context, profile: Profile, deps: Deps) -> AnswerCheck:
-    """The check every answer of this question goes through (blocking: a worker thread)."""
-    # What else the user said: earlier turns and answers to questions asked back are sources too.
-    asked = [str(m.content) for m in history_before_question(state)]
-    asked += [str(v) for k, v in (state.get("user") or {}).items() if k != "raw" and isinstance(v, str | int | float)]
-    return build_answer_check(
-        state["question"],
-        calls=state.get("calls", []),
-        hits=state.get("hits", []),
-        asked=asked,
-        today=prompt_today(context, profile),
-        plan=state.get("plan"),
-        output_schemas={name: spec.output_schema for name, spec in deps.tools.specs.items()},
-        answer_is_last_result=profile.answer_is_last_result,
-        retrieval_query=state.get("retrieval_query"),
-        refusals=tuple(profile.refusals.values()),
     )

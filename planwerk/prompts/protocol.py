@@ -93,6 +93,13 @@ SERVERS_DOWN = (
 )
 """Plan check: a plan names an unknown tool while servers are down (takes ``{servers}``)."""
 
+FINAL_UNBACKED = (
+    "Der Plan ruft kein Werkzeug auf, aber seine Antwort nennt {claims}, was weder ein Werkzeug noch der Kontext "
+    "noch die Frage sagt. Plane die Aufrufe, die es ermitteln; ohne passendes Werkzeug antworte nur mit dem, was der "
+    "Kontext sagt, oder lehne ab."
+)
+"""Plan check: a plan without calls whose ``final`` states what nothing backs (takes ``{claims}``)."""
+
 PREVIOUS_QUESTION = " (vorherige Frage: {question})"
 """Appended to a follow-up question for the planner: the earlier question it continues."""
 

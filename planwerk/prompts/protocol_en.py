@@ -82,6 +82,12 @@ SERVERS_DOWN = (
 """Plan check: a plan names an unknown tool while servers are down (takes ``{servers}``)."""
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 
+FINAL_UNBACKED = (
+    "the plan calls no tool, but its answer states {claims}, which neither a tool nor the context nor the question "
+    "says. Plan the calls that find it out; without a fitting tool, answer only with what the context says, or decline."
+)
+"""Plan check: a plan without calls whose ``final`` states what nothing backs (takes ``{claims}``)."""
+
 PREVIOUS_QUESTION = " (previous question: {question})"
 """Appended to a follow-up question for the planner: the earlier question it continues."""
 

@@ -53,6 +53,8 @@ class PromptTexts:
     """Takes ``{place}``."""
     servers_down: str
     """Takes ``{servers}``: why tools the plan names may be missing (their MCP server is down)."""
+    final_unbacked: str
+    """Takes ``{claims}``: a plan that calls nothing answers with numbers, dates or places nothing backs."""
     previous_question: str
     """Takes ``{question}``."""
     default_clarification: str

@@ -164,16 +164,16 @@ async def test_planner_through_the_graph_with_self_correction_and_scoring() -> N
 async def test_results_say_why_plans_failed_and_count_plans_without_calls() -> None:
     call = {"id": "a", "name": "no_such_tool", "arguments": {}}
     unknown = json.dumps({"steps": [{"description": "x", "tools": [call]}], "final": None})
-    no_calls = json.dumps({"steps": [], "final": "Das Ergebnis ist 5."})
-    # sample 0: three rejected plans; sample 1: a plan the check passes that calls nothing (then its answer)
-    model = ReplayChatModel.of([unknown, unknown, unknown, no_calls, "Das Ergebnis ist 5."])
+    no_calls = json.dumps({"steps": [], "final": "I cannot work this out."})  # states nothing: it stands
+    # sample 0: three rejected plans; sample 1: a plan the check passes that calls nothing
+    model = ReplayChatModel.of([unknown, unknown, unknown, no_calls])
     report = await nestful.run_planner("dev", model, limit=2)
     failed, empty = report.results
     assert not failed.valid_plan and failed.error == "no plan passed the check"
     assert any("no_such_tool" in problem for problem in failed.problems)
     assert empty.valid_plan and empty.error == nestful.NO_CALLS and empty.tools_called == ()
     summary = report.summary()
-    assert summary["valid_plans"] == 1 and summary["plans_without_calls"] == 1
+    assert summary["valid_plans"] == 1 and summary["plans_without_calls"] == 1 and model.calls == 4
 
 
 def test_cli_oracle_json_is_the_last_line_and_bad_options_are_explained(tmp_path: Path) -> None:

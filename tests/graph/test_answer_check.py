@@ -251,11 +251,24 @@ async def test_a_context_question_a_small_planner_ran_a_stray_tool_for_is_answer
 
 
 async def test_a_planner_answer_that_names_an_unknown_place_is_checked_too() -> None:
+    # Before its last attempt the planner is sent back for such an answer (tests/graph/test_unbacked_final.py);
+    # on the last attempt its answer goes to the finalizer's check like any other.
     model = ReplayChatModel.of([json.dumps({"steps": [], "final": "Sydney."}), "Canberra."])
-    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+    last_attempt = Context(today=TODAY.today, max_plan_attempts=1)
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=last_attempt) as agent:
         reply = await agent.ask("Was ist die Hauptstadt von Australien?")
     assert reply.metadata["answer_source"] == "fallback" and model.calls == 2
     assert reply.answer == REFUSAL_OUT_OF_SCOPE  # nothing ran, no context: the travel profile's refusal
+
+
+async def test_a_planner_answer_naming_an_unknown_place_goes_back_to_the_planner_which_refuses() -> None:
+    sydney = json.dumps({"steps": [], "final": "Sydney."})
+    refusal = json.dumps({"steps": [], "final": REFUSAL_OUT_OF_SCOPE}, ensure_ascii=False)
+    model = ReplayChatModel.of([sydney, refusal])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask("Was ist die Hauptstadt von Australien?")
+    assert reply.answer == REFUSAL_OUT_OF_SCOPE and reply.metadata["answer_source"] == "planner"
+    assert model.calls == 2 and "Sydney" in events(reply, "replan")[0]["reason"]
 
 
 async def test_an_answer_echoing_the_instructions_is_regenerated() -> None:

@@ -95,13 +95,15 @@ async def test_a_plan_for_another_city_than_asked_is_replanned_not_completed() -
 
 
 async def test_an_out_of_domain_question_ends_in_the_profiles_refusal_in_the_questions_language() -> None:
-    """'Capital of Australia' was answered 'Sydney': twice rejected (a place nothing names), then the refusal."""
+    """'Capital of Australia' was answered 'Sydney': the planner is sent back twice (a place nothing names), its
+    last attempt is rejected twice by the answer check, then the refusal."""
     final = plan_json(final="The capital of Australia is Sydney.")
-    model = ReplayChatModel.of([final, "Sydney is the capital of Australia."])
+    model = ReplayChatModel.of([final, final, final, "Sydney is the capital of Australia."])
     async with agent(model, []) as planwerk:
         reply = await planwerk.ask("What is the capital of Australia?")
     assert reply.answer == "I cannot answer this question, as it is outside what this assistant is for."
     assert reply.metadata["answer_source"] == "fallback"
+    assert [e["attempt"] for e in reply.events if e["event"] == "replan"] == [1, 2]
     assert [e["attempt"] for e in reply.events if e["event"] == "answer_rejected"] == [1, 2]
 
 
