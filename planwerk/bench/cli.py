@@ -94,6 +94,14 @@ def nestful(
         str | None,
         typer.Option("--shard", help="K/N: every N-th sample from the K-th (0-based), for N processes side by side."),
     ] = None,
+    ids: Annotated[
+        str | None,
+        typer.Option(
+            "--ids",
+            help="Only these samples: sample ids separated by commas, or @FILE with one id per line "
+            "(to ask again the samples an earlier run got wrong in one way).",
+        ),
+    ] = None,
 ) -> None:
     """NESTFUL math: ``--oracle`` runs the gold plans through the engine; ``--model`` lets the planner plan.
 
@@ -118,9 +126,10 @@ def nestful(
     try:
         part = bench.Shard.parse(shard) if shard else None
         earlier = bench.read_results(results) if resume and results and results.exists() else []
+        only = bench.parse_ids(ids, split) if ids else None
     except ValueError as error:
         raise fail(str(error)) from None
-    chosen = bench.load_samples(split, limit)
+    chosen = bench.load_samples(split, limit, ids=only)
     chosen = part.select(chosen) if part else chosen
     done_ids = {result.sample_id for result in earlier} & {sample.sample_id for sample in chosen}
     if done_ids:
@@ -150,12 +159,19 @@ def nestful(
 
         try:
             if oracle:
-                report = _run(lambda: bench.run_oracle(split, limit=limit, tick=tick))
+                report = _run(lambda: bench.run_oracle(split, limit=limit, tick=tick, ids=only))
             else:
                 assert model is not None
                 report = _run(
                     lambda: bench.run_planner(
-                        split, model, limit=limit, tick=tick, plan_samples=samples, done=earlier, shard=part
+                        split,
+                        model,
+                        limit=limit,
+                        tick=tick,
+                        plan_samples=samples,
+                        done=earlier,
+                        shard=part,
+                        ids=only,
                     )
                 )
         finally:

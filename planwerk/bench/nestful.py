@@ -93,8 +93,11 @@ def data_path(split: str) -> Path:
     return Path(str(resources.files(DATA) / f"math_{split}.jsonl"))
 
 
-def load_samples(split: str, limit: int | None = None, *, path: Path | None = None) -> list[Sample]:
-    """The first ``limit`` (all when ``None``) samples of ``split`` (or of the JSONL file ``path``)."""
+def load_samples(
+    split: str, limit: int | None = None, *, path: Path | None = None, ids: frozenset[str] | None = None
+) -> list[Sample]:
+    """The first ``limit`` (all when ``None``) samples of ``split`` (or of the JSONL file ``path``); with ``ids``,
+    only those samples (in the data's order; the limit counts them)."""
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be a positive number of samples, got {limit}")
     source = path or data_path(split)
@@ -119,12 +122,32 @@ def load_samples(split: str, limit: int | None = None, *, path: Path | None = No
                 f"{source}:{number}: not a NESTFUL record ({error}); expected JSON with sample_id, input, output, "
                 "tools, gold_answer"
             ) from None
+        if ids is not None and samples[-1].sample_id not in ids:
+            samples.pop()
         if limit is not None and len(samples) >= limit:
             break
     return samples
 
 
 # --- pure conversion and scoring --------------------------------------------------------------------------------
+
+
+def parse_ids(text: str, split: str) -> frozenset[str]:
+    """Sample ids from ``--ids``: comma-separated, or ``@FILE`` with one per line; ``ValueError`` naming what is
+    wrong (an unreadable file, no ids, ids that are not in ``split``)."""
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).expanduser().read_text(encoding="utf-8").replace("\n", ",")
+        except OSError as error:
+            raise ValueError(f"--ids {text}: cannot read the file ({error.strerror or error})") from None
+    ids = frozenset(part.strip() for part in text.split(",") if part.strip())
+    if not ids:
+        raise ValueError("--ids names no sample; expected ids separated by commas or @FILE with one per line")
+    unknown = ids - {sample.sample_id for sample in load_samples(split)}
+    if unknown:
+        shown = ", ".join(sorted(unknown)[:3]) + (" …" if len(unknown) > 3 else "")
+        raise ValueError(f"--ids: {len(unknown)} of {len(ids)} ids are not samples of the {split} split: {shown}")
+    return ids
 
 
 def label_id(label: str) -> str:
@@ -412,11 +435,13 @@ async def run_oracle(
     limit: int | None = None,
     config: Mapping[str, Any] | str | Path | None = None,
     tick: Tick | None = None,
+    ids: frozenset[str] | None = None,
 ) -> Report:
-    """Every gold sequence of ``split`` through ``execute_plan`` on one persistent session of the math server."""
+    """Every gold sequence of ``split`` (or of the samples ``ids`` names) through ``execute_plan`` on one
+    persistent session of the math server."""
     from planwerk.tools.mcp import open_tools
 
-    samples = load_samples(split, limit)
+    samples = load_samples(split, limit, ids=ids)
     started = time.perf_counter()
     async with open_tools(config or MATH_ONLY_CONFIG) as tools:
         _require_tools(tools, samples)
@@ -518,17 +543,19 @@ async def run_planner(
     plan_samples: int = 1,
     done: Sequence[SampleResult] = (),
     shard: Shard | None = None,
+    ids: frozenset[str] | None = None,
 ) -> Report:
     """The planner on ``split``: plan, execute, score; model calls and tokens per sample (``plan_samples``: see
     :func:`planner_sample`).
 
     ``done`` holds results of an earlier, interrupted run (:func:`read_results`): those samples are not asked again
     and count in the report as they are. ``shard`` runs only every N-th sample (processes side by side); ``tick``
-    sees every new result as it comes, so a caller can write it down at once.
+    sees every new result as it comes, so a caller can write it down at once; ``ids`` asks only those samples.
     """
     from planwerk.tools.mcp import open_tools
 
-    samples = shard.select(load_samples(split, limit)) if shard else load_samples(split, limit)
+    samples = load_samples(split, limit, ids=ids)
+    samples = shard.select(samples) if shard else samples
     wanted = {sample.sample_id for sample in samples}
     finished = {result.sample_id: result for result in done if result.sample_id in wanted}
     todo = [sample for sample in samples if sample.sample_id not in finished]

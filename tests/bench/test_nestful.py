@@ -284,3 +284,28 @@ def test_cli_resume_and_shard_errors_say_what_was_expected(tmp_path: Path) -> No
     garbage.write_text("not json\n{}\n", encoding="utf-8")
     broken = _bench("--model", "default", "--results", str(garbage), "--resume")
     assert broken.exit_code == 2 and "garbage.jsonl:1: not a JSON line" in " ".join(broken.output.split())
+
+
+def test_cli_ids_ask_only_the_named_samples(tmp_path: Path) -> None:
+    samples = nestful.load_samples("dev", 5)
+    picked = [samples[3], samples[1]]  # asked in the data's order, whatever order the ids come in
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(nestful.replay_script([samples[1], samples[3]])), encoding="utf-8")
+    listed = tmp_path / "ids.txt"
+    listed.write_text("\n".join(s.sample_id for s in picked) + "\n", encoding="utf-8")
+    for ids in (",".join(s.sample_id for s in picked), f"@{listed}"):
+        run = _bench("--model", f"replay:{replies}", "--ids", ids, "--json")
+        assert run.exit_code == 0, run.output
+        summary = json.loads(run.stdout.strip().splitlines()[-1])
+        assert summary["samples"] == 2 and summary["correct"] == 2
+    oracle = _bench("--oracle", "--ids", samples[0].sample_id, "--json")
+    assert json.loads(oracle.stdout.strip().splitlines()[-1])["samples"] == 1
+
+
+def test_cli_ids_errors_say_what_was_expected(tmp_path: Path) -> None:
+    unknown = _bench("--model", "default", "--ids", "nope,also-nope")
+    assert unknown.exit_code == 2 and "2 of 2 ids are not samples of the dev split" in " ".join(unknown.output.split())
+    empty = _bench("--model", "default", "--ids", " , ")
+    assert empty.exit_code == 2 and "names no sample" in empty.output
+    missing = _bench("--model", "default", "--ids", f"@{tmp_path / 'none.txt'}")
+    assert missing.exit_code == 2 and "cannot read the file" in " ".join(missing.output.split())
