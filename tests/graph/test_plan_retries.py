@@ -3,18 +3,14 @@ examples; the number of examples is a Context setting. With the replay model, wh
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from langchain_core.messages import BaseMessage
-from langgraph.checkpoint.memory import InMemorySaver
 
-from planwerk.agent import Agent
 from planwerk.graph.context import Context
 from planwerk.graph.server import run_context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.prompts.examples import library
-from tests.graph.tools import GEO, plan_json, travel_tools, weather_call
+from tests.graph.tools import GEO, plan_json, replay_agent, weather_call
 
 QUESTION = "Wie wird das Wetter in Barcelona am 1. Dezember 2026?"
 WEATHER = weather_call("2026-12-01")
@@ -22,16 +18,6 @@ WEATHER = weather_call("2026-12-01")
 
 GOOD_PLAN = plan_json([GEO], [WEATHER])
 UNKNOWN_TOOL = plan_json([{**GEO, "name": "geokodieren"}], [WEATHER])
-
-
-def agent(model: ReplayChatModel, **context: Any) -> Agent:
-    return Agent(
-        model=model,
-        tools=travel_tools(),
-        retriever=False,
-        checkpointer=InMemorySaver(),
-        context=Context(today="2026-11-22", **context),
-    )
 
 
 def shown_examples(prompt: list[BaseMessage]) -> list[str]:
@@ -42,7 +28,7 @@ def shown_examples(prompt: list[BaseMessage]) -> list[str]:
 
 async def test_a_rejected_reply_is_retried_sampling_with_other_examples() -> None:
     model = ReplayChatModel.of([UNKNOWN_TOOL, GOOD_PLAN, "17 °C."])
-    async with agent(model) as planwerk:
+    async with replay_agent(model) as planwerk:
         reply = await planwerk.ask(QUESTION)
     assert reply.answer == "17 °C." and model.calls == 3
     first, second = shown_examples(model.prompts[0]), shown_examples(model.prompts[1])
@@ -56,7 +42,7 @@ async def test_a_rejected_reply_is_retried_sampling_with_other_examples() -> Non
 
 async def test_every_further_retry_samples_with_its_own_seed_and_examples() -> None:
     model = ReplayChatModel.of([UNKNOWN_TOOL, UNKNOWN_TOOL, GOOD_PLAN, "17 °C."])
-    async with agent(model, retry_temperature=1.1) as planwerk:
+    async with replay_agent(model, retry_temperature=1.1) as planwerk:
         await planwerk.ask(QUESTION)
     assert model.call_options[:3] == [{}, {"temperature": 1.1, "seed": 1}, {"temperature": 1.1, "seed": 2}]
     shown = [frozenset(shown_examples(prompt)) for prompt in model.prompts[:3]]
@@ -66,14 +52,14 @@ async def test_every_further_retry_samples_with_its_own_seed_and_examples() -> N
 async def test_a_failed_call_is_replanned_sampling_too() -> None:
     wrong = plan_json([{**GEO, "arguments": {"destination": "Barcelonna"}}], [WEATHER])
     model = ReplayChatModel.of([wrong, GOOD_PLAN, "17 °C."])
-    async with agent(model) as planwerk:
+    async with replay_agent(model) as planwerk:
         await planwerk.ask(QUESTION)
     assert model.call_options[:2] == [{}, {"temperature": 0.7, "seed": 1}]
 
 
 async def test_retry_temperature_zero_keeps_retries_greedy_but_shows_other_examples() -> None:
     model = ReplayChatModel.of([UNKNOWN_TOOL, GOOD_PLAN, "17 °C."])
-    async with agent(model, retry_temperature=0) as planwerk:
+    async with replay_agent(model, retry_temperature=0) as planwerk:
         await planwerk.ask(QUESTION)
     assert model.call_options == [{}, {}, {}]
     assert shown_examples(model.prompts[0]) != shown_examples(model.prompts[1])
@@ -82,7 +68,7 @@ async def test_retry_temperature_zero_keeps_retries_greedy_but_shows_other_examp
 @pytest.mark.parametrize("k", [1, 3])
 async def test_plan_examples_sets_how_many_examples_the_planner_sees(k: int) -> None:
     model = ReplayChatModel.of([GOOD_PLAN, "17 °C."])
-    async with agent(model, plan_examples=k) as planwerk:
+    async with replay_agent(model, plan_examples=k) as planwerk:
         await planwerk.ask(QUESTION)
     shown = shown_examples(model.prompts[0])
     assert len(shown) == k and "Wie wird das Wetter in Rom am 23.01.2026?" in shown

@@ -4,7 +4,6 @@ the planner tries again with the tools instead of the run ending on an invented 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -12,7 +11,7 @@ from planwerk.agent import Agent
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.base import FunctionToolSource
-from tests.graph.tools import GEO, plan_json, travel_tools, weather_call
+from tests.graph.tools import GEO, plan_json, replay_agent, weather_call
 
 QUESTION = "Wie wird das Wetter in Barcelona am 1. Dezember 2026?"
 GOOD_PLAN = plan_json([GEO], [weather_call("2026-12-01")])
@@ -22,19 +21,9 @@ def no_calls(final: str) -> str:
     return json.dumps({"steps": [], "final": final}, ensure_ascii=False)
 
 
-def agent(model: ReplayChatModel, **context: Any) -> Agent:
-    return Agent(
-        model=model,
-        tools=travel_tools(),
-        retriever=False,
-        checkpointer=InMemorySaver(),
-        context=Context(today="2026-11-22", **context),
-    )
-
-
 async def test_an_invented_answer_without_calls_is_sent_back_and_the_tools_run() -> None:
     model = ReplayChatModel.of([no_calls("In Barcelona werden es am 1. Dezember 22 °C."), GOOD_PLAN, "17 °C."])
-    async with agent(model) as planwerk:
+    async with replay_agent(model) as planwerk:
         events = [event async for event in planwerk.events(QUESTION, thread_id="t")]
         state = await planwerk.state("t")
     replans = [e for e in events if e["event"] == "replan"]
@@ -50,7 +39,7 @@ async def test_a_backed_or_empty_final_stands_without_another_model_call() -> No
     # A refusal states nothing to back; a final that only repeats the question's date and place is backed by it.
     for final in ("Dazu kann ich nichts sagen.", "Am 1. Dezember 2026 in Barcelona: dazu fehlen mir Daten."):
         model = ReplayChatModel.of([no_calls(final)])
-        async with agent(model) as planwerk:
+        async with replay_agent(model) as planwerk:
             reply = await planwerk.ask(QUESTION)
         assert reply.answer == final and model.calls == 1 and reply.metadata["answer_source"] == "planner"
 
@@ -58,7 +47,7 @@ async def test_a_backed_or_empty_final_stands_without_another_model_call() -> No
 async def test_on_the_last_attempt_the_final_goes_to_the_answer_check() -> None:
     invented = no_calls("Es werden 22 °C.")
     model = ReplayChatModel.of([invented, invented, "Es werden 22 °C."])
-    async with agent(model, max_plan_attempts=2) as planwerk:
+    async with replay_agent(model, max_plan_attempts=2) as planwerk:
         reply = await planwerk.ask(QUESTION)
     # attempt 1 was sent back; attempt 2 is the last: the finalizer checks it, asks once more, then falls back
     assert model.calls == 3 and reply.metadata["plan_attempts"] == 2

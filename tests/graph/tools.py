@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
+from planwerk.agent import Agent
+from planwerk.graph.context import Context
+from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.base import FunctionToolSource, ToolError
 
 
@@ -67,3 +72,15 @@ WEATHER = weather_call()
 def plan_json(*steps: list[dict], final: str | None = None) -> str:
     """A plan as the model writes it: each argument is one step, a list of calls."""
     return json.dumps({"steps": [{"description": "", "tools": list(s)} for s in steps], "final": final})
+
+
+def replay_agent(model: ReplayChatModel, **context: Any) -> Agent:
+    """An agent on :func:`travel_tools`, no retrieval, an in-memory checkpointer and today 2026-11-22 (``context``
+    adds or overrides ``Context`` fields)."""
+    return Agent(
+        model=model,
+        tools=travel_tools(),
+        retriever=False,
+        checkpointer=InMemorySaver(),
+        context=Context(**{"today": "2026-11-22", **context}),
+    )
