@@ -112,25 +112,95 @@ class HttpMcp:
     process: subprocess.Popen[bytes]
 
 
-def start_http_mcp(command: list[str], env: dict[str, str], log: Path) -> HttpMcp:
-    """Start an MCP server (``command`` gets ``http --port N``) and wait until its endpoint accepts connections."""
-    port = free_port()
-    with log.open("ab") as out:
-        process = subprocess.Popen(
-            [*command, "http", "--port", str(port)], env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT
+START_ATTEMPTS = 5
+"""Ports are picked before the server binds: another process may take one in between (then we try another)."""
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
+}
+
+
+def served_name(url: str) -> str | None:
+    """The ``serverInfo.name`` that the MCP endpoint at ``url`` answers ``initialize`` with; ``None`` while nothing
+    listens there. Read from JSON or from the SSE stream's ``data:`` lines."""
+    try:
+        reply = httpx.post(
+            url,
+            json=INITIALIZE,
+            headers={"Accept": "application/json, text/event-stream"},
+            timeout=5.0,
         )
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + MCP_START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"{command} exited with {process.returncode}: {log.read_text(errors='replace')[-2000:]}")
+    except httpx.TransportError:
+        return None
+    bodies = [line[5:] for line in reply.text.splitlines() if line.startswith("data:")] or [reply.text]
+    for body in bodies:
         try:
-            httpx.get(url, timeout=1.0)  # any HTTP answer (405, 406, ...) means it listens
-            return HttpMcp(url=url, process=process)
-        except httpx.TransportError:
+            name = json.loads(body)["result"]["serverInfo"]["name"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        return str(name)
+    return f"(not an MCP server: HTTP {reply.status_code})"
+
+
+def listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds the listening TCP socket on ``port`` (Linux ``/proc``): the server on a port we
+    picked is ours only when our process bound it."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                inodes.add(f"socket:[{fields[9]}]")
+    try:
+        handles = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for handle in handles:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{handle}") in inodes:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def start_http_mcp(command: list[str], env: dict[str, str], log: Path, name: str) -> HttpMcp:
+    """Start the MCP server ``name`` (``command`` gets ``http --port N``) and wait until it listens and answers.
+
+    The port is picked before the server binds it: another process may take it in between, and its answers would
+    pass for ours while our server exits (a crash test once waited 90 s in CI for calls to a counter that was never
+    up). So the listening socket must be our process's and the endpoint must name ``name``; after a collision the
+    server is started again on another port."""
+    for _attempt in range(START_ATTEMPTS):
+        port = free_port()
+        with log.open("ab") as out:
+            process = subprocess.Popen(
+                [*command, "http", "--port", str(port)], env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT
+            )
+        url = f"http://127.0.0.1:{port}/mcp"
+        deadline = time.monotonic() + MCP_START_TIMEOUT_S
+        while process.poll() is None and time.monotonic() < deadline:
+            if listens(process.pid, port) and served_name(url) == name:
+                return HttpMcp(url=url, process=process)
             time.sleep(0.1)
-    process.kill()
-    pytest.fail(f"{command} did not listen on {url} within {MCP_START_TIMEOUT_S} s")
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=20)
+            pytest.fail(f"{command} did not answer on {url} within {MCP_START_TIMEOUT_S} s: {tail(log)}")
+        if "address already in use" not in tail(log).lower():
+            pytest.fail(f"{command} exited with {process.returncode}: {tail(log)}")
+    pytest.fail(f"{command} found no free port in {START_ATTEMPTS} tries: {tail(log)}")
+
+
+def tail(log: Path, chars: int = 2000) -> str:
+    """The end of a server's log, for failure messages."""
+    return log.read_text(errors="replace")[-chars:] if log.exists() else "(no log)"
 
 
 def stop_http_mcp(server: HttpMcp) -> None:
@@ -165,12 +235,13 @@ def tools() -> Iterator[Tools]:
     """The math server and the counter over streamable HTTP, and an MCP config naming both."""
     folder = Path(tempfile.mkdtemp(prefix="planwerk-cluster-tools-"))
     counter_log = folder / "counter.log"
-    math = start_http_mcp([sys.executable, "-m", "planwerk.tools.servers.math"], {}, folder / "math.log")
+    math = start_http_mcp([sys.executable, "-m", "planwerk.tools.servers.math"], {}, folder / "math.log", "math")
     try:
         counter = start_http_mcp(
             [sys.executable, str(COUNTER_SCRIPT)],
             {"COUNTER_LOG": str(counter_log), "PYTHONPATH": str(ROOT)},
             folder / "counter.log.out",
+            "counter",
         )
         try:
             config = folder / "mcp.json"

@@ -146,13 +146,19 @@ async def test_kill_9_mid_run_recovers_through_the_other_instance_without_repeat
         call("s", "add", arg_0=2, arg_1=3),
     )
     model = write_replay(tmp_path / "doomed.json", [steps, ANSWER])
-    await first.runs.create(
+    run = await first.runs.create(
         thread, GRAPH, input=question("Zähle a, b, dann 2 + 3."), context=context(tools, model, tool_timeout_s=900)
     )
     started_b = f"start {thread}-b"
     deadline = time.monotonic() + CRASH_WAIT_S
     while tools.counts().get(started_b, 0) == 0:
-        assert time.monotonic() < deadline, f"the call b never started: {tools.counts()}"
+        status = (await first.runs.get(thread, run["run_id"]))["status"]
+        if status not in ("pending", "running") or time.monotonic() > deadline:
+            state = await first.threads.get_state(thread)
+            pytest.fail(
+                f"the call b never started (run {status}, counts {tools.counts()}):\n{state['values']}\n"
+                f"{cluster.log_tail(0)}"
+            )
         await asyncio.sleep(0.05)
     # Checkpoints are saved beside the next step's work (durability "async"): wait until the one that sent b is in
     # PostgreSQL, so the kill lands mid-run at a known point, whatever the machine's speed.
