@@ -99,6 +99,7 @@ def build_answer_check(
         ),
         question=question,
         refusals=tuple(refusals),
+        report_results=True,
     )
     return AnswerCheck(sources=sources, settings=settings, facts=facts, last_result=last_result)
 

@@ -161,7 +161,7 @@ def agent(model: ReplayChatModel, config: Path, profile: str | None) -> Agent:
 
 
 async def test_with_an_own_mcp_config_the_default_profile_is_generic(time_config: Path) -> None:
-    model = ReplayChatModel.of([TIME_PLAN, "In Tokyo, the clock tool answered."])
+    model = ReplayChatModel.of([TIME_PLAN, "The clock tool answered."])
     async with agent(model, time_config, None) as planwerk:
         reply = await planwerk.ask("Wie spät ist es in Tokio?")
     system = str(model.prompts[0][0].content)
@@ -179,7 +179,7 @@ async def test_a_profile_file_sets_persona_allowed_tools_and_approvals(time_conf
         'persona = "You are a strict clock."\nallowed_tools = ["get_current_time", "convert_time"]\n'
         'approve = ["get_current_time"]\n',
     )
-    model = ReplayChatModel.of([TIME_PLAN, "In Tokyo, the clock tool answered."])
+    model = ReplayChatModel.of([TIME_PLAN, "The clock tool answered."])
     async with agent(model, time_config, str(profile)) as planwerk:
         reply = await planwerk.ask("What time is it in Tokyo?")
         system = str(model.prompts[0][0].content)
@@ -187,7 +187,7 @@ async def test_a_profile_file_sets_persona_allowed_tools_and_approvals(time_conf
         # The profile's approve list pauses the call although the server does not mark it destructive.
         assert [i["kind"] for i in reply.interrupts] == ["approval"] and reply.answer is None
         approved = await planwerk.resume("approve", thread_id=reply.thread_id)
-    assert approved.answer == "In Tokyo, the clock tool answered."
+    assert approved.answer == "The clock tool answered."
     assert any(e["event"] == "tool_result" and e["tool"] == "get_current_time" for e in approved.events)
 
 
@@ -217,7 +217,7 @@ def test_cli_takes_a_profile_file_and_names_a_bad_one(tmp_path: Path, time_confi
 
 def test_cli_runs_with_a_profile_file(tmp_path: Path, time_config: Path) -> None:
     profile = write(tmp_path / "clock.toml", 'persona = "You are a clock."\n')
-    replies = write(tmp_path / "replies.json", json.dumps([TIME_PLAN, "In Tokyo, the clock tool answered."]))
+    replies = write(tmp_path / "replies.json", json.dumps([TIME_PLAN, "The clock tool answered."]))
     args = ["ask", "What time is it in Tokyo?", "--json", "--no-retrieval", "--profile", str(profile)]
     args += ["--mcp-config", str(time_config), "--model", f"replay:{replies}", "--today", "2026-11-22"]
     done = subprocess.run(
@@ -230,7 +230,7 @@ def test_cli_runs_with_a_profile_file(tmp_path: Path, time_config: Path) -> None
     assert done.returncode == 0, done.stderr
     events: list[dict[str, Any]] = [json.loads(line) for line in done.stdout.splitlines()]
     assert [e["event"] for e in events][-1] == "final_answer"
-    assert events[-1]["answer"] == "In Tokyo, the clock tool answered."
+    assert events[-1]["answer"] == "The clock tool answered."
 
 
 def test_the_documented_profile_file_and_examples_are_valid(tmp_path: Path) -> None:

@@ -63,6 +63,7 @@ ProblemKind = Literal[
     "echo",
     "restated",
     "refused",
+    "unstated",
 ]
 """What is wrong with an answer:
 
@@ -78,7 +79,11 @@ ProblemKind = Literal[
 - ``restated``: the answer only repeats the question (measured on the travel bench: "Which beaches are within 10 km
   of Barcelona?" was answered with the question itself, and every number and place in it was grounded);
 - ``refused``: the answer is the profile's refusal although a call delivered a result (measured in CI: the generic
-  profile answered "Wie spät ist es gerade in New York?" with its refusal sentence after the time tool returned).
+  profile answered "Wie spät ist es gerade in New York?" with its refusal sentence after the time tool returned);
+- ``unstated``: every call succeeded and the answer passed every other rule; it names a place or a date, yet
+  states nothing the calls delivered that the question did not already say (measured on the travel bench: "Die
+  Wetter in Barcelona vom 17. bis 19. Januar 2026 ist sehr steigend und mit einer erfolgreichen Anpassung an urbane
+  Mikrohabitate interpretiert." passed every other rule, its dates and its place all in the question).
 """
 
 
@@ -729,6 +734,10 @@ class Sources:
     """The question and the conversation (weather words of a failed weather call count only when named here)."""
     delivered_calls: int = 0
     """How many calls succeeded (an answer that refuses although one did is ``refused``)."""
+    result_numbers: list[SourceNumber] = field(default_factory=list)
+    """Numbers of successful calls' results (not their arguments): what an answer reports (``unstated``)."""
+    result_texts: list[str] = field(default_factory=list)
+    """Texts of successful calls' results (names, descriptions), likewise."""
 
 
 def _walk(value: Any, key: str | None, sources: Sources) -> None:
@@ -775,7 +784,10 @@ def collect_sources(
         if call.get("status") == "ok":
             sources.delivered_calls += 1
             _walk(call.get("args") or {}, None, sources)
+            before_numbers, before_texts = len(sources.numbers), len(sources.texts)
             _walk(call.get("result"), None, sources)
+            sources.result_numbers += sources.numbers[before_numbers:]
+            sources.result_texts += sources.texts[before_texts:]
         else:
             # A failed call's arguments came from the question or earlier results; its error is a text.
             add_text(sources, " ".join(str(v) for v in (call.get("args") or {}).values()))
@@ -1060,6 +1072,9 @@ class CheckSettings:
     """The question; an answer that only repeats it is ``restated``."""
     refusals: Sequence[str] = ()
     """The profile's refusal sentences; an answer repeating one is ``refused`` when a call succeeded."""
+    report_results: bool = False
+    """Whether an answer after calls that all succeeded must state something they delivered (``unstated``); off
+    where another rule says what the answer must carry (the last result, a context question's facts)."""
 
 
 ECHO_WORDS = 6
@@ -1151,9 +1166,10 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
     if claimed := [m.group() for m in _TIME.finditer(answer)]:
         times = set().union(*(clock_times(text) for text in sources.texts))
         problems += [Problem("number", claim) for claim in claimed if not clock_grounded(claim, times)]
-    if settings.gazetteer is not None:
+    places = find_places(answer, settings.gazetteer) if settings.gazetteer is not None else []
+    if places:
         source_ids, source_words = places_in_sources(sources.texts, settings.gazetteer)
-        for place in find_places(answer, settings.gazetteer):
+        for place in places:
             if not place_grounded(place, source_ids, source_words):
                 problems.append(Problem("place", place.text))
     problems += _failure_problems(answer, sources, settings)
@@ -1165,6 +1181,17 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
         problems.append(Problem("restated"))
     if settings.refusals and sources.delivered_calls and echoes(answer, settings.refusals):
         problems.append(Problem("refused"))
+    if (
+        settings.report_results
+        and not problems  # the last resort: an answer that passed every other rule
+        and sources.delivered_calls
+        and not settings.withheld
+        and settings.last_result is None
+        and settings.context is None
+        and (date_claims or places)  # it reports on the asked place or days ("ok" after a side effect reports nothing)
+        and not states_a_result(answer, sources, settings.question, date_claims)
+    ):
+        problems.append(Problem("unstated"))
     if settings.context is not None and settings.analyze is not None:
         facts = settings.context
         if not cites(answer, facts.source):
@@ -1172,6 +1199,29 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
         if not carries_facts(answer, facts, analyze=settings.analyze):
             problems.append(Problem("context_facts", source=facts.source, facts=facts.words[:8]))
     return GroundingReport(tuple(dict.fromkeys(problems)))
+
+
+MIN_RESULT_TEXT = 4
+"""A result's word or name counts as stated from this many letters on ("ES" or "PT" alone say nothing)."""
+
+
+def states_a_result(answer: str, sources: Sources, question: str, date_claims: Sequence[DateClaim] = ()) -> bool:
+    """Whether ``answer`` states a value the successful calls' results hold that ``question`` does not: a number
+    (not a small count, not a date of the answer) or a word of at least :data:`MIN_RESULT_TEXT` letters ("Parc de la
+    Ciutadella"). Repeating the question's place and dates says nothing the tools found."""
+    asked_numbers = source_numbers_in_text(question)
+    for number in find_numbers(answer, skip=[(c.start, c.end) for c in date_claims]):
+        if number.is_small_integer or number_grounded(number, asked_numbers):
+            continue
+        if number_grounded(number, sources.result_numbers):
+            return True
+    said = {fold(word) for word in _TOKEN.findall(answer) if len(word) >= MIN_RESULT_TEXT}
+    asked = {fold(word) for word in _TOKEN.findall(question)}
+    for text in sources.result_texts:
+        words = {fold(word) for word in _TOKEN.findall(text) if len(word) >= MIN_RESULT_TEXT}
+        if (words - asked) & said:
+            return True
+    return False
 
 
 def _withheld_owner(number: NumberClaim, units: Mapping[str, Withheld]) -> Withheld | None:

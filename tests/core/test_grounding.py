@@ -468,3 +468,45 @@ def test_the_key_sentence_is_the_one_whose_compound_ends_in_the_asked_word() -> 
         "Die durchschnittliche Körperlänge adulter Tiere beträgt 72 bis 91 cm bei einem Gewicht von 6,4 bis 8,1 kg."
     ]
     assert "72" in facts.words and "91" in facts.words
+
+
+# ------------------------------------------------------------------------------------------------- unstated
+
+
+@pytest.mark.parametrize(
+    ("answer", "unstated"),
+    [
+        # measured on the travel bench: dates and place from the question, words from a retrieved chunk
+        ("Die Wetter in Barcelona am 1. Dezember 2026 ist sehr steigend und an urbane Mikrohabitate angepasst.", True),
+        ("Es wird schön in Barcelona.", True),
+        ("Am 1. Dezember 2026 werden es in Barcelona bis zu 17 °C.", False),  # a temperature the weather call gave
+        ("Es regnet 0,3 mm.", False),
+        ("Barcelona liegt in Spanien (ES) bei 41.38° N.", False),  # a coordinate counts: the geocode delivered it
+        ("Erledigt.", False),  # reports on no place and no day: nothing claimed, nothing to hold it to
+    ],
+)
+def test_an_answer_after_successful_calls_must_state_something_they_delivered(
+    answer: str, unstated: bool, gazetteer: Gazetteer
+) -> None:
+    found = problems(answer, calls=[GEO, WEATHER_OK], report_results=True, question=QUESTION, gazetteer=gazetteer)
+    assert (Problem("unstated") in found) is unstated, found
+
+
+def test_a_result_name_counts_and_the_rule_yields_to_failures_last_results_and_off(gazetteer: Gazetteer) -> None:
+    spots = call_record("s", "find_spots", result={"spots": [{"name": "Parc de la Ciutadella", "distance_km": 1.2}]})
+    question = "Welche Parks gibt es in Barcelona?"
+    report = {"report_results": True, "question": question, "gazetteer": gazetteer}
+    named = problems("Zum Beispiel den Ciutadella-Park in Barcelona.", calls=[spots], **report)
+    assert Problem("unstated") not in named
+    vague = "Es gibt schöne Parks in Barcelona."
+    assert Problem("unstated") in problems(vague, calls=[spots], **report)
+    assert Problem("unstated") not in problems(vague, calls=[spots], question=question, gazetteer=gazetteer)  # off
+    # a failed call: the failure rules say what the answer must carry ("Der Wetterdienst ist nicht erreichbar.")
+    down = problems(
+        "Der Wetterdienst ist nicht erreichbar.", calls=[GEO, WEATHER_DOWN], report_results=True, question=QUESTION,
+        **down_settings([GEO, WEATHER_DOWN]),
+    )  # fmt: skip
+    assert down == []
+    # where the answer is the last result, that rule alone applies
+    last = problems("Das Ergebnis ist 17.2.", calls=[WEATHER_OK], report_results=True, last_result=17.2)
+    assert Problem("unstated") not in last

@@ -107,6 +107,22 @@ async def test_two_bad_answers_end_in_the_deterministic_answer(checkpointer: Bas
     assert state["messages"][-1].content == reply.answer
 
 
+async def test_an_answer_about_the_asked_place_that_states_no_result_is_regenerated() -> None:
+    # Measured on the travel bench: place and day from the question, the rest invented words; every value-level
+    # rule passed it.
+    empty = "Das Wetter in Barcelona am 22. November 2026 ist sehr steigend."
+    model = ReplayChatModel.of([PLAN, empty, "Am 22. November 2026 bis zu 17 °C in Barcelona."])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.answer == "Am 22. November 2026 bis zu 17 °C in Barcelona."
+    assert reply.metadata["answer_source"] == "regenerated"
+    [rejected] = events(reply, "answer_rejected")
+    assert rejected["answer"] == empty
+    assert rejected["problems"] == [
+        "Die Antwort nennt nichts, was die Tools geliefert haben; beantworte die Frage mit ihren Werten."
+    ]
+
+
 async def test_a_service_that_is_down_is_named_and_no_weather_is_stated() -> None:
     invented = "Am 1. Dezember 2026 wird es in Barcelona sonnig bei 22 °C."
     model = ReplayChatModel.of([PLAN, invented, "Sehr steigend, 22°C."])

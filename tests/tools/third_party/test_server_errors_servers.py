@@ -64,7 +64,7 @@ def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"time": time_entry(), "lookup": BROKEN}}))
     replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps([json.dumps(TIME_PLAN), "In Tokyo, the clock tool answered."]))
+    replies.write_text(json.dumps([json.dumps(TIME_PLAN), "The clock tool answered."]))
     command = [sys.executable, "-m", "planwerk.cli", "ask", "What time is it in Tokyo?", "--no-retrieval"]
     command += ["--mcp-config", str(config), "--model", f"replay:{replies}", "--today", "2026-11-22", *args]
     environment = {**os.environ, "PLANWERK_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
@@ -77,7 +77,7 @@ def test_a_plan_naming_a_tool_of_a_down_server_is_told_the_server_is_down(tmp_pa
     config.write_text(json.dumps({"mcpServers": {"time": time_entry(), "lookup": BROKEN}}))
     lookup = {"steps": [{"description": "", "tools": [{"id": "p", "name": "find_person", "arguments": {}}]}]}
     replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps([json.dumps(lookup), json.dumps(TIME_PLAN), "In Tokyo, the clock tool answered."]))
+    replies.write_text(json.dumps([json.dumps(lookup), json.dumps(TIME_PLAN), "The clock tool answered."]))
     command = [sys.executable, "-m", "planwerk.cli", "ask", "Who is Ada, and what time is it in Tokyo?", "--json"]
     command += ["--no-retrieval", "--mcp-config", str(config), "--model", f"replay:{replies}"]
     command += ["--profile", "generic-en"]
@@ -96,7 +96,7 @@ def test_a_server_that_fails_to_start_is_an_event_in_json_and_in_the_readable_ou
     assert [e["event"] for e in events][:3] == ["start", "server_error", "retrieval"]
     error = events[1]
     assert error["server"] == "lookup" and error["error"]  # why, in words
-    assert events[-1]["event"] == "final_answer" and events[-1]["answer"] == "In Tokyo, the clock tool answered."
+    assert events[-1]["event"] == "final_answer" and events[-1]["answer"] == "The clock tool answered."
     assert any(e["event"] == "tool_result" and e["tool"] == "get_current_time" for e in events)
 
     readable = run_cli(tmp_path)
