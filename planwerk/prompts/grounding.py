@@ -257,6 +257,15 @@ CONDITION_WORDS: tuple[str, ...] = (
     "windig",
     "sturm",
     "heiter",
+    # how warm it is, in words (measured on the travel bench: "Die Wetter in Paris am 19. Januar 2026 ist sehr
+    # warm." while get_weather was down); no "heiß" (heißt) and no "hot" (hotel): word beginnings match
+    "warm",
+    "wärmer",
+    "kalt",
+    "kälter",
+    "kühl",
+    "mild",
+    "frost",
     "sunny",
     "sunshine",
     "cloudy",
@@ -270,6 +279,10 @@ CONDITION_WORDS: tuple[str, ...] = (
     "foggy",
     "windy",
     "storm",
+    "cold",
+    "cool",
+    "chilly",
+    "freezing",
 )
 """Word beginnings that describe weather: an answer states none of them when the weather call failed, unless the
 user's own words hold them ("Wird es sonnig?")."""

@@ -268,6 +268,9 @@ def test_a_service_that_is_down_must_be_named_and_nothing_it_would_deliver_state
     assert problems("Nicht abrufbar: das Wetter. Es werden 22 °C.", calls=calls, hits=[hit], **settings) == [
         Problem("withheld", "22 °C", "get_weather", "unavailable")
     ]
+    # Warmth in words is weather too (measured on the travel bench, Paris's forecast down).
+    assert problems("In Barcelona ist es am 1. Dezember sehr warm; get_weather ist nicht erreichbar.", calls=calls,
+                    **settings) == [Problem("withheld", "warm", "get_weather", "unavailable")]  # fmt: skip
     # What the user asked about may be repeated ("Wird es sonnig?").
     assert problems("Ob es sonnig wird, kann ich nicht sagen: das Wetter ist nicht erreichbar.", calls=calls,
                     asked=("Wird es sonnig?",), **settings) == []  # fmt: skip
