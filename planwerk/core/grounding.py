@@ -1215,13 +1215,13 @@ def states_a_result(answer: str, sources: Sources, question: str, date_claims: S
             continue
         if number_grounded(number, sources.result_numbers):
             return True
-    said = {fold(word) for word in _TOKEN.findall(answer) if len(word) >= MIN_RESULT_TEXT}
-    asked = {fold(word) for word in _TOKEN.findall(question)}
-    for text in sources.result_texts:
-        words = {fold(word) for word in _TOKEN.findall(text) if len(word) >= MIN_RESULT_TEXT}
-        if (words - asked) & said:
-            return True
-    return False
+    delivered = set().union(*(folded_words(text, MIN_RESULT_TEXT) for text in sources.result_texts))
+    return bool((delivered - folded_words(question)) & folded_words(answer, MIN_RESULT_TEXT))
+
+
+def folded_words(text: str, min_letters: int = 1) -> set[str]:
+    """The case- and accent-folded words of ``text`` with at least ``min_letters`` letters."""
+    return {fold(word) for word in _TOKEN.findall(text) if len(word) >= min_letters}
 
 
 def _withheld_owner(number: NumberClaim, units: Mapping[str, Withheld]) -> Withheld | None:

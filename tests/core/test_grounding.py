@@ -506,10 +506,11 @@ def test_a_result_name_counts_and_the_rule_yields_to_failures_last_results_and_o
     assert Problem("unstated") not in problems(vague, calls=[spots], question=question, gazetteer=gazetteer)  # off
     # a failed call: the failure rules say what the answer must carry ("Der Wetterdienst ist nicht erreichbar.")
     down = problems(
-        "Der Wetterdienst ist nicht erreichbar.", calls=[GEO, WEATHER_DOWN], report_results=True, question=QUESTION,
-        **down_settings([GEO, WEATHER_DOWN]),
+        "Für Barcelona ist der Wetterdienst nicht erreichbar.", calls=[GEO, WEATHER_DOWN], report_results=True,
+        question=QUESTION, gazetteer=gazetteer, **down_settings([GEO, WEATHER_DOWN]),
     )  # fmt: skip
     assert down == []
-    # where the answer is the last result, that rule alone applies
-    last = problems("Das Ergebnis ist 17.2.", calls=[WEATHER_OK], report_results=True, last_result=17.2)
+    # where the answer is the last result, that rule alone applies (a small count is no reported value to it)
+    counted = call_record("n", "add", result={"result": 5})
+    last = problems("In Barcelona: 5.", calls=[counted], **report | {"last_result": 5})
     assert Problem("unstated") not in last
