@@ -64,10 +64,14 @@ ProblemKind = Literal[
     "restated",
     "refused",
     "unstated",
+    "repetitive",
 ]
 """What is wrong with an answer:
 
-- ``empty``: the answer says nothing (no text, or a bare number no call delivered);
+- ``empty``: the answer says nothing (no text, or a bare number no call delivered); where the answer must report
+  results (:attr:`CheckSettings.report_results`) and is not the last call's result, a bare unitless number says
+  nothing even when a call delivered it (measured on the travel bench: "Welche Parks gibt es im Umkreis von 15 km
+  um Barcelona?" was answered "12.317", "Regnet es am 20.01.2026 in Barcelona?" with "12");
 - ``number`` / ``date`` / ``place``: it states one that no source contains;
 - ``withheld``: it states a value (or a weather condition) a failed call would have delivered;
 - ``failure_unnamed``: a call failed because its service is down, and the answer does not say so;
@@ -83,7 +87,11 @@ ProblemKind = Literal[
 - ``unstated``: every call succeeded and the answer passed every other rule; it names a place or a date, yet
   states nothing the calls delivered that the question did not already say (measured on the travel bench: "Die
   Wetter in Barcelona vom 17. bis 19. Januar 2026 ist sehr steigend und mit einer erfolgreichen Anpassung an urbane
-  Mikrohabitate interpretiert." passed every other rule, its dates and its place all in the question).
+  Mikrohabitate interpretiert." passed every other rule, its dates and its place all in the question);
+- ``repetitive``: the answer lists the same items again and again (measured on the travel bench: "Wo ist es am
+  23. Januar 2026 wärmer, in Barcelona oder in Rom?" was answered with the geocode values of both cities four
+  times over, every one grounded; "Find hiking spots …" with "1. Barcelona, Catalunya 2. Barcelona, Spain
+  3. Barcelona, Italy …").
 """
 
 
@@ -1138,12 +1146,16 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
         return GroundingReport((Problem("empty"),))
     problems: list[Problem] = []
     # A bare number says nothing (measured: the 0.5B model's regeneration in the offline demo was "12") unless a
-    # call delivered it ("42." for "Was ist 20 + 22?"); "17 °C." or "ok" are answers.
-    if not re.search(r"[^\W\d_]{2,}", answer):
+    # call delivered it and the answer is a result ("42." for "Was ist 20 + 22?"); "17 °C.", "15:58" or "ok" are
+    # answers.
+    if not re.search(r"[^\W\d_]{2,}", answer) and not _TIME.search(answer):
         numbers = find_numbers(answer)
         results = [n for n in sources.delivered if n.unit != "date"]
-        if not any(n.unit for n in numbers) and not any(number_grounded(n, results) for n in numbers):
+        reports = settings.report_results and settings.last_result is None
+        if not any(n.unit for n in numbers) and (reports or not any(number_grounded(n, results) for n in numbers)):
             problems.append(Problem("empty", answer.strip()))
+    if repeats_itself(answer):
+        problems.append(Problem("repetitive"))
     date_claims = find_date_claims(answer) if settings.dates else []
     for claim in date_claims:
         if not date_grounded(claim, sources.dates):
@@ -1199,6 +1211,22 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
         if not carries_facts(answer, facts, analyze=settings.analyze):
             problems.append(Problem("context_facts", source=facts.source, facts=facts.words[:8]))
     return GroundingReport(tuple(dict.fromkeys(problems)))
+
+
+REPEATED_ITEMS_MIN = 6
+"""An answer of at least this many items (parts between commas, semicolons and line breaks) …"""
+REPEATED_ITEMS_SHARE = 0.5
+"""… of which at most this share is distinct repeats itself."""
+_LIST_MARKER = re.compile(r"^(?:\d{1,2}[.)]|[-*•])\s+")
+
+
+def repeats_itself(answer: str) -> bool:
+    """Whether ``answer`` is a list that names the same items again and again: of its parts between commas,
+    semicolons and line breaks (list markers such as "3." dropped), at least :data:`REPEATED_ITEMS_MIN`, at most
+    :data:`REPEATED_ITEMS_SHARE` are distinct. Each part of a real list differs ("12.6 °C", "9.3 °C", "Parc Güell")."""
+    items = [fold(_LIST_MARKER.sub("", part.strip())).strip(" .") for part in re.split(r",(?!\d)|[;\n]", answer)]
+    items = [item for item in items if item]
+    return len(items) >= REPEATED_ITEMS_MIN and len(set(items)) <= REPEATED_ITEMS_SHARE * len(items)
 
 
 MIN_RESULT_TEXT = 4

@@ -70,7 +70,10 @@ GERMAN = GroundingTexts(
         "echo": "Die Antwort wiederholt die Anweisungen, statt die Frage zu beantworten.",
         "restated": "Die Antwort wiederholt nur die Frage, statt sie zu beantworten.",
         "refused": "Die Antwort lehnt die Frage ab, obwohl die Tools Ergebnisse geliefert haben; beantworte sie damit.",
-        "unstated": "Die Antwort nennt nichts, was die Tools geliefert haben; beantworte die Frage mit ihren Werten.",
+        "unstated": "Die Antwort nennt nichts, was die Tools geliefert haben; beantworte die Frage in ganzen Sätzen "
+        "mit ihren Werten.",
+        "repetitive": "Die Antwort zählt dieselben Angaben immer wieder auf; nenne jede Angabe nur einmal, in ganzen "
+        "Sätzen.",
     },
     regenerate="""Deine Antwort wurde geprüft und abgelehnt:
 {problems}
@@ -139,7 +142,9 @@ ENGLISH = GroundingTexts(
         "echo": "the answer repeats the instructions instead of answering the question",
         "restated": "the answer only repeats the question instead of answering it",
         "refused": "the answer refuses the question although the tools delivered results; answer it with them",
-        "unstated": "the answer states nothing the tools delivered; answer the question with their values",
+        "unstated": "the answer states nothing the tools delivered; answer the question in whole sentences with "
+        "their values",
+        "repetitive": "the answer lists the same items again and again; state each one once, in whole sentences",
     },
     regenerate="""Your answer was checked and rejected:
 {problems}

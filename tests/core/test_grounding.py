@@ -22,6 +22,7 @@ from planwerk.core.grounding import (
     find_places,
     is_context_question,
     key_facts,
+    repeats_itself,
     states_value,
     withheld_calls,
 )
@@ -514,3 +515,41 @@ def test_a_result_name_counts_and_the_rule_yields_to_failures_last_results_and_o
     counted = call_record("n", "add", result={"result": 5})
     last = problems("In Barcelona: 5.", calls=[counted], **report | {"last_result": 5})
     assert Problem("unstated") not in last
+
+
+# ------------------------------------------------------------------------------------------------- answer form
+
+
+def test_a_bare_delivered_number_is_no_answer_where_the_answer_reports_results() -> None:
+    """Measured on the travel bench: "Welche Parks gibt es im Umkreis von 15 km um Barcelona?" was answered
+    "12.317" (a value a call delivered), "Regnet es am 20.01.2026 in Barcelona?" with "12"."""
+    parks = call_record("p", "get_parks", result={"parks": [{"name": "Parc Güell", "distance_km": 12.317}]})
+    assert problems("12.317", calls=[parks]) == []  # without the report rule a delivered number is a result
+    assert problems("12.317", calls=[parks], report_results=True) == [Problem("empty", "12.317")]
+    assert problems("12.317 km", calls=[parks], report_results=True) == []  # a value with its unit is an answer
+    # where the answer is the last result ("42." for "Was ist 20 + 22?"), the bare number is the answer
+    result = call_record("a", "add", args={"arg_0": 20, "arg_1": 22}, result={"result": 42})
+    assert problems("42.", calls=[result], report_results=True, last_result=42.0, dates=False) == []
+    clock = call_record("t", "get_current_time", result={"datetime": "2026-11-23T01:15:58-05:00"})
+    assert problems("01:15", calls=[clock], report_results=True) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "repetitive"),
+    [
+        # measured on the travel bench (c1, s6): every item grounded, the same items over and over
+        (
+            "41.8933203, 12.4829321, Roma, Lazio, Italia, Barcelona, Catalunya, 41.3825802, 2.177073, Barcelona, "
+            "Catalunya, 41.8933203, 12.4829321, Roma, Lazio, Italia, Barcelona, Catalunya, 41.8933203, 12.4829321",
+            True,
+        ),
+        ("1. Barcelona, Catalunya\n2. Barcelona, Spain\n3. Barcelona, Italy\n4. Barcelona, Spain\n", True),
+        # a real list: each item differs (German decimal commas do not split a value)
+        ("Am 17.: 12,6 °C, am 18.: 12,6 °C, am 19.: 13,1 °C, am 20.: 9,3 °C, am 21.: 9,8 °C, am 22.: 8 °C.", False),
+        ("Parks: Parc Güell, Parc de la Ciutadella, Parc del Laberint, Parc de Montjuïc, Jardins, Turó Park.", False),
+        ("Barcelona, Barcelona, Barcelona.", False),  # too short to call a list
+    ],
+)
+def test_an_answer_that_lists_the_same_items_again_and_again_is_repetitive(answer: str, repetitive: bool) -> None:
+    assert repeats_itself(answer) is repetitive
+    assert (Problem("repetitive") in problems(answer)) is repetitive

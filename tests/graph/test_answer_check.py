@@ -119,8 +119,23 @@ async def test_an_answer_about_the_asked_place_that_states_no_result_is_regenera
     [rejected] = events(reply, "answer_rejected")
     assert rejected["answer"] == empty
     assert rejected["problems"] == [
-        "Die Antwort nennt nichts, was die Tools geliefert haben; beantworte die Frage mit ihren Werten."
+        "Die Antwort nennt nichts, was die Tools geliefert haben; beantworte die Frage in ganzen Sätzen mit ihren "
+        "Werten."
     ]
+
+
+async def test_a_bare_value_after_a_rejected_answer_ends_in_the_deterministic_answer() -> None:
+    # Measured on the travel bench: after the rejection the small model answered a bare value ("12.317", "13.1")
+    # that a call had delivered; it passed as grounded although it answers nothing.
+    empty = "Das Wetter in Barcelona am 22. November 2026 ist sehr steigend."
+    model = ReplayChatModel.of([PLAN, empty, "17.2"])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.metadata["answer_source"] == "fallback"
+    assert "höchste Temperatur 17.2 °C" in reply.answer
+    first, second = events(reply, "answer_rejected")
+    assert (first["next"], second["next"], second["answer"]) == ("regenerate", "fallback", "17.2")
+    assert second["problems"] == ["Die Antwort sagt nichts; schreibe ganze Sätze."]
 
 
 async def test_a_service_that_is_down_is_named_and_no_weather_is_stated() -> None:
