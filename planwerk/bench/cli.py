@@ -367,6 +367,10 @@ def travel(
         str | None,
         typer.Option("--category", "-c", help="Only one category (weather, two_cities, date_range, spots, ...)."),
     ] = None,
+    ids: Annotated[
+        str | None,
+        typer.Option("--ids", help="Only these questions: ids separated by commas (w4,c1,p1), as in --results lines."),
+    ] = None,
     json_out: JsonOption = False,
     results: Annotated[Path | None, typer.Option("--results", help="Write every question's result as JSONL.")] = None,
 ) -> None:
@@ -374,13 +378,12 @@ def travel(
     responses; plan validity, expected tools, grounded answers, expected facts, model calls and seconds."""
     from planwerk.bench import travel as bench
 
-    if category is not None and category not in bench.CATEGORIES:
-        err.print(
-            f"[red]planwerk bench: error:[/red] unknown category {category!r}; "
-            f"expected one of {', '.join(bench.CATEGORIES)}"
-        )
-        raise typer.Exit(2)
-    questions = bench.load_questions(limit, category=category)
+    wanted = [part.strip() for part in ids.split(",") if part.strip()] if ids is not None else None
+    try:
+        questions = bench.load_questions(limit, category=category, ids=wanted)
+    except ValueError as error:
+        err.print(f"[red]planwerk bench: error:[/red] {escape(str(error))}")
+        raise typer.Exit(2) from None
     total = len(questions)
     if results:  # written as the run goes: a slow run that is stopped keeps what it measured
         results.parent.mkdir(parents=True, exist_ok=True)

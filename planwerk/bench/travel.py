@@ -114,7 +114,8 @@ def _question(raw: Mapping[str, Any]) -> Question:
 def load_questions(
     limit: int | None = None, *, category: str | None = None, ids: Sequence[str] | None = None
 ) -> list[Question]:
-    """The packaged questions, optionally one ``category``, the given ``ids``, and the first ``limit``."""
+    """The packaged questions, optionally one ``category``, the given ``ids``, and the first ``limit``; ``ValueError``
+    for an unknown category or id."""
     text = resources.files(DATA).joinpath("questions.json").read_text(encoding="utf-8")
     questions = [_question(raw) for raw in json.loads(text)["questions"]]
     if category is not None:
@@ -123,6 +124,12 @@ def load_questions(
         questions = [q for q in questions if q.category == category]
     if ids is not None:
         wanted = set(ids)
+        if unknown := wanted - {q.qid for q in questions}:
+            raise ValueError(
+                f"unknown question id(s) {', '.join(sorted(unknown))}"
+                + (f" in category {category!r}" if category is not None else "")
+                + f"; expected ids such as {', '.join(q.qid for q in questions[:4])}"
+            )
         questions = [q for q in questions if q.qid in wanted]
     return questions[:limit] if limit is not None else questions
 

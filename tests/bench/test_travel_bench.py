@@ -40,6 +40,9 @@ def test_the_set_covers_every_category_in_german_and_english() -> None:
     assert travel.load_questions(2, category="parks")[0].category == "parks"
     with pytest.raises(ValueError, match="unknown category"):
         travel.load_questions(category="math")
+    assert [q.qid for q in travel.load_questions(ids=["c1", "w4"])] == ["w4", "c1"]  # in the set's order
+    with pytest.raises(ValueError, match="unknown question id"):
+        travel.load_questions(category="parks", ids=["w4"])
 
 
 def test_recorded_upstream_answers_what_was_recorded_and_503_for_the_rest() -> None:
@@ -170,3 +173,5 @@ def test_cli_json_is_the_last_line_and_results_are_written(tmp_path: Path) -> No
     assert [r["qid"] for r in rows] == [q.qid for q in questions] and all(r["passed"] for r in rows)
     bad = CliRunner().invoke(app, ["bench", "travel", "--category", "nope"])
     assert bad.exit_code == 2 and "unknown category" in bad.output
+    unknown = CliRunner().invoke(app, ["bench", "travel", "--ids", "w4,zz9"])
+    assert unknown.exit_code == 2 and "unknown question id(s) zz9" in unknown.output
