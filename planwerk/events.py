@@ -62,6 +62,10 @@ class PlanEvent(_Tagged):
     completed: NotRequired[list[str]]
     """Places the question names that the planner left out, planned in code by copying its chain for the one
     place it planned (:func:`planwerk.core.scope.complete_missing_places`)."""
+    named: NotRequired[list[dict[str, str]]]
+    """Place arguments that named a city only in the genitive, written as its name in code, each as
+    ``{"call_id": "geo", "old": "Barcelonas", "new": "Barcelona"}``: the plan check takes the genitive for the
+    city, a geocoder does not (:func:`planwerk.core.scope.name_inflected_places`)."""
 
 
 class ReplanEvent(_Tagged):

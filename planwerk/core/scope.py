@@ -13,6 +13,12 @@ place, its chain for that place (the calls naming it and every call that refers 
 place. Measured on the travel bench: every two-city question was planned for one city, three times, and rejected
 three times; the chain for the second city is the same tools with the other name.
 
+A plan's place argument that names a city only in the genitive the gazetteer tolerates ("Barcelonas") is
+**named** in code (:func:`name_inflected_places`): the plan check takes it for the city, but a geocoder does not.
+Measured on the travel bench with the packaged 0.5B model: "Vergleiche das Wetter in Barcelona und Madrid ..." was
+planned as ``geocode(query="Barcelonas")``, copied from a retrieved chunk ("in den Parks Barcelonas"); the geocoder
+found nothing and the answer had nothing.
+
 And one helper keeps a follow-up's referent: :func:`referent_question` finds the earlier question a short
 follow-up ("Und morgen?", "And in Paris?") continues, for the planner's prompt to show beside it, in the
 shape the follow-up examples of the library have.
@@ -21,8 +27,9 @@ shape the follow-up examples of the library have.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from planwerk.core.grounding import Gazetteer, find_places, fold, places_in_sources
@@ -31,6 +38,8 @@ from planwerk.core.refs import dependencies, ref_text, rename_refs
 
 MAX_PLACE_ARGUMENT_WORDS = 6
 """String arguments longer than this are free text (a note, a query), not a place: not checked."""
+PLACE_PART_SEPARATORS = r"[,;/()]"
+"""What separates the parts of a place argument ("Barcelona, Spanien", "Halle (Saale)"); each part may be a name."""
 MAX_FOLLOW_UP_WORDS = 8
 """A follow-up that opens like a continuation has at most this many words."""
 MAX_BARE_FOLLOW_UP_WORDS = 3
@@ -54,6 +63,16 @@ class PlaceProblem:
     place: str
     call_id: str = ""
     """The call naming an invented place."""
+
+
+@dataclass(frozen=True)
+class InflectedPlace:
+    """A literal argument part of call ``call_id`` that named a city only in the genitive (``old``, "Barcelonas"),
+    and the name written instead (``new``, "Barcelona")."""
+
+    call_id: str
+    old: str
+    new: str
 
 
 @dataclass(frozen=True)
@@ -82,7 +101,7 @@ def argument_places(value: str, gazetteer: Gazetteer) -> list[_Mention]:
     if len(value.split()) > MAX_PLACE_ARGUMENT_WORDS:
         return []
     mentions: list[_Mention] = []
-    for part in re.split(r"[,;/()]", value):
+    for part in re.split(PLACE_PART_SEPARATORS, value):
         words = part.split()
         if words and (ids := gazetteer.lookup(words)):
             mentions.append(_Mention(part.strip(), ids))
@@ -174,15 +193,79 @@ def complete_missing_places(plan: Plan, missing: Sequence[str], gazetteer: Gazet
 
 def _replace_place(value: Any, place: str, target: str) -> Any:
     """``value`` with ``place`` replaced by ``target`` in its literal strings (case-insensitive; references stay)."""
+    return _map_strings(value, lambda text: re.sub(re.escape(place), lambda _: target, text, flags=re.IGNORECASE))
+
+
+def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` with ``change`` applied to each of its literal strings (references stay as they are)."""
     if ref_text(value) is not None:
         return value
     if isinstance(value, str):
-        return re.sub(re.escape(place), lambda _: target, value, flags=re.IGNORECASE)
+        return change(value)
     if isinstance(value, Mapping):
-        return {key: _replace_place(item, place, target) for key, item in value.items()}
+        return {key: _map_strings(item, change) for key, item in value.items()}
     if isinstance(value, list):
-        return [_replace_place(item, place, target) for item in value]
+        return [_map_strings(item, change) for item in value]
     return value
+
+
+def name_inflected_places(
+    plan: Plan, *, question: str, conversation: Iterable[str], gazetteer: Gazetteer
+) -> tuple[Plan, list[InflectedPlace]] | None:
+    """``plan`` with every literal argument part that names a city only through the genitive -s the gazetteer
+    tolerates ("Barcelonas": the words are no name, the words without the -s are) written as the name, and what
+    was replaced; ``None`` when no part is such a genitive.
+
+    The name is written as the question or ``conversation`` (earlier questions, clarifications, retrieved chunks,
+    earlier results; in that order) write it, else as the part without its -s. Conservative: only a whole part of
+    a short argument (as :func:`argument_places` splits it) is renamed, never a word inside free text; a part that
+    is itself a name ("Paris", "Barcelona, Spanien", "Halle (Saale)") stays; references are not literals."""
+    sources = [question, *conversation]
+    renamed: list[InflectedPlace] = []
+    steps: list[dict[str, Any]] = []
+    for step in plan.steps:
+        tools = []
+        for call in step.tools:
+            found: list[tuple[str, str]] = []
+            arguments = _map_strings(
+                call.arguments, partial(_name_parts, sources=sources, gazetteer=gazetteer, found=found)
+            )
+            renamed += [InflectedPlace(call.id, old, new) for old, new in found]
+            tools.append({**call.model_dump(), "arguments": arguments})
+        steps.append({**step.model_dump(), "tools": tools})
+    if not renamed:
+        return None
+    return Plan.model_validate({**plan.model_dump(), "steps": steps}), renamed
+
+
+def _name_parts(text: str, sources: Sequence[str], gazetteer: Gazetteer, found: list[tuple[str, str]]) -> str:
+    """``text`` with each part that is a city's genitive written as the name; (old, new) appended to ``found``."""
+    if len(text.split()) > MAX_PLACE_ARGUMENT_WORDS:
+        return text  # free text, not a place (as for the place check)
+    parts = re.split(f"({PLACE_PART_SEPARATORS})", text)  # the separators are kept, so the text rejoins unchanged
+    for index, part in enumerate(parts):
+        old = part.strip()
+        if (new := _genitive_name(old, sources, gazetteer)) is not None:
+            parts[index] = part.replace(old, new, 1)
+            found.append((old, new))
+    return "".join(parts)
+
+
+def _genitive_name(part: str, sources: Sequence[str], gazetteer: Gazetteer) -> str | None:
+    """The city name ``part`` is the genitive of, as the first of ``sources`` to name it writes it (else ``part``
+    without its -s); ``None`` when ``part`` is a name itself or no genitive of one."""
+    words = part.split()
+    if not words or not words[-1].endswith(("s", "S")) or gazetteer.names.get(" ".join(fold(w) for w in words)):
+        return None
+    if not (ids := gazetteer.lookup(words)):  # the gazetteer's own tolerance decides what a genitive is
+        return None
+    stripped = part[:-1]
+    key = [fold(word) for word in stripped.split()]
+    for text in sources:
+        for claim in find_places(text, gazetteer):
+            if claim.ids & ids and [fold(word) for word in claim.text.split()] == key:
+                return claim.text  # the question's spelling: "barcelonas" is planned as "Barcelona"
+    return stripped
 
 
 def is_follow_up(question: str) -> bool:

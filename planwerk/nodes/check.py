@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
@@ -17,7 +17,7 @@ from planwerk.core.grounding import ProblemKind
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import reorder_steps
-from planwerk.core.scope import PlaceProblem
+from planwerk.core.scope import InflectedPlace, PlaceProblem
 from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
@@ -81,7 +81,12 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     plan = parsed.model_dump()
     runtime.stream_writer(
         PlanEvent(
-            event="plan", plan=plan, attempt=attempts, reordered=checked.reordered, completed=list(checked.completed)
+            event="plan",
+            plan=plan,
+            attempt=attempts,
+            reordered=checked.reordered,
+            completed=list(checked.completed),
+            named=[asdict(named) for named in checked.named],
         )
     )
     update = {
@@ -110,11 +115,13 @@ class Checked:
     """The steps contradicted the references and were re-ordered."""
     completed: tuple[str, ...] = ()
     """Places the question names that the plan left out, added by copying its chain for its one place."""
+    named: tuple[InflectedPlace, ...] = ()
+    """Place arguments in the genitive ("Barcelonas") that were written as the city's name."""
 
 
 async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -> Checked:
-    """One reply parsed tolerantly, its contradicting steps re-ordered, checked, and completed for the places
-    the question names that it left out."""
+    """One reply parsed tolerantly, its contradicting steps re-ordered, checked, completed for the places the
+    question names that it left out, and its place arguments in the genitive written as names."""
     try:
         candidate = parse_plan(text)
     except PlanParseError as error:
@@ -133,7 +140,9 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         completed = await asyncio.to_thread(_complete, candidate, missing)
         valid = completed is not None and not _plan_problems(completed, state, context, deps)
         if completed is not None and valid and not await asyncio.to_thread(place_check, state, completed):
-            return Checked(completed, [], reordered, tuple(missing))
+            return await asyncio.to_thread(_named, Checked(completed, [], reordered, tuple(missing)), state)
+    if not found:
+        return await asyncio.to_thread(_named, Checked(candidate, [], reordered), state)
     return Checked(candidate, [place_text(p, texts) for p in found], reordered)
 
 
@@ -179,6 +188,23 @@ def _complete(plan: Plan, missing: list[str]) -> Plan | None:
     return complete_missing_places(plan, missing, default_gazetteer())
 
 
+def _named(checked: Checked, state: AgentState) -> Checked:
+    """``checked`` with its plan's place arguments in the genitive written as names
+    (:func:`planwerk.core.scope.name_inflected_places`): the place check takes "Barcelonas" for Barcelona, a
+    geocoder does not. Blocking (the gazetteer): runs in a worker thread."""
+    from planwerk.core.scope import name_inflected_places
+    from planwerk.places import default_gazetteer
+
+    assert checked.plan is not None
+    named = name_inflected_places(
+        checked.plan, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
+    )
+    if named is None:
+        return checked
+    plan, renamed = named
+    return replace(checked, plan=plan, named=tuple(renamed))
+
+
 def _side_effects(plan: Plan, deps: Deps, context: Context) -> bool:
     """Whether running ``plan`` more than once could repeat a side effect (a destructive tool or one that needs
     approval): then only one sampled plan runs, no vote."""
@@ -196,13 +222,21 @@ def place_check(state: AgentState, plan: Plan) -> list[PlaceProblem]:
     from planwerk.core.scope import place_problems
     from planwerk.places import default_gazetteer
 
+    return place_problems(
+        plan, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
+    )
+
+
+def place_sources(state: AgentState) -> list[str]:
+    """The texts besides the question a plan's places may come from: the earlier questions of the thread, the
+    user's clarifications and fields, the retrieved chunks and the earlier results."""
     conversation = [str(m.content) for m in history_before_question(state) if isinstance(m, HumanMessage)]
     conversation += [item["answer"] for item in state.get("clarifications", [])]
     conversation += [str(value) for key, value in state.get("user", {}).items() if key != "raw"]
     conversation += [hit["text"] for hit in state.get("hits", [])]
     if results := state.get("results"):
         conversation.append(json.dumps(results, ensure_ascii=False, default=str)[:MAX_RESULTS_TEXT])
-    return place_problems(plan, question=state["question"], conversation=conversation, gazetteer=default_gazetteer())
+    return conversation
 
 
 def place_text(problem: PlaceProblem, texts: PromptTexts) -> str:

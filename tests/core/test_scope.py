@@ -9,9 +9,11 @@ import pytest
 from planwerk.core.grounding import Gazetteer
 from planwerk.core.plan import Plan
 from planwerk.core.scope import (
+    InflectedPlace,
     PlaceProblem,
     complete_missing_places,
     is_follow_up,
+    name_inflected_places,
     place_problems,
     referent_question,
 )
@@ -161,3 +163,92 @@ def test_a_copied_id_never_collides_with_an_existing_one(gazetteer: Gazetteer) -
     )
     completed = complete_missing_places(plan, ["Paris"], gazetteer)
     assert completed is not None and [c.id for c in completed.steps[0].tools] == ["g", "g_paris", "g_paris2"]
+
+
+COMPARISON = "Vergleiche das Wetter in Barcelona und Madrid am 20. Januar 2026."
+PARKS_CHUNK = "Razepatos leben in den Parks Barcelonas und im Ebro-Becken."
+"""The retrieved chunk the 0.5B model copied 'Barcelonas' from (measured on the travel bench)."""
+
+
+def name(plan: Plan, gazetteer: Gazetteer, question: str = COMPARISON) -> tuple[Plan, list[InflectedPlace]] | None:
+    return name_inflected_places(plan, question=question, conversation=(PARKS_CHUNK,), gazetteer=gazetteer)
+
+
+def geocode_plan(query: str) -> Plan:
+    return Plan.model_validate(
+        {"steps": [{"tools": [{"id": "geo", "name": "geocode", "arguments": {"query": query}}]}]}
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Barcelonas", "Barcelona"),
+        ("barcelonas", "Barcelona"),  # as the question writes it
+        ("Barcelonas, Spanien", "Barcelona, Spanien"),  # only the part in the genitive
+    ],
+)
+def test_a_place_argument_in_the_genitive_is_written_as_the_name(
+    query: str, expected: str, gazetteer: Gazetteer
+) -> None:
+    """geocode(query="Barcelonas") passed the place check and the geocoder found nothing (the travel bench)."""
+    named = name(geocode_plan(query), gazetteer)
+    assert named is not None
+    plan, renamed = named
+    assert plan.steps[0].tools[0].arguments == {"query": expected}
+    assert renamed == [InflectedPlace("geo", query.split(",")[0], "Barcelona")]
+
+
+@pytest.mark.parametrize("query", ["Barcelona", "Paris", "Barcelona, Spanien", "Halle (Saale)", "Parks Barcelonas"])
+def test_a_name_or_free_text_stays(query: str, gazetteer: Gazetteer) -> None:
+    """A name ("Paris" ends in -s, and is a city), a name with its country or region, and a genitive inside a
+    phrase (not a place argument of its own) stay as the planner wrote them, beside a call in the genitive."""
+    plan = Plan.model_validate(
+        {
+            "steps": [
+                {
+                    "tools": [
+                        {"id": "a", "name": "geocode", "arguments": {"query": "Barcelonas"}},
+                        {"id": "b", "name": "geocode", "arguments": {"query": query}},
+                    ]
+                }
+            ]
+        }
+    )
+    named = name(plan, gazetteer)
+    assert named is not None and named[1] == [InflectedPlace("a", "Barcelonas", "Barcelona")]
+    assert [call.arguments for call in named[0].steps[0].tools] == [{"query": "Barcelona"}, {"query": query}]
+
+
+def test_references_are_untouched(gazetteer: Gazetteer) -> None:
+    plan = Plan.model_validate(
+        {
+            "steps": [
+                {"tools": [{"id": "Barcelonas", "name": "geocode", "arguments": {"query": "Barcelonas"}}]},
+                {
+                    "tools": [
+                        {
+                            "id": "wx",
+                            "name": "get_weather",
+                            "arguments": {"lat": {"$ref": "Barcelonas.lat"}, "lon": "$ref:Barcelonas.lon"},
+                        }
+                    ]
+                },
+            ]
+        }
+    )
+    named = name(plan, gazetteer)
+    assert named is not None
+    assert named[0].steps[1].tools[0].arguments == {"lat": {"$ref": "Barcelonas.lat"}, "lon": "$ref:Barcelonas.lon"}
+    assert named[0].steps[0].tools[0].arguments == {"query": "Barcelona"}
+
+
+def test_only_the_call_in_the_genitive_is_renamed(gazetteer: Gazetteer) -> None:
+    plan = weather_plan("Barcelonas", "Madrid")
+    named = name(plan, gazetteer)
+    assert named is not None
+    renamed_plan, renamed = named
+    assert renamed == [InflectedPlace("g0", "Barcelonas", "Barcelona")]
+    assert [step.model_dump() for step in renamed_plan.steps] == [
+        step.model_dump() for step in weather_plan("Barcelona", "Madrid").steps
+    ]

@@ -128,3 +128,21 @@ async def test_a_model_call_lost_to_a_crash_is_counted_when_the_run_continues() 
         reply = await planwerk.resume(thread_id="crash")  # continue the interrupted run from its checkpoint
     assert reply.answer == "In Barcelona werden heute bis zu 17.2 °C erwartet."
     assert reply.metadata["llm_calls"] == 3  # the lost plan call, the plan call again, the answer
+
+
+async def test_a_place_planned_in_the_genitive_is_geocoded_by_its_name() -> None:
+    """The 0.5B model planned geocode("Barcelonas") on the travel bench (a genitive copied from a retrieved chunk):
+    the plan check took it for Barcelona, the geocoder found nothing. The plan runs with the name instead, and
+    the plan event says what was replaced."""
+    log: list[tuple[str, Any]] = []
+    genitive = {**GEO, "arguments": {"destination": "Barcelonas"}}
+    model = ReplayChatModel.of(
+        [plan_json([genitive], [WEATHER]), "In Barcelona werden am 2026-11-22 bis zu 17.2 °C erwartet."]
+    )
+    async with agent(model, log) as planwerk:
+        events = [e async for e in planwerk.events("Wie wird heute das Wetter in Barcelona?")]
+    plans = [e for e in events if e.get("event") == "plan"]
+    assert len(plans) == 1 and plans[0]["named"] == [{"call_id": "geo", "old": "Barcelonas", "new": "Barcelona"}]
+    assert plans[0]["plan"]["steps"][0]["tools"][0]["arguments"] == {"destination": "Barcelona"}
+    assert [args["destination"] for name, args in log if name == "geocode"] == ["Barcelona"]
+    assert not [e for e in events if e.get("event") in ("replan", "tool_error")]
