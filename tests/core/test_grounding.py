@@ -553,3 +553,50 @@ def test_a_bare_delivered_number_is_no_answer_where_the_answer_reports_results()
 def test_an_answer_that_lists_the_same_items_again_and_again_is_repetitive(answer: str, repetitive: bool) -> None:
     assert repeats_itself(answer) is repetitive
     assert (Problem("repetitive") in problems(answer)) is repetitive
+
+
+# ------------------------------------------------------------------------------------------------- countries
+
+
+@pytest.mark.parametrize(
+    ("answer", "wrong"),
+    [
+        ("Barcelona liegt in Spanien.", []),  # a source names Barcelona, a city in Spain
+        ("Barcelona (España) bei 41.38° N.", []),  # the country's own name
+        # measured on the travel bench (s6): rank_spots had failed and the answer listed countries
+        ("1. Barcelona, Catalunya\n2. Barcelona, Spain\n3. Barcelona, Italy\n", ["Italy"]),
+        ("Barcelona liegt in Italien.", ["Italien"]),
+        ("In Island ist es kalt.", ["Island"]),  # Iceland, after a place preposition
+        ("Die Island-Frage: eine Island Tour.", []),  # "Island" without a preposition is a word
+    ],
+)
+def test_a_country_must_be_named_by_a_source_or_hold_a_city_a_source_names(
+    answer: str, wrong: list[str], gazetteer: Gazetteer
+) -> None:
+    found = problems(answer, calls=[GEO], gazetteer=gazetteer)
+    assert [p.claim for p in found if p.kind == "place"] == wrong, found
+
+
+def test_a_country_code_or_name_in_a_result_grounds_the_country(gazetteer: Gazetteer) -> None:
+    rome = call_record("geo", "geocode", args={"destination": "Rom"},
+                       result={"lat": 41.89, "lon": 12.48, "name": "Roma, Lazio, Italia"})  # fmt: skip
+    asked = ("Wie ist das Wetter in Rom?",)
+    assert problems("Rom liegt in Italien, Barcelona in Spanien.", calls=[rome], asked=asked, gazetteer=gazetteer) == [
+        Problem("place", "Barcelona"),
+        Problem("place", "Spanien"),
+    ]
+    coded = call_record("p", "get_parks", result={"parks": [{"name": "Parc", "country": "PT"}]})
+    assert problems("Der Park liegt in Portugal.", calls=[coded], gazetteer=gazetteer) == []
+
+
+def test_a_gazetteer_without_countries_makes_no_country_claims() -> None:
+    tiny = Gazetteer.from_cities([{"geonameid": 1, "name": "Barcelona", "population": 1_600_000, "countrycode": "ES"}])
+    assert problems("Barcelona liegt in Italien.", calls=[GEO], gazetteer=tiny) == []
+    named = Gazetteer.from_cities(
+        [{"geonameid": 1, "name": "Barcelona", "population": 1_600_000, "countrycode": "ES"}],
+        countries={"ES": ["Spain", "Spanien"], "IT": ["Italy", "Italien"]},
+    )
+    assert named.city_countries == {1: "ES"} and named.countries["spanien"] == "ES"
+    assert problems("Barcelona liegt in Spanien, nicht in Italien.", calls=[GEO], gazetteer=named) == [
+        Problem("place", "Italien")
+    ]
