@@ -66,6 +66,11 @@ class PlanEvent(_Tagged):
     """Place arguments that named a city only in the genitive, written as its name in code, each as
     ``{"call_id": "geo", "old": "Barcelonas", "new": "Barcelona"}``: the plan check takes the genitive for the
     city, a geocoder does not (:func:`planwerk.core.scope.name_inflected_places`)."""
+    substituted: NotRequired[list[dict[str, Any]]]
+    """The one place the planner invented (a few-shot example's city) replaced in code by the one it left out,
+    as ``{"old": "Palma", "new": "Barcelona", "calls": ["geo_barcelona"], "renamed": {"geo_palma":
+    "geo_barcelona", "parks_palma": "parks_barcelona"}}``: ``calls`` are the calls whose arguments named it (by
+    their new ids), ``renamed`` the ids that contained it (:func:`planwerk.core.scope.substitute_invented_place`)."""
 
 
 class ReplanEvent(_Tagged):

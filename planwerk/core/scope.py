@@ -19,6 +19,13 @@ Measured on the travel bench with the packaged 0.5B model: "Vergleiche das Wette
 planned as ``geocode(query="Barcelonas")``, copied from a retrieved chunk ("in den Parks Barcelonas"); the geocoder
 found nothing and the answer had nothing.
 
+A plan that swaps the asked city for another one is **substituted** in code (:func:`substitute_invented_place`)
+when that is unambiguous: it invents exactly one place and leaves out exactly one it should plan (one the question
+names, or, for a follow-up that names none, one its referent question names). Measured on the travel bench with
+the packaged 0.5B model: "Which parks are within 20 km of Barcelona?" was planned three times for Palma and "Und am
+19. Januar?" after a Barcelona question three times for Sevilla (the cities of few-shot examples), each time with
+the right chain, and both ended with no plan.
+
 And one helper keeps a follow-up's referent: :func:`referent_question` finds the earlier question a short
 follow-up ("Und morgen?", "And in Paris?") continues, for the planner's prompt to show beside it, in the
 shape the follow-up examples of the library have.
@@ -27,12 +34,12 @@ shape the follow-up examples of the library have.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from planwerk.core.grounding import Gazetteer, find_places, fold, places_in_sources
+from planwerk.core.grounding import Gazetteer, PlaceClaim, find_places, fold, places_in_sources
 from planwerk.core.plan import Plan
 from planwerk.core.refs import dependencies, ref_text, rename_refs
 
@@ -73,6 +80,23 @@ class InflectedPlace:
     call_id: str
     old: str
     new: str
+
+
+@dataclass(frozen=True)
+class Substitution:
+    """The one place a plan invented (``old``, "Palma", as the plan wrote it) replaced by the one it left out
+    (``new``, "Barcelona", as the question or the referent question writes it)."""
+
+    old: str
+    new: str
+    calls: tuple[str, ...]
+    """The calls whose literal arguments named ``old``, by their ids in the substituted plan."""
+    renamed: tuple[tuple[str, str], ...] = ()
+    """(old id, new id) of every call whose id contained ``old`` (``geo_palma`` → ``geo_barcelona``)."""
+
+    def as_event(self) -> dict[str, Any]:
+        """The substitution as the plan event reports it (JSON types: lists and an object)."""
+        return {"old": self.old, "new": self.new, "calls": list(self.calls), "renamed": dict(self.renamed)}
 
 
 @dataclass(frozen=True)
@@ -137,15 +161,23 @@ def place_problems(
         if not known and fold(mention.text) not in reported:
             reported.add(fold(mention.text))
             problems.append(PlaceProblem("invented", mention.text, call_id))
-    planned_ids = frozenset().union(*(mention.ids for _, mention in planned))
-    planned_words = {fold(word) for _, mention in planned for word in mention.text.split()}
-    for claim in find_places(question, gazetteer):
-        words = [fold(word) for word in claim.text.split()]
-        covered = claim.ids & planned_ids or all(w in planned_words for w in words)
-        if not covered and fold(claim.text) not in reported:
+    for claim in _unplanned(find_places(question, gazetteer), planned):
+        if fold(claim.text) not in reported:
             reported.add(fold(claim.text))
             problems.append(PlaceProblem("missing", claim.text))
     return problems
+
+
+def _unplanned(claims: Iterable[PlaceClaim], planned: Sequence[tuple[str, _Mention]]) -> list[PlaceClaim]:
+    """The ``claims`` (places a text names) that none of the ``planned`` places is: neither one of their cities
+    nor all of their words."""
+    planned_ids = frozenset().union(*(mention.ids for _, mention in planned))
+    planned_words = {fold(word) for _, mention in planned for word in mention.text.split()}
+    return [
+        claim
+        for claim in claims
+        if not (claim.ids & planned_ids or all(fold(word) in planned_words for word in claim.text.split()))
+    ]
 
 
 def complete_missing_places(plan: Plan, missing: Sequence[str], gazetteer: Gazetteer) -> Plan | None:
@@ -192,8 +224,113 @@ def complete_missing_places(plan: Plan, missing: Sequence[str], gazetteer: Gazet
 
 
 def _replace_place(value: Any, place: str, target: str) -> Any:
-    """``value`` with ``place`` replaced by ``target`` in its literal strings (case-insensitive; references stay)."""
-    return _map_strings(value, lambda text: re.sub(re.escape(place), lambda _: target, text, flags=re.IGNORECASE))
+    """``value`` with ``place`` replaced by ``target`` in its literal strings (case-insensitive, whole words only:
+    "Rom" is no part of "Romantik"; references stay)."""
+    return _map_strings(value, partial(_replace_words, place=place, target=target))
+
+
+def _replace_words(text: str, place: str, target: str) -> str:
+    """``text`` with every whole-word ``place`` (any case) written as ``target``."""
+    return re.sub(rf"(?<!\w){re.escape(place)}(?!\w)", lambda _: target, text, flags=re.IGNORECASE)
+
+
+def substitute_invented_place(
+    plan: Plan,
+    problems: Sequence[PlaceProblem],
+    *,
+    question: str,
+    earlier: Sequence[str],
+    gazetteer: Gazetteer,
+    reserved: Collection[str] = (),
+) -> tuple[Plan, Substitution] | None:
+    """``plan`` with the one place it invented replaced by the one place it should plan but does not, and what
+    was replaced; ``None`` unless both are exactly one (which place stands for which would be a guess).
+
+    ``problems`` are the plan's place problems (:func:`place_problems`). The invented place is one folded name,
+    named by one call or several. The place left out is the question's one ``missing`` place; when the question
+    names no place and is a follow-up, the one place of its referent question (:func:`referent_question` of
+    ``earlier``, the earlier questions of the thread) that the plan does not plan. Two invented places, two left
+    out, or an invented place and none left out: ``None``, and the planner hears the problems as before.
+
+    The place is replaced as a whole word in the literal arguments (references stay) and in the steps'
+    descriptions; a call id that contains the place (``geo_palma``, ``parksPalma``) gets the asked one instead
+    (``geo_barcelona``, unique within the plan and not one of ``reserved``, the ids of results an earlier plan for
+    the question left) and every reference to it follows, so neither the events nor the answer show the example's
+    city. The result is a candidate: the caller checks it like any plan."""
+    invented = {fold(p.place): p.place for p in problems if p.kind == "invented"}
+    if len(invented) != 1:
+        return None
+    targets = [p.place for p in problems if p.kind == "missing"]
+    planned = plan_places(plan, gazetteer)
+    follow_up = not targets and not find_places(question, gazetteer)  # then the referent's places are the asked ones
+    if follow_up and (referent := referent_question(question, earlier)) is not None:
+        targets = [claim.text for claim in _unplanned(find_places(referent, gazetteer), planned)]
+    if len({fold(target) for target in targets}) != 1:
+        return None
+    ((old, first_written),) = invented.items()
+    target = targets[0]
+    written: dict[str, set[str]] = {}  # call id -> how its arguments write the place ("Palma", "palma")
+    for call_id, mention in planned:
+        if fold(mention.text) == old:
+            written.setdefault(call_id, set()).add(mention.text)
+    everywhere = sorted({text for texts in written.values() for text in texts})
+    renamed = _renamed_ids(plan, everywhere, target, reserved)
+    steps = []
+    for step in plan.steps:
+        tools = []
+        for call in step.tools:
+            arguments = rename_refs(call.arguments, renamed)
+            for text in sorted(written.get(call.id, ())):
+                arguments = _replace_place(arguments, text, target)
+            tools.append({**call.model_dump(), "id": renamed.get(call.id, call.id), "arguments": arguments})
+        description = step.description
+        for text in everywhere:
+            description = _replace_words(description, text, target)
+        steps.append({**step.model_dump(), "description": description, "tools": tools})
+    substitution = Substitution(
+        old=first_written,
+        new=target,
+        calls=tuple(renamed.get(call_id, call_id) for call_id in written),
+        renamed=tuple(renamed.items()),
+    )
+    return Plan.model_validate({**plan.model_dump(), "steps": steps}), substitution
+
+
+def _renamed_ids(plan: Plan, places: Sequence[str], target: str, reserved: Collection[str] = ()) -> dict[str, str]:
+    """Old id → new id for every call of ``plan`` whose id contains one of ``places`` as a part (``geo_palma``,
+    ``palma2``, ``parksPalma``; "Rom" is no part of ``from_x``), with ``target`` in its stead; new ids are unique
+    in the plan and none of ``reserved``."""
+    forms = {form for place in places for form in (_id_part(fold(place)), _id_part(place.lower())) if form}
+    pattern = re.compile("|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True)), re.IGNORECASE)
+    new_part = _id_part(fold(target)) or "place"
+
+    def swap(match: re.Match[str]) -> str:
+        call_id, start, end = match.string, match.start(), match.end()
+        camel = match.group()[0].isupper() and start > 0 and call_id[start - 1].islower()
+        before = start == 0 or not call_id[start - 1].isalpha() or camel
+        after = end == len(call_id) or not call_id[end].isalpha() or call_id[end].isupper()
+        if not (before and after):
+            return match.group()
+        if match.group().isupper() and len(match.group()) > 1:
+            return new_part.upper()
+        return new_part[0].upper() + new_part[1:] if match.group()[0].isupper() else new_part
+
+    ids = [call.id for _, call in plan.calls()]
+    changed = {call_id: new for call_id in ids if forms and (new := pattern.sub(swap, call_id)) != call_id}
+    taken = {call_id for call_id in ids if call_id not in changed} | set(reserved)
+    renamed: dict[str, str] = {}
+    for call_id, new in changed.items():
+        unique, n = new, 2
+        while unique in taken:
+            unique, n = f"{new}{n}", n + 1
+        renamed[call_id] = unique
+        taken.add(unique)
+    return renamed
+
+
+def _id_part(name: str) -> str:
+    """A place name as a part of a call id: words joined by ``_`` ("Sankt Petersburg" → "sankt_petersburg")."""
+    return re.sub(r"[^\w]+|_+", "_", name).strip("_")
 
 
 def _map_strings(value: Any, change: Callable[[str], str]) -> Any:

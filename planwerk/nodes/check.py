@@ -17,7 +17,7 @@ from planwerk.core.grounding import ProblemKind
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import reorder_steps
-from planwerk.core.scope import InflectedPlace, PlaceProblem
+from planwerk.core.scope import InflectedPlace, PlaceProblem, Substitution
 from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
@@ -87,6 +87,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
             reordered=checked.reordered,
             completed=list(checked.completed),
             named=[asdict(named) for named in checked.named],
+            substituted=[substitution.as_event() for substitution in checked.substituted],
         )
     )
     update = {
@@ -117,11 +118,15 @@ class Checked:
     """Places the question names that the plan left out, added by copying its chain for its one place."""
     named: tuple[InflectedPlace, ...] = ()
     """Place arguments in the genitive ("Barcelonas") that were written as the city's name."""
+    substituted: tuple[Substitution, ...] = ()
+    """The one place the plan invented (an example's city), replaced by the one it left out."""
 
 
 async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -> Checked:
     """One reply parsed tolerantly, its contradicting steps re-ordered, checked, completed for the places the
-    question names that it left out, and its place arguments in the genitive written as names."""
+    question names that it left out, or its one invented place replaced by the one it left out, and its place
+    arguments in the genitive written as names. A plan changed in code is checked again like any plan; when it
+    fails, the problems of the reply as written go back to the planner."""
     try:
         candidate = parse_plan(text)
     except PlanParseError as error:
@@ -141,6 +146,11 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         valid = completed is not None and not _plan_problems(completed, state, context, deps)
         if completed is not None and valid and not await asyncio.to_thread(place_check, state, completed):
             return await asyncio.to_thread(_named, Checked(completed, [], reordered, tuple(missing)), state)
+    elif found and (substituted := await asyncio.to_thread(_substitute, candidate, found, state)) is not None:
+        plan, substitution = substituted
+        valid = not _plan_problems(plan, state, context, deps)
+        if valid and not await asyncio.to_thread(place_check, state, plan):
+            return await asyncio.to_thread(_named, Checked(plan, [], reordered, substituted=(substitution,)), state)
     if not found:
         return await asyncio.to_thread(_named, Checked(candidate, [], reordered), state)
     return Checked(candidate, [place_text(p, texts) for p in found], reordered)
@@ -188,6 +198,23 @@ def _complete(plan: Plan, missing: list[str]) -> Plan | None:
     return complete_missing_places(plan, missing, default_gazetteer())
 
 
+def _substitute(plan: Plan, found: list[PlaceProblem], state: AgentState) -> tuple[Plan, Substitution] | None:
+    """``plan`` with its one invented place (a few-shot example's city) replaced by the one place it left out
+    (:func:`planwerk.core.scope.substitute_invented_place`); ``None`` when that would be a guess. Blocking (the
+    gazetteer): runs in a worker thread."""
+    from planwerk.core.scope import substitute_invented_place
+    from planwerk.places import default_gazetteer
+
+    return substitute_invented_place(
+        plan,
+        found,
+        question=state["question"],
+        earlier=earlier_questions(state),
+        gazetteer=default_gazetteer(),
+        reserved=state.get("results", {}).keys(),
+    )
+
+
 def _named(checked: Checked, state: AgentState) -> Checked:
     """``checked`` with its plan's place arguments in the genitive written as names
     (:func:`planwerk.core.scope.name_inflected_places`): the place check takes "Barcelonas" for Barcelona, a
@@ -230,13 +257,18 @@ def place_check(state: AgentState, plan: Plan) -> list[PlaceProblem]:
 def place_sources(state: AgentState) -> list[str]:
     """The texts besides the question a plan's places may come from: the earlier questions of the thread, the
     user's clarifications and fields, the retrieved chunks and the earlier results."""
-    conversation = [str(m.content) for m in history_before_question(state) if isinstance(m, HumanMessage)]
+    conversation = earlier_questions(state)
     conversation += [item["answer"] for item in state.get("clarifications", [])]
     conversation += [str(value) for key, value in state.get("user", {}).items() if key != "raw"]
     conversation += [hit["text"] for hit in state.get("hits", [])]
     if results := state.get("results"):
         conversation.append(json.dumps(results, ensure_ascii=False, default=str)[:MAX_RESULTS_TEXT])
     return conversation
+
+
+def earlier_questions(state: AgentState) -> list[str]:
+    """The earlier questions of the thread, oldest first (what a follow-up's referent is looked up in)."""
+    return [str(m.content) for m in history_before_question(state) if isinstance(m, HumanMessage)]
 
 
 def place_text(problem: PlaceProblem, texts: PromptTexts) -> str:

@@ -11,11 +11,13 @@ from planwerk.core.plan import Plan
 from planwerk.core.scope import (
     InflectedPlace,
     PlaceProblem,
+    Substitution,
     complete_missing_places,
     is_follow_up,
     name_inflected_places,
     place_problems,
     referent_question,
+    substitute_invented_place,
 )
 from planwerk.places import default_gazetteer
 
@@ -252,3 +254,122 @@ def test_only_the_call_in_the_genitive_is_renamed(gazetteer: Gazetteer) -> None:
     assert [step.model_dump() for step in renamed_plan.steps] == [
         step.model_dump() for step in weather_plan("Barcelona", "Madrid").steps
     ]
+
+
+PARKS = "Which parks are within 20 km of Barcelona?"
+WEATHER_BARCELONA = "Wie wird das Wetter in Barcelona am 18. Januar 2026?"
+
+
+def example_plan(city: str = "Palma", tool: str = "get_parks", **arguments: Any) -> Plan:
+    """The chain of a few-shot example (``geo_palma`` → ``parks_palma``), as the 0.5B model copied it."""
+    slug = city.lower()
+    return Plan.model_validate(
+        {
+            "steps": [
+                {
+                    "description": f"Koordinaten von {city} bestimmen",
+                    "tools": [{"id": f"geo_{slug}", "name": "geocode", "arguments": {"destination": city}}],
+                },
+                {
+                    "description": "Parks in der Nähe suchen",
+                    "tools": [
+                        {
+                            "id": f"parks_{slug}",
+                            "name": tool,
+                            "arguments": {
+                                "lat": {"$ref": f"geo_{slug}.lat"},
+                                "lon": f"$ref:geo_{slug}.lon",
+                                **arguments,
+                            },
+                        }
+                    ],
+                },
+            ]
+        }
+    )
+
+
+def substitute(
+    plan: Plan, question: str, gazetteer: Gazetteer, earlier: tuple[str, ...] = (), reserved: tuple[str, ...] = ()
+) -> tuple[Plan, Substitution] | None:
+    problems = check(plan, question, gazetteer, earlier)
+    return substitute_invented_place(
+        plan, problems, question=question, earlier=earlier, gazetteer=gazetteer, reserved=reserved
+    )
+
+
+def test_an_examples_city_planned_for_the_asked_one_is_replaced_ids_and_references_included(
+    gazetteer: Gazetteer,
+) -> None:
+    """'Which parks are within 20 km of Barcelona?' was planned three times for Palma (the travel bench)."""
+    substituted = substitute(example_plan(radius_km=20), PARKS, gazetteer)
+    assert substituted is not None
+    plan, substitution = substituted
+    assert substitution == Substitution(
+        "Palma", "Barcelona", ("geo_barcelona",), (("geo_palma", "geo_barcelona"), ("parks_palma", "parks_barcelona"))
+    )
+    assert [step.model_dump() for step in plan.steps] == [
+        step.model_dump() for step in example_plan("Barcelona", radius_km=20).steps
+    ]
+    assert check(plan, PARKS, gazetteer) == []
+
+
+def test_a_follow_up_planned_for_an_examples_city_gets_its_referents_city(gazetteer: Gazetteer) -> None:
+    """'Und am 19. Januar?' after a Barcelona weather question was planned three times for Sevilla (the bench)."""
+    earlier = (WEATHER_BARCELONA, "Und am 19. Januar?")
+    plan = example_plan("Sevilla", "get_weather", start_date="2026-01-20", end_date="2026-01-20")
+    substituted = substitute(plan, "Und am 20. Januar?", gazetteer, earlier, reserved=("geo_barcelona",))
+    assert substituted is not None
+    renamed, substitution = substituted
+    assert substitution.as_event() == {
+        "old": "Sevilla",
+        "new": "Barcelona",
+        "calls": ["geo_barcelona2"],  # an earlier plan's result holds geo_barcelona
+        "renamed": {"geo_sevilla": "geo_barcelona2", "parks_sevilla": "parks_barcelona"},
+    }
+    assert renamed.steps[0].tools[0].arguments == {"destination": "Barcelona"}
+    assert renamed.steps[1].tools[0].arguments["lat"] == {"$ref": "geo_barcelona2.lat"}
+    assert renamed.steps[1].tools[0].arguments["lon"] == "$ref:geo_barcelona2.lon"
+    assert check(renamed, "Und am 20. Januar?", gazetteer, earlier) == []
+
+
+def test_every_call_naming_the_place_is_replaced_whole_words_and_id_parts_only(gazetteer: Gazetteer) -> None:
+    plan = Plan.model_validate(
+        {
+            "steps": [
+                {
+                    "tools": [
+                        {"id": "geoRom", "name": "geocode", "arguments": {"destination": "rom"}},
+                        {"id": "from_x", "name": "note", "arguments": {"text": "romantische Parks"}},
+                        {"id": "rom2", "name": "geocode", "arguments": {"destination": "Rom"}},
+                    ]
+                }
+            ]
+        }
+    )
+    substituted = substitute(plan, "Welche Parks gibt es in Madrid?", gazetteer)
+    assert substituted is not None
+    calls = [(call.id, call.arguments) for call in substituted[0].steps[0].tools]
+    assert calls == [
+        ("geoMadrid", {"destination": "Madrid"}),
+        ("from_x", {"text": "romantische Parks"}),
+        ("madrid2", {"destination": "Madrid"}),
+    ]
+    assert substituted[1].calls == ("geoMadrid", "madrid2")
+
+
+@pytest.mark.parametrize(
+    ("cities", "question", "earlier"),
+    [
+        (("Palma", "Sevilla"), PARKS, ()),  # two invented places: which one stands for Barcelona?
+        (("Palma",), "Welche Parks gibt es in Barcelona und in Madrid?", ()),  # two places left out
+        (("Palma", "Barcelona"), PARKS, ()),  # invented, but nothing left out: the planner hears it
+        (("Sevilla", "Barcelona"), "Und morgen?", (WEATHER_BARCELONA,)),  # the referent's city is planned
+        (("Sevilla",), "Und morgen?", ("Vergleiche das Wetter in Barcelona und Madrid am 18. Januar 2026.",)),
+        (("Sevilla",), "Was frisst das Razepato eigentlich?", (WEATHER_BARCELONA,)),  # no follow-up
+    ],
+)
+def test_a_substitution_that_would_be_a_guess_is_not_made(
+    cities: tuple[str, ...], question: str, earlier: tuple[str, ...], gazetteer: Gazetteer
+) -> None:
+    assert substitute(weather_plan(*cities), question, gazetteer, earlier) is None

@@ -146,3 +146,68 @@ async def test_a_place_planned_in_the_genitive_is_geocoded_by_its_name() -> None
     assert plans[0]["plan"]["steps"][0]["tools"][0]["arguments"] == {"destination": "Barcelona"}
     assert [args["destination"] for name, args in log if name == "geocode"] == ["Barcelona"]
     assert not [e for e in events if e.get("event") in ("replan", "tool_error")]
+
+
+def palma_chain(day: str = "2026-11-22") -> str:
+    """The chain of a few-shot example for Palma, as the 0.5B model copied it for a question about Barcelona."""
+    geo = {"id": "geo_palma", "name": "geocode", "arguments": {"destination": "Palma"}}
+    weather = {
+        "id": "wetter_palma",
+        "name": "get_weather",
+        "arguments": {
+            "lat": {"$ref": "geo_palma.lat"},
+            "lon": "$ref:geo_palma.lon",
+            "start_date": day,
+            "end_date": day,
+        },
+    }
+    return plan_json([geo], [weather])
+
+
+PALMA_SUBSTITUTED = {
+    "old": "Palma",
+    "new": "Barcelona",
+    "calls": ["geo_barcelona"],
+    "renamed": {"geo_palma": "geo_barcelona", "wetter_palma": "wetter_barcelona"},
+}
+
+
+async def test_a_plan_for_an_examples_city_runs_for_the_asked_city_without_asking_the_planner_again() -> None:
+    """'Which parks are within 20 km of Barcelona?' was planned three times for Palma on the travel bench and ended
+    with no plan: the one invented city is replaced by the one asked about, and the plan event says so."""
+    log: list[tuple[str, Any]] = []
+    model = ReplayChatModel.of(
+        [palma_chain(), "In Barcelona werden am 2026-11-22 bis zu 17.2 °C erwartet."]  # one plan call, the answer
+    )
+    async with agent(model, log) as planwerk:
+        events = [e async for e in planwerk.events("Wie wird heute das Wetter in Barcelona?")]
+    plans = [e for e in events if e.get("event") == "plan"]
+    assert len(plans) == 1 and plans[0]["substituted"] == [PALMA_SUBSTITUTED] and model.calls == 2
+    assert [call["id"] for step in plans[0]["plan"]["steps"] for call in step["tools"]] == [
+        "geo_barcelona",
+        "wetter_barcelona",
+    ]
+    assert [args["destination"] for name, args in log if name == "geocode"] == ["Barcelona"]
+    assert [args["lat"] for name, args in log if name == "get_weather"] == [41.3825802]
+    assert not [e for e in events if e.get("event") in ("replan", "tool_error")]
+
+
+async def test_a_follow_up_planned_for_an_examples_city_runs_for_the_referents_city() -> None:
+    """'Und am 19. Januar?' after a Barcelona question was planned three times for Sevilla on the travel bench:
+    the follow-up names no place, so the city of the question it continues is the asked one."""
+    log: list[tuple[str, Any]] = []
+    model = ReplayChatModel.of(
+        [
+            plan_json([GEO], [weather_call("2026-12-01")]),
+            "In Barcelona werden am 2026-12-01 bis zu 17.2 °C erwartet.",
+            palma_chain("2026-11-23"),
+            "In Barcelona werden am 2026-11-23 bis zu 17.2 °C erwartet.",
+        ]
+    )
+    async with agent(model, log) as planwerk:
+        await planwerk.ask(FIRST, thread_id="trip")
+        events = [e async for e in planwerk.events("Und morgen?", thread_id="trip")]
+    plans = [e for e in events if e.get("event") == "plan"]
+    assert len(plans) == 1 and plans[0]["substituted"] == [PALMA_SUBSTITUTED] and model.calls == 4
+    assert [args["destination"] for name, args in log if name == "geocode"] == ["Barcelona", "Barcelona"]
+    assert not [e for e in events if e.get("event") in ("replan", "tool_error")]
