@@ -1331,15 +1331,22 @@ MIN_RESULT_TEXT = 4
 def states_a_result(answer: str, sources: Sources, question: str, date_claims: Sequence[DateClaim] = ()) -> bool:
     """Whether ``answer`` states a value the successful calls' results hold that ``question`` does not: a number
     (not a small count, not a date of the answer) or a word of at least :data:`MIN_RESULT_TEXT` letters ("Parc de la
-    Ciutadella"). Repeating the question's place and dates says nothing the tools found."""
+    Ciutadella") from a result text that does not name the question's capitalised words back. Repeating the
+    question's place and dates, or the geocoder's name for it, says nothing the tools found."""
     asked_numbers = source_numbers_in_text(question)
     for number in find_numbers(answer, skip=[(c.start, c.end) for c in date_claims]):
         if number.is_small_integer or number_grounded(number, asked_numbers):
             continue
         if number_grounded(number, sources.result_numbers):
             return True
-    delivered = set().union(*(folded_words(text, MIN_RESULT_TEXT) for text in sources.result_texts))
-    return bool((delivered - folded_words(question)) & folded_words(answer, MIN_RESULT_TEXT))
+    # A result text that names the asked place back ("Barcelona, Catalunya" from a geocode of Barcelona) says
+    # nothing new; its other words only qualify the place (measured on the travel bench: "(Barcelona, Catalunya)"
+    # answered "Welche Sehenswürdigkeiten gibt es im Umkreis von 2 km um Barcelona?").
+    asked = folded_words(question)
+    named = {fold(word) for word in _TOKEN.findall(question) if len(word) >= MIN_RESULT_TEXT and word[0].isupper()}
+    texts = [folded_words(text, MIN_RESULT_TEXT) for text in sources.result_texts]
+    delivered = set().union(*(words for words in texts if not words & named))
+    return bool((delivered - asked) & folded_words(answer, MIN_RESULT_TEXT))
 
 
 def folded_words(text: str, min_letters: int = 1) -> set[str]:

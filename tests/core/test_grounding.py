@@ -505,6 +505,10 @@ def test_a_result_name_counts_and_the_rule_yields_to_failures_last_results_and_o
     vague = "Es gibt schöne Parks in Barcelona."
     assert Problem("unstated") in problems(vague, calls=[spots], **report)
     assert Problem("unstated") not in problems(vague, calls=[spots], question=question, gazetteer=gazetteer)  # off
+    # the geocoder's name for the asked place says nothing new (measured on the travel bench: s1's answer)
+    geo = call_record("g", "geocode", result={"lat": 41.38, "lon": 2.18, "name": "Barcelona, Catalunya"})
+    assert Problem("unstated") in problems("(Barcelona, Catalunya)", calls=[geo, spots], **report)
+    assert Problem("unstated") not in problems("Parc de la Ciutadella, Barcelona.", calls=[geo, spots], **report)
     # a failed call: the failure rules say what the answer must carry ("Der Wetterdienst ist nicht erreichbar.")
     down = problems(
         "Für Barcelona ist der Wetterdienst nicht erreichbar.", calls=[GEO, WEATHER_DOWN], report_results=True,
