@@ -10,14 +10,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+
+from tests.ports import mcp_named, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER_SH = ROOT / "scripts" / "cluster.sh"
@@ -95,15 +95,6 @@ def cluster() -> Iterator[Cluster]:
         shutil.rmtree(state, ignore_errors=True)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass(frozen=True)
 class HttpMcp:
     """An MCP server over streamable HTTP on loopback."""
@@ -112,95 +103,24 @@ class HttpMcp:
     process: subprocess.Popen[bytes]
 
 
-START_ATTEMPTS = 5
-"""Ports are picked before the server binds: another process may take one in between (then we try another)."""
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
-}
-
-
-def served_name(url: str) -> str | None:
-    """The ``serverInfo.name`` that the MCP endpoint at ``url`` answers ``initialize`` with; ``None`` while nothing
-    listens there. Read from JSON or from the SSE stream's ``data:`` lines."""
-    try:
-        reply = httpx.post(
-            url,
-            json=INITIALIZE,
-            headers={"Accept": "application/json, text/event-stream"},
-            timeout=5.0,
-        )
-    except httpx.TransportError:
-        return None
-    bodies = [line[5:] for line in reply.text.splitlines() if line.startswith("data:")] or [reply.text]
-    for body in bodies:
-        try:
-            name = json.loads(body)["result"]["serverInfo"]["name"]
-        except (ValueError, KeyError, TypeError):
-            continue
-        return str(name)
-    return f"(not an MCP server: HTTP {reply.status_code})"
-
-
-def listens(pid: int, port: int) -> bool:
-    """Whether process ``pid`` holds the listening TCP socket on ``port`` (Linux ``/proc``): the server on a port we
-    picked is ours only when our process bound it."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
-                inodes.add(f"socket:[{fields[9]}]")
-    try:
-        handles = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return False
-    for handle in handles:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{handle}") in inodes:
-                return True
-        except OSError:
-            continue
-    return False
-
-
 def start_http_mcp(command: list[str], env: dict[str, str], log: Path, name: str) -> HttpMcp:
     """Start the MCP server ``name`` (``command`` gets ``http --port N``) and wait until it listens and answers.
 
     The port is picked before the server binds it: another process may take it in between, and its answers would
     pass for ours while our server exits (a crash test once waited 90 s in CI for calls to a counter that was never
     up). So the listening socket must be our process's and the endpoint must name ``name``; after a collision the
-    server is started again on another port."""
-    for _attempt in range(START_ATTEMPTS):
-        port = free_port()
+    server is started again on another port (:func:`tests.ports.start_server`)."""
+
+    def spawn(port: int) -> subprocess.Popen[bytes]:
         with log.open("ab") as out:
-            process = subprocess.Popen(
+            return subprocess.Popen(
                 [*command, "http", "--port", str(port)], env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT
             )
-        url = f"http://127.0.0.1:{port}/mcp"
-        deadline = time.monotonic() + MCP_START_TIMEOUT_S
-        while process.poll() is None and time.monotonic() < deadline:
-            if listens(process.pid, port) and served_name(url) == name:
-                return HttpMcp(url=url, process=process)
-            time.sleep(0.1)
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=20)
-            pytest.fail(f"{command} did not answer on {url} within {MCP_START_TIMEOUT_S} s: {tail(log)}")
-        if "address already in use" not in tail(log).lower():
-            pytest.fail(f"{command} exited with {process.returncode}: {tail(log)}")
-    pytest.fail(f"{command} found no free port in {START_ATTEMPTS} tries: {tail(log)}")
 
-
-def tail(log: Path, chars: int = 2000) -> str:
-    """The end of a server's log, for failure messages."""
-    return log.read_text(errors="replace")[-chars:] if log.exists() else "(no log)"
+    server = start_server(
+        spawn, mcp_named(name), what=f"MCP server {name} ({' '.join(command)})", log=log, timeout_s=MCP_START_TIMEOUT_S
+    )
+    return HttpMcp(url=f"http://127.0.0.1:{server.port}/mcp", process=server.process)
 
 
 def stop_http_mcp(server: HttpMcp) -> None:

@@ -105,12 +105,6 @@ def test_uncached_hub_id_is_not_downloaded():
         load_chat_model("hf:planwerk-test/definitely-not-cached-model")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def openai_server() -> Iterator[tuple[str, list[dict]]]:
     """A minimal OpenAI-compatible /v1/chat/completions server (the shape TGI and vLLM serve)."""
@@ -142,18 +136,27 @@ def openai_server() -> Iterator[tuple[str, list[dict]]]:
         )
 
     app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
-    port = _free_port()
+    # The socket is bound here and handed to uvicorn: no other process can take the port between picking and binding.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.02)
+    if not server.started:
+        server.should_exit = True
+        thread.join(timeout=10)
+        listener.close()
+        pytest.fail(f"the OpenAI-compatible stub did not start on port {port} within 10 s")
     try:
         yield f"http://127.0.0.1:{port}", seen
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        listener.close()
 
 
 def test_endpoint_model_talks_to_an_openai_compatible_server(openai_server):

@@ -20,7 +20,7 @@ import pytest
 from planwerk.tools.base import ToolError
 from planwerk.tools.http_guard import EventSplitter, Skipped, SkipStarted, event_id
 from planwerk.tools.mcp import open_tools
-from planwerk.tools.servers.launch import serve_http
+from tests.ports import mcp_http_server
 from tests.reliability.test_transport_limits import rss_peak_mb
 
 HEAVY = str(Path(__file__).with_name("heavy_server.py"))
@@ -33,7 +33,7 @@ Mode = Literal["sse", "json"]
 def heavy_http(mode: Mode) -> Iterator[str]:
     """The heavy server over streamable HTTP on a free loopback port; yields its URL."""
     env = {"HEAVY_JSON_RESPONSE": "1" if mode == "json" else "0"}
-    with serve_http([HEAVY], env=env, timeout_s=60) as (url, _):
+    with mcp_http_server([HEAVY], env=env, timeout_s=60, name="heavy") as (url, _):
         yield url
 
 

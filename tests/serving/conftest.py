@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.ports import start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).parent / "langgraph"
@@ -34,13 +34,6 @@ DROPPED_ENV_PREFIXES = ("LANGSMITH_", "LANGCHAIN_")
 DROPPED_ENV = {"PLANWERK_POSTGRES_URI", "DATABASE_URI", "PLANWERK_CHECKPOINT_DB", "PLANWERK_HOME"}
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def server_env(folder: Path) -> dict[str, str]:
     """The dev server's environment: offline, no tracing, PLANWERK_HOME and the checkpoint DB under ``folder``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(DROPPED_ENV_PREFIXES) and k not in DROPPED_ENV}
@@ -52,12 +45,28 @@ def server_env(folder: Path) -> dict[str, str]:
     }
 
 
+def answers_ok(port: int) -> str | None:
+    """The readiness probe of ``langgraph dev`` on ``port``: ``GET /ok`` answers 200 ``{"ok": true, ...}``."""
+    try:
+        reply = httpx.get(f"http://127.0.0.1:{port}/ok", timeout=1.0)
+    except httpx.TransportError:
+        return "no answer"
+    try:
+        answer = reply.json()
+        ok = reply.status_code == 200 and isinstance(answer, dict) and answer.get("ok") is True
+    except ValueError:
+        ok = False
+    return None if ok else f"GET /ok answered HTTP {reply.status_code} {reply.text[:200]!r}"
+
+
 @dataclass
 class DevServer:
     """``langgraph dev`` on the repo's langgraph.json, run in ``folder`` (its ``.langgraph_api`` lands there)."""
 
     folder: Path
-    port: int = field(default_factory=free_port)
+    port: int = 0
+    """0: a free port picked at :meth:`start` (another one if the port is taken before the server binds it); a
+    given port is kept (a restart on the address of a server before it)."""
     extra_env: dict[str, str] = field(default_factory=dict)
     """Variables set on top of :func:`server_env` (e.g. ``PLANWERK_POSTGRES_URI``)."""
     config: Path = ROOT / "langgraph.json"
@@ -75,7 +84,8 @@ class DevServer:
         return self.folder / "server.log"
 
     def start(self) -> DevServer:
-        """Start the server and wait until it answers; fails with the log's tail if it does not."""
+        """Start the server and wait until it answers ``GET /ok`` from a listening socket of its own process group
+        (:func:`tests.ports.start_server`); fails with the ports tried, the exit code and the log's tail if not."""
         if not LANGGRAPH.exists():
             pytest.fail(f"{LANGGRAPH} is missing: install planwerk with the serve extra (pip install -e '.[serve]')")
         command = [
@@ -85,34 +95,31 @@ class DevServer:
             "--no-reload",
             "--host",
             "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--config",
-            str(self.config),
         ]
-        started = time.monotonic()
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                command,
-                cwd=self.folder,
-                env={**server_env(self.folder), **self.extra_env},
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own process group: MCP servers it spawned go down with it
-            )
-        deadline = started + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"langgraph dev exited with {self.process.returncode}:\n{self.tail()}")
-            try:
-                if httpx.get(f"{self.url}/ok", timeout=1.0).status_code == 200:
-                    self.startup_s = time.monotonic() - started
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        self.kill()
-        pytest.fail(f"langgraph dev did not answer within {START_TIMEOUT_S:g} s:\n{self.tail()}")
+
+        def spawn(port: int) -> subprocess.Popen[bytes]:
+            with self.log.open("ab") as log:
+                self.process = subprocess.Popen(
+                    [*command, "--port", str(port), "--config", str(self.config)],
+                    cwd=self.folder,
+                    env={**server_env(self.folder), **self.extra_env},
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # its own process group: MCP servers it spawned go down with it
+                )
+            return self.process
+
+        started = start_server(
+            spawn,
+            answers_ok,
+            what="langgraph dev",
+            log=self.log,
+            timeout_s=START_TIMEOUT_S,
+            port=self.port or None,
+            stop=lambda _process: self.kill(),  # the try's whole process group
+        )
+        self.port, self.process, self.startup_s = started.port, started.process, started.seconds
+        return self
 
     def stop(self) -> bool:
         """SIGTERM, then wait (SIGKILL only if it does not stop in time); whether it shut down cleanly.

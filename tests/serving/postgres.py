@@ -1,4 +1,8 @@
-"""A private PostgreSQL cluster for tests: ``initdb`` in a temp folder, a free port, stopped and removed after."""
+"""A private PostgreSQL cluster for tests: ``initdb`` in a temp folder, a free port, stopped and removed after.
+
+The port is picked before the server binds it: when another process took it in between, the server is started
+again on another port, and a started server counts only when its postmaster holds the listening socket
+(:mod:`tests.ports`)."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.serving.conftest import free_port
+from tests.ports import START_ATTEMPTS, free_port, listens, log_tail, says_in_use
 
 TIMEOUT_S = 60
 INSTALL_HINT = "apt-get install postgresql (listed in .ci/apt-packages.txt)"
@@ -57,29 +61,56 @@ def private_postgres() -> Iterator[str]:
     data = folder / "data"
     if uid is not None and gid is not None:
         os.chown(folder, uid, gid)
-    port = free_port()
 
     def run(*args: str) -> None:
         done = subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
         if done.returncode != 0:
             raise PostgresUnavailable(f"{' '.join(args[:2])} failed ({done.returncode}): {done.stderr[-2000:]}")
 
+    def start() -> int:
+        """``pg_ctl start`` on a free port (waits until the server accepts connections); the port."""
+        log, tries = folder / "server.log", []
+        for _attempt in range(START_ATTEMPTS):
+            port = free_port()
+            since = log.stat().st_size if log.exists() else 0
+            options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
+            command = [
+                str(bindir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-o",
+                options,
+                "-l",
+                str(log),
+                "-w",
+                "-t",
+                str(TIMEOUT_S),
+            ]
+            done = subprocess.run(
+                [*prefix, *command, "start"], capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+            )
+            if done.returncode == 0:
+                postmaster = int((data / "postmaster.pid").read_text().split()[0])
+                if listens(postmaster, port, tree=False):
+                    return port
+                run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "-t", str(TIMEOUT_S), "stop")
+                tries.append(f"port {port}: started, but another process holds the port's listening socket")
+                continue
+            taken = says_in_use(log, since)
+            tries.append(f"port {port}: pg_ctl start exited with {done.returncode}")
+            if not taken:
+                raise PostgresUnavailable(
+                    f"pg_ctl start failed ({done.returncode}) on port {port}: {done.stderr[-2000:]}\n"
+                    f"--- the end of {log}:\n{log_tail(log, since=since)}"
+                )
+            tries[-1] += " (port taken by another process)"
+        raise RuntimeError(
+            f"PostgreSQL did not start; tried {'; '.join(tries)}\n--- the end of {log}:\n{log_tail(log)}"
+        )
+
     try:
         run(str(bindir / "initdb"), "-D", str(data), "-U", "planwerk", "-A", "trust", "-E", "UTF8", "--no-sync")
-        options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
-        run(
-            str(bindir / "pg_ctl"),
-            "-D",
-            str(data),
-            "-o",
-            options,
-            "-l",
-            str(folder / "server.log"),
-            "-w",
-            "-t",
-            str(TIMEOUT_S),
-            "start",
-        )
+        port = start()
         try:
             yield f"postgresql://planwerk@127.0.0.1:{port}/postgres"
         finally:

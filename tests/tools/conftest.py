@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from planwerk.tools.servers.launch import serve_http
+from tests.ports import mcp_http_server
 
 CACHE = Path(__file__).parents[1] / "fixtures" / "upstream-cache"
 HERE = Path(__file__).parent
@@ -125,8 +125,10 @@ def upstream_env(base: str, cache_dir: Path) -> dict[str, str]:
 def http_server(
     args: list[str], env: dict[str, str] | None = None, timeout_s: float = 30
 ) -> AbstractContextManager[tuple[str, subprocess.Popen[bytes]]]:
-    """Start ``python <args> http --port N`` and yield its MCP URL and process; killed at the end."""
-    return serve_http(args, env=env, timeout_s=timeout_s)
+    """Start ``python <args> http --port N`` and yield its MCP URL and process; killed at the end. It counts as
+    started when its process holds the listening socket and answers ``initialize``; a port taken by another
+    process first is given up for another (:func:`tests.ports.mcp_http_server`)."""
+    return mcp_http_server(args, env=env, timeout_s=timeout_s)
 
 
 @contextmanager

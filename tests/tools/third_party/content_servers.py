@@ -7,17 +7,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from planwerk.tools.servers.launch import free_port
+from tests.ports import mcp_named, start_server
 from tests.third_party import npm_server
 
 HERE = Path(__file__).parent
@@ -38,35 +34,37 @@ def media_stdio(timeout_s: float = 30) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(MEDIA_SERVER)], "timeout": timeout_s}
 
 
+EVERYTHING_NAME = "mcp-servers/everything"
+"""The ``serverInfo.name`` server-everything answers ``initialize`` with."""
+
+
 @contextlib.contextmanager
 def everything_http(log_dir: Path) -> Iterator[str]:
-    """server-everything over streamable HTTP on a free loopback port; yields its MCP URL; stopped at the end."""
+    """server-everything over streamable HTTP on a free loopback port; yields its MCP URL; stopped at the end.
+
+    It counts as started when its process holds the listening socket and ``initialize`` names it; when another
+    process took the port first, it is started again on another one (:mod:`tests.ports`)."""
     command = npm_server("mcp-server-everything")
-    port = free_port()
-    env = {**os.environ, "PORT": str(port), "NODE_OPTIONS": f"--require {LOOPBACK}"}
-    log_path = log_dir / f"everything-http-{port}.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen([command, "streamableHttp"], env=env, stdout=log, stderr=log)
+    log_path = log_dir / "everything-http.log"
+
+    def spawn(port: int) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "PORT": str(port), "NODE_OPTIONS": f"--require {LOOPBACK}"}
+        with log_path.open("ab") as log:
+            return subprocess.Popen([command, "streamableHttp"], env=env, stdout=log, stderr=log)
+
+    server = start_server(
+        spawn, mcp_named(EVERYTHING_NAME), what="server-everything", log=log_path, timeout_s=START_TIMEOUT_S
+    )
+    proc = server.process
+    try:
+        yield f"http://127.0.0.1:{server.port}/mcp"
+    finally:
+        proc.terminate()
         try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while True:  # until it listens; a server that exits fails at once
-                if proc.poll() is not None:
-                    pytest.fail(f"server-everything exited: {log_path.read_text(errors='replace')}")
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        pytest.fail(f"server-everything did not listen within {START_TIMEOUT_S:g} s")
-                    time.sleep(0.05)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @contextlib.contextmanager

@@ -3,10 +3,6 @@ stream of the tool call's POST; they reach the call's node the same way as over 
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -15,40 +11,15 @@ import pytest
 from planwerk.agent import Agent
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import MCPToolSource, open_tools
-from planwerk.tools.servers.launch import free_port
 from tests.graph.tools import plan_json
-from tests.third_party import npm_server
-
-LOOPBACK = Path(__file__).with_name("loopback_listen.cjs")
+from tests.tools.third_party import content_servers
 
 
 @pytest.fixture
 def everything_http(tmp_path: Path) -> Iterator[str]:
     """server-everything over streamable HTTP on a free loopback port; yields its MCP URL; stopped at the end."""
-    port = free_port()
-    env = {**os.environ, "PORT": str(port), "NODE_OPTIONS": f"--require {LOOPBACK}"}
-    with (tmp_path / "server.log").open("wb") as log:
-        proc = subprocess.Popen([npm_server("mcp-server-everything"), "streamableHttp"], env=env, stderr=log)
-        try:
-            deadline = time.monotonic() + 30
-            while True:  # until it listens (bounded; a server that exits fails at once)
-                if proc.poll() is not None:
-                    pytest.fail(f"server-everything exited: {(tmp_path / 'server.log').read_text()}")
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        pytest.fail("server-everything did not listen within 30 s")
-                    time.sleep(0.05)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with content_servers.everything_http(tmp_path) as url:
+        yield url
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ import pytest
 
 from planwerk.tools.base import ToolError
 from planwerk.tools.mcp import HTTP_RECONNECT_INTERVAL_S, MCPToolSource, open_tools
-from planwerk.tools.servers.launch import free_port
+from tests.ports import Started, kill, mcp_named, start_server
 
 SERVER = Path(__file__).with_name("auth_server.py")
 TOKEN = "tok-4711-good-one"
@@ -30,29 +29,27 @@ TIMEOUT_S = 20.0
 
 
 @contextmanager
-def auth_server(token_file: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """The auth server on 127.0.0.1:``port`` until the block ends (killed, waited for)."""
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", str(port)],
-        env={**os.environ, "AUTH_TOKEN_FILE": str(token_file)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def auth_server(token_file: Path, port: int | None = None) -> Iterator[Started]:
+    """The auth server on 127.0.0.1 until the block ends (killed, waited for): on a free port, or on ``port`` (a
+    restart on the address of the server before it). It counts as started when its process holds the listening
+    socket and ``initialize`` (with the token, which must be the accepted one then) names it (:mod:`tests.ports`)."""
+    log = token_file.with_name(f"{token_file.name}.server.log")
+
+    def spawn(chosen: int) -> subprocess.Popen[bytes]:
+        with log.open("ab") as out:
+            return subprocess.Popen(
+                [sys.executable, str(SERVER), "--port", str(chosen)],
+                env={**os.environ, "AUTH_TOKEN_FILE": str(token_file)},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    probe = mcp_named("auth-echo", headers={"Authorization": f"Bearer {TOKEN}"})
+    server = start_server(spawn, probe, what="the auth server", log=log, timeout_s=30, port=port)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, "the auth server exited before listening"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the auth server did not listen within 30 s"
-                time.sleep(0.05)
-        yield process
+        yield server
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=10)
+        kill(server.process)
 
 
 def config(port: int) -> dict[str, Any]:
@@ -85,9 +82,8 @@ async def until_answered(tools: MCPToolSource, limit_s: float = 30) -> tuple[Any
 async def test_after_a_401_the_session_comes_back_once_the_token_works_again(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
-    port = free_port()
-    with auth_server(token_file, port):
-        async with open_tools(config(port)) as tools:
+    with auth_server(token_file) as server:
+        async with open_tools(config(server.port)) as tools:
             assert await tools.call("echo_text", {"text": "hi"}) == {"result": "hi"}
             token_file.write_text("rotated-elsewhere")  # every request now gets 401
             error, seconds = await timed_error(tools)
@@ -109,18 +105,17 @@ async def test_after_a_401_the_session_comes_back_once_the_token_works_again(tmp
 async def test_an_http_server_that_dies_mid_call_fails_the_call_at_once_and_is_reconnected(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
-    port = free_port()
-    with auth_server(token_file, port) as server:
-        async with open_tools(config(port)) as tools:
+    with auth_server(token_file) as server:
+        async with open_tools(config(server.port)) as tools:
             call = asyncio.ensure_future(tools.call("wait_for", {"seconds": 60}))
             await asyncio.sleep(0.5)  # the call is in flight (it would take 60 s)
             started = time.perf_counter()
-            server.kill()
+            server.process.kill()
             with pytest.raises(ToolError) as caught:
                 await call
             assert caught.value.kind == "unavailable"
             assert time.perf_counter() - started < TIMEOUT_S / 2  # not at the timeout
             # The server starts again on the same port: the session is reconnected for the next calls.
-            with auth_server(token_file, port):
+            with auth_server(token_file, server.port):
                 result, _ = await until_answered(tools)
                 assert result == {"result": "again"}
