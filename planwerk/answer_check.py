@@ -22,6 +22,7 @@ from planwerk.core.grounding import (
     collect_sources,
     is_context_question,
     key_facts,
+    place_results,
     withheld_calls,
 )
 
@@ -82,8 +83,9 @@ def build_answer_check(
         best = best_context_hit(searched, hits, analyze=analyze)
         facts = key_facts(searched, best, analyze=analyze, split_sentences=split_sentences)
     last_result = last_result_of(calls) if answer_is_last_result else None
+    gazetteer = default_gazetteer()
     settings = CheckSettings(
-        gazetteer=default_gazetteer(),
+        gazetteer=gazetteer,
         dates=today is not None,
         withheld=withheld_calls(calls, output_schemas),
         labels=TOOL_LABELS,
@@ -100,6 +102,7 @@ def build_answer_check(
         question=question,
         refusals=tuple(refusals),
         report_results=True,
+        place_numbers=place_results(calls, gazetteer),
     )
     return AnswerCheck(sources=sources, settings=settings, facts=facts, last_result=last_result)
 

@@ -68,6 +68,7 @@ ProblemKind = Literal[
     "refused",
     "unstated",
     "repetitive",
+    "misplaced",
 ]
 """What is wrong with an answer:
 
@@ -94,7 +95,11 @@ ProblemKind = Literal[
 - ``repetitive``: the answer lists the same items again and again (measured on the travel bench: "Wo ist es am
   23. Januar 2026 wärmer, in Barcelona oder in Rom?" was answered with the geocode values of both cities four
   times over, every one grounded; "Find hiking spots …" with "1. Barcelona, Catalunya 2. Barcelona, Spain
-  3. Barcelona, Italy …").
+  3. Barcelona, Italy …");
+- ``misplaced``: a value is stated for a place (the nearest place named before it in its sentence) whose calls did
+  not deliver it, while the calls about another place did (measured on the travel bench: "Die Temperatur in
+  Barcelona ist 10.5°C, während die Temperatur in Madrid ist 12.4°C." where 12.4 °C was Barcelona's maximum and
+  Madrid's forecast had failed).
 """
 
 
@@ -113,6 +118,8 @@ class Problem:
     """The best chunk's source (``source_missing``, ``context_facts``)."""
     facts: tuple[str, ...] = ()
     """Words of the best chunk's key sentence the answer should carry (``context_facts``)."""
+    place: str = ""
+    """The place a value is stated for (``misplaced``)."""
 
 
 @dataclass(frozen=True)
@@ -1173,6 +1180,9 @@ class CheckSettings:
     report_results: bool = False
     """Whether an answer after calls that all succeeded must state something they delivered (``unstated``); off
     where another rule says what the answer must carry (the last result, a context question's facts)."""
+    place_numbers: Mapping[int, Sequence[SourceNumber]] = field(default_factory=dict)
+    """The numbers the successful calls about each city delivered, by city id (:func:`place_results`); a value
+    stated for a city must be among its own (``misplaced``)."""
 
 
 ECHO_WORDS = 6
@@ -1251,6 +1261,7 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
         if not date_grounded(claim, sources.dates):
             problems.append(Problem("date", claim.text))
     withheld_units = {u: w for w in settings.withheld for u in w.units}
+    grounded_numbers: list[NumberClaim] = []
     for number in find_numbers(answer, skip=[(c.start, c.end) for c in date_claims]):
         if number.is_small_integer:
             continue
@@ -1260,9 +1271,13 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
             # user gave it, not because a retrieved chunk holds the same number.
             if not number_grounded(number, sources.delivered):
                 problems.append(Problem("withheld", number.text, owner.tool, owner.kind))
+            else:
+                grounded_numbers.append(number)
             continue
         if not number_grounded(number, sources.numbers):
             problems.append(Problem("number", number.text))
+        else:
+            grounded_numbers.append(number)
     # Clock times are no numbers to the number check ("15:58" would be 15 and 58, both found in "01:15:58"):
     # each must be a time a source states (measured: "Es ist gerade 15:58 Uhr" for a result of 01:15:58).
     if claimed := [m.group() for m in _TIME.finditer(answer)]:
@@ -1271,6 +1286,8 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
     gazetteer = settings.gazetteer
     places = find_places(answer, gazetteer) if gazetteer is not None else []
     countries = find_countries(answer, gazetteer) if gazetteer is not None else []
+    if settings.place_numbers and places:
+        problems += _misplaced(answer, grounded_numbers, places, sources, settings.place_numbers)
     if gazetteer is not None and (places or countries):
         source_ids, source_words = places_in_sources(sources.texts, gazetteer)
         for place in places:
@@ -1352,6 +1369,96 @@ def states_a_result(answer: str, sources: Sources, question: str, date_claims: S
 def folded_words(text: str, min_letters: int = 1) -> set[str]:
     """The case- and accent-folded words of ``text`` with at least ``min_letters`` letters."""
     return {fold(word) for word in _TOKEN.findall(text) if len(word) >= min_letters}
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+def _misplaced(
+    answer: str,
+    numbers: Sequence[NumberClaim],
+    places: Sequence[PlaceClaim],
+    sources: Sources,
+    place_numbers: Mapping[int, Sequence[SourceNumber]],
+) -> Iterator[Problem]:
+    """``misplaced`` values: a number with a unit, stated after a place in its sentence, that the calls about
+    that place did not deliver but the calls about another place did (and neither the question nor a chunk says).
+    A place no call was about, or a value without a place before it, is not judged."""
+    result_ids = {id(n) for n in sources.result_numbers}
+    elsewhere_said = [n for n in sources.numbers if id(n) not in result_ids]  # question, chunks, arguments
+    for number in numbers:
+        if number.unit is None or number.unit == "date":
+            continue
+        before = [p for p in places if p.end <= number.start and not _SENTENCE_END.search(answer[p.end : number.start])]
+        if not before:
+            continue
+        place = before[-1]
+        own = place.ids & place_numbers.keys()
+        if not own:
+            continue
+        mine = [n for city in own for n in place_numbers[city]]
+        others = [n for city, found in place_numbers.items() if city not in place.ids for n in found]
+        if (
+            not number_grounded(number, mine)
+            and number_grounded(number, others)
+            and not number_grounded(number, elsewhere_said)
+        ):
+            yield Problem("misplaced", number.text, place=place.text)
+
+
+def place_results(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> dict[int, list[SourceNumber]]:
+    """The numbers the successful calls about each city delivered, by city id. A call is about a city when a
+    short string argument names it ("Barcelona", "Rom, Italien"), or when a numeric argument with decimals is a
+    value a call about it returned (coordinates passed on through a reference: get_weather after geocode)."""
+    about: list[set[int]] = []
+    for call in calls:
+        cities: set[int] = set()
+        for value in _argument_values(call.get("args") or {}):
+            if isinstance(value, str) and len(value.split()) <= MAX_PLACE_WORDS:
+                for part in re.split(r"[,;/()]", value):
+                    cities |= gazetteer.lookup(part.split()) if part.split() else frozenset()
+        about.append(cities)
+    delivered: list[list[SourceNumber]] = []
+    for call in calls:
+        found = Sources()
+        if call.get("status") == "ok":
+            _walk(call.get("result"), None, found)
+        delivered.append(found.numbers)
+    for _ in range(len(calls)):  # pass cities on along references until nothing changes
+        changed = False
+        for index, call in enumerate(calls):
+            passed = {v for v in _argument_values(call.get("args") or {}) if _is_passed_number(v)}
+            for other, cities in enumerate(about):
+                if other != index and cities - about[index] and any(n.value in passed for n in delivered[other]):
+                    about[index] |= cities
+                    changed = True
+        if not changed:
+            break
+    by_city: dict[int, list[SourceNumber]] = {}
+    for cities, numbers in zip(about, delivered, strict=True):
+        for city in cities:
+            by_city.setdefault(city, []).extend(numbers)
+    return by_city
+
+
+MAX_PLACE_WORDS = 6
+"""A string argument with more words is free text, not a place (the plan check reads arguments the same way)."""
+
+
+def _argument_values(value: Any) -> Iterator[Any]:
+    if isinstance(value, Mapping):
+        for item in value.values():
+            yield from _argument_values(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _argument_values(item)
+    else:
+        yield value
+
+
+def _is_passed_number(value: Any) -> bool:
+    """A number with decimals (41.3825802): one that came from a result, not one a planner types (5, 2026)."""
+    return isinstance(value, float) and not value.is_integer()
 
 
 def _withheld_owner(number: NumberClaim, units: Mapping[str, Withheld]) -> Withheld | None:

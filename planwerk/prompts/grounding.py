@@ -74,6 +74,8 @@ GERMAN = GroundingTexts(
         "mit ihren Werten.",
         "repetitive": "Die Antwort zählt dieselben Angaben immer wieder auf; nenne jede Angabe nur einmal, in ganzen "
         "Sätzen.",
+        "misplaced": "Die Antwort nennt {claim} für {place}, aber das haben die Tools für einen anderen Ort "
+        "geliefert; nenne für jeden Ort nur seine eigenen Werte.",
     },
     regenerate="""Deine Antwort wurde geprüft und abgelehnt:
 {problems}
@@ -145,6 +147,8 @@ ENGLISH = GroundingTexts(
         "unstated": "the answer states nothing the tools delivered; answer the question in whole sentences with "
         "their values",
         "repetitive": "the answer lists the same items again and again; state each one once, in whole sentences",
+        "misplaced": "the answer states {claim} for {place}, but the tools delivered it for another place; state "
+        "each place's own values only",
     },
     regenerate="""Your answer was checked and rejected:
 {problems}
@@ -304,7 +308,7 @@ def describe(problem: Problem, language: Language) -> str:
     failure = texts.failure_kinds.get(problem.failure, "") if problem.failure else ""
     facts = ", ".join(problem.facts)
     return texts.problems[problem.kind].format(
-        claim=problem.claim, tool=problem.tool, failure=failure, source=problem.source, facts=facts
+        claim=problem.claim, tool=problem.tool, failure=failure, source=problem.source, facts=facts, place=problem.place
     )
 
 

@@ -22,6 +22,7 @@ from planwerk.core.grounding import (
     find_places,
     is_context_question,
     key_facts,
+    place_results,
     repeats_itself,
     states_value,
     withheld_calls,
@@ -604,3 +605,67 @@ def test_a_gazetteer_without_countries_makes_no_country_claims() -> None:
     assert problems("Barcelona liegt in Spanien, nicht in Italien.", calls=[GEO], gazetteer=named) == [
         Problem("place", "Italien")
     ]
+
+
+# ------------------------------------------------------------------------------------------------- misplaced
+
+GEO_BCN = call_record("geo_bcn", "geocode", args={"query": "Barcelona"},
+                      result={"lat": 41.3825802, "lon": 2.177073, "name": "Barcelona, Catalunya"})  # fmt: skip
+WX_BCN = call_record("wx_bcn", "get_weather", step=1, args={"lat": 41.3825802, "lon": 2.177073, "date": "2026-01-20"},
+                     result={"temp_min_c": 10.5, "temp_max_c": 12.4, "precipitation_mm": 27.1})  # fmt: skip
+GEO_ROM = call_record("geo_rom", "geocode", args={"query": "Rom"},
+                      result={"lat": 41.8933203, "lon": 12.4829321, "name": "Roma, Lazio, Italia"})  # fmt: skip
+WX_ROM = call_record("wx_rom", "get_weather", step=1, args={"lat": 41.8933203, "lon": 12.4829321},
+                     result={"temp_min_c": 3.9, "temp_max_c": 14.7})  # fmt: skip
+GEO_MAD = call_record("geo_mad", "geocode", args={"query": "Madrid"},
+                      result={"lat": 40.4167047, "lon": -3.7035825, "name": "Madrid"})  # fmt: skip
+WX_MAD_DOWN = call_record("wx_mad", "get_weather", step=1, args={"lat": 40.4167047, "lon": -3.7035825},
+                          error="Open-Meteo forecast service unreachable", kind="unavailable")  # fmt: skip
+
+
+def misplaced(answer: str, calls: list[Any], gazetteer: Gazetteer, asked: tuple[str, ...]) -> list[Problem]:
+    found = problems(answer, calls=calls, asked=asked, gazetteer=gazetteer,
+                     place_numbers=place_results(calls, gazetteer))  # fmt: skip
+    return [p for p in found if p.kind == "misplaced"]
+
+
+def test_a_call_is_about_the_city_its_arguments_name_or_whose_coordinates_it_was_passed(gazetteer: Gazetteer) -> None:
+    by_city = place_results([GEO_BCN, WX_BCN, GEO_ROM, WX_ROM], gazetteer)
+    barcelona = gazetteer.lookup(["Barcelona"])  # every city of that name (Spain, Venezuela)
+    (rome,) = gazetteer.lookup(["Rom"])
+    assert barcelona <= by_city.keys() and rome in by_city
+    for city in barcelona:
+        assert {n.value for n in by_city[city]} >= {41.3825802, 10.5, 12.4, 27.1}
+    assert {n.value for n in by_city[rome]} >= {41.8933203, 3.9, 14.7}
+    assert not {12.4, 10.5} & {n.value for n in by_city[rome]}
+
+
+def test_a_value_stated_for_a_place_whose_calls_did_not_deliver_it_is_misplaced(gazetteer: Gazetteer) -> None:
+    # Measured on the travel bench (c3): Madrid's forecast failed; 12.4 °C was Barcelona's maximum.
+    calls = [GEO_BCN, WX_BCN, GEO_MAD, WX_MAD_DOWN]
+    asked = ("Vergleiche das Wetter in Barcelona und Madrid am 20. Januar 2026.",)
+    answer = "Die Temperatur in Barcelona ist 10.5°C, während die Temperatur in Madrid ist 12.4°C."
+    assert misplaced(answer, calls, gazetteer, asked) == [Problem("misplaced", "12.4°C", place="Madrid")]
+    assert misplaced("In Barcelona 10.5 bis 12.4 °C; Madrid: keine Daten.", calls, gazetteer, asked) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "wrong"),
+    [
+        ("In Barcelona bis 12.4 °C, in Rom bis 14.7 °C.", []),
+        ("Barcelona ist mit 12.4 °C kälter als Rom mit 14.7 °C.", []),
+        ("In Rom bis 10.5 °C, in Barcelona bis 14.7 °C.", ["10.5 °C", "14.7 °C"]),  # swapped
+        ("Mit 14.7 °C ist es in Barcelona wärmer.", []),  # no place before the value: not judged
+        ("In Rom. Bis 12.4 °C.", []),  # the place is in another sentence
+    ],
+)
+def test_each_place_gets_its_own_values(answer: str, wrong: list[str], gazetteer: Gazetteer) -> None:
+    calls = [GEO_BCN, WX_BCN, GEO_ROM, WX_ROM]
+    asked = ("Wo ist es am 20. Januar 2026 wärmer, in Barcelona oder in Rom?",)
+    assert [p.claim for p in misplaced(answer, calls, gazetteer, asked)] == wrong
+
+
+def test_a_value_the_question_gives_may_be_stated_for_any_place(gazetteer: Gazetteer) -> None:
+    asked = ("Wird es in Rom wärmer als 12.4 °C?",)
+    assert misplaced("In Rom wird es wärmer als 12.4 °C: bis 14.7 °C.", [GEO_BCN, WX_BCN, GEO_ROM, WX_ROM],
+                     gazetteer, asked) == []  # fmt: skip

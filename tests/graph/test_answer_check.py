@@ -333,3 +333,39 @@ async def test_a_refusal_without_any_delivered_result_stands() -> None:
     async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
         reply = await agent.ask("Was ist die Hauptstadt von Australien?")
     assert reply.answer == REFUSAL_OUT_OF_SCOPE and reply.metadata["grounded"] is True
+
+
+async def test_a_value_stated_for_the_wrong_city_is_regenerated() -> None:
+    # Measured on the travel bench: Barcelona's maximum was stated as Madrid's temperature, and every number of the
+    # answer was one a call delivered.
+    async def geocode(destination: str) -> Coordinates:
+        """Coordinates of a place."""
+        lat, lon = {"Barcelona": (41.3825802, 2.177073), "Rom": (41.8933203, 12.4829321)}[destination]
+        return Coordinates(lat=lat, lon=lon, name=destination)
+
+    async def get_weather(lat: float, lon: float, start_date: str, end_date: str) -> dict:
+        """Daily weather for a place and dates: temperature_max."""
+        return {"date": start_date, "temperature_max": 17.2 if lat < 41.5 else 12.3}
+
+    def chain(city: str, key: str) -> list[dict[str, Any]]:
+        geo = {"id": f"geo_{key}", "name": "geocode", "arguments": {"destination": city}}
+        refs = {"lat": {"$ref": f"geo_{key}.lat"}, "lon": {"$ref": f"geo_{key}.lon"}}
+        dates = {"start_date": "2026-11-22", "end_date": "2026-11-22"}
+        return [geo, {"id": f"wx_{key}", "name": "get_weather", "arguments": refs | dates}]
+
+    (geo_b, wx_b), (geo_r, wx_r) = chain("Barcelona", "b"), chain("Rom", "r")
+    plan = json.dumps({"steps": [{"tools": [geo_b, geo_r]}, {"tools": [wx_b, wx_r]}]})
+    swapped = "Heute in Rom bis 17.2 °C, in Barcelona bis 12.3 °C."
+    right = "Heute in Barcelona 17.2 °C, in Rom 12.3 °C."
+    model = ReplayChatModel.of([plan, swapped, right])
+    tools = FunctionToolSource([geocode, get_weather])
+    async with Agent(model=model, tools=tools, retriever=False, context=TODAY) as agent:
+        reply = await agent.ask("Wo ist es heute wärmer, in Barcelona oder in Rom?")
+    assert reply.answer == right and reply.metadata["answer_source"] == "regenerated"
+    [rejected] = events(reply, "answer_rejected")
+    assert rejected["problems"] == [
+        "Die Antwort nennt 17.2 °C für Rom, aber das haben die Tools für einen anderen Ort geliefert; nenne für "
+        "jeden Ort nur seine eigenen Werte.",
+        "Die Antwort nennt 12.3 °C für Barcelona, aber das haben die Tools für einen anderen Ort geliefert; nenne "
+        "für jeden Ort nur seine eigenen Werte.",
+    ]
