@@ -141,6 +141,8 @@ class EventPrinter:
             for index, step in enumerate(plan["steps"]):
                 calls = ", ".join(f"{c['id']}={c['name']}" for c in step["tools"])
                 show(f"[cyan]  plan step {index}:[/cyan] {escape(step.get('description') or '')} [dim]({calls})[/dim]")
+            if repairs := plan_repairs(event):
+                show(f"[dim]  ✎ im Code korrigiert: {escape(repairs)}[/dim]")
         elif kind == "step":
             show(f"[cyan]  ▸ step {event['index']}:[/cyan] {', '.join(event['calls'])}")
         elif kind == "approval_required":
@@ -188,6 +190,17 @@ class EventPrinter:
         elif kind == "interrupt":
             title = "Freigabe" if event.get("kind") == "approval" else "Rückfrage"
             show(Panel(escape(event.get("question", "")), title=title, border_style="yellow"))
+
+
+def plan_repairs(event: dict[str, Any]) -> str:
+    """What the plan check changed in code before the plan ran (re-ordered steps, places completed, substituted or
+    written as names), in one line; empty when nothing."""
+    parts = ["Schritte umgeordnet"] if event.get("reordered") else []
+    if event.get("completed"):
+        parts.append("ergänzt für " + ", ".join(event["completed"]))
+    parts += [f"{s['old']} → {s['new']}" for s in event.get("substituted") or ()]
+    parts += [f"{n['old']} → {n['new']} ({n['call_id']})" for n in event.get("named") or ()]
+    return "; ".join(parts)
 
 
 def answer_value(answer: str | None) -> Any:

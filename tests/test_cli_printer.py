@@ -1,4 +1,5 @@
-"""The CLI's readable output shows what servers ask: sampling requests and answers, elicitation interrupts."""
+"""The CLI's readable output shows what servers ask (sampling requests and answers, elicitation interrupts) and what
+the plan check changed in code."""
 
 from __future__ import annotations
 
@@ -44,3 +45,16 @@ def test_an_elicitation_names_the_server_the_form_the_rejected_answer_and_how_to
     assert "Rückfrage von everything" in text and "Please provide your contact details" in text
     assert "name: string, email: string (email)" in text and "Nicht angenommen: email: 'ada'" in text
     assert "decline | cancel" in text
+
+
+def test_a_plan_changed_in_code_says_what_changed() -> None:
+    step = {"description": "Koordinaten", "tools": [{"id": "geo_barcelona", "name": "geocode", "arguments": {}}]}
+    plan = {"steps": [step], "final": None}
+    text = printed(
+        {"event": "plan", "plan": plan, "attempt": 1, "reordered": False, "completed": ["Rom"],
+         "substituted": [{"old": "Palma", "new": "Barcelona", "calls": ["geo_barcelona"]}],
+         "named": [{"call_id": "geo_b", "old": "Barcelonas", "new": "Barcelona"}]},
+        {"event": "plan", "plan": plan, "attempt": 1, "reordered": False, "completed": [], "named": []},
+    )  # fmt: skip
+    assert text.count("im Code korrigiert") == 1
+    assert "ergänzt für Rom; Palma → Barcelona; Barcelonas → Barcelona (geo_b)" in text
