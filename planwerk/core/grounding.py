@@ -96,8 +96,8 @@ ProblemKind = Literal[
   23. Januar 2026 wärmer, in Barcelona oder in Rom?" was answered with the geocode values of both cities four
   times over, every one grounded; "Find hiking spots …" with "1. Barcelona, Catalunya 2. Barcelona, Spain
   3. Barcelona, Italy …");
-- ``misplaced``: a value is stated for a place (the nearest place named before it in its sentence) whose calls did
-  not deliver it, while the calls about another place did (measured on the travel bench: "Die Temperatur in
+- ``misplaced``: a value is stated for a place (the one place named before it in its clause) whose calls did not
+  deliver it, while the calls about another place did (measured on the travel bench: "Die Temperatur in
   Barcelona ist 10.5°C, während die Temperatur in Madrid ist 12.4°C." where 12.4 °C was Barcelona's maximum and
   Madrid's forecast had failed).
 """
@@ -1371,7 +1371,9 @@ def folded_words(text: str, min_letters: int = 1) -> set[str]:
     return {fold(word) for word in _TOKEN.findall(text) if len(word) >= min_letters}
 
 
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+_CLAUSE_END = re.compile(r"[.!?,;:](?=\s|$)|\n|\b(?:während|wohingegen|aber|jedoch|whereas|while|but)\b", re.I)
+"""Where a clause ends: a value after it is no longer said of a place before it ("in Barcelona 17 °C, während es
+in Madrid 12 °C sind"). A decimal comma ("12,4") is followed by a digit, not a space."""
 
 
 def _misplaced(
@@ -1381,16 +1383,17 @@ def _misplaced(
     sources: Sources,
     place_numbers: Mapping[int, Sequence[SourceNumber]],
 ) -> Iterator[Problem]:
-    """``misplaced`` values: a number with a unit, stated after a place in its sentence, that the calls about
-    that place did not deliver but the calls about another place did (and neither the question nor a chunk says).
-    A place no call was about, or a value without a place before it, is not judged."""
+    """``misplaced`` values: a number with a unit, stated after exactly one place in its clause, that the calls
+    about that place did not deliver but the calls about another place did (and neither the question nor a chunk
+    says). Not judged: a place no call was about, a value with no place or several before it in its clause
+    ("In Barcelona und Rom sind es 17 °C und 12 °C" pairs them in order, which this rule does not read)."""
     result_ids = {id(n) for n in sources.result_numbers}
     elsewhere_said = [n for n in sources.numbers if id(n) not in result_ids]  # question, chunks, arguments
     for number in numbers:
         if number.unit is None or number.unit == "date":
             continue
-        before = [p for p in places if p.end <= number.start and not _SENTENCE_END.search(answer[p.end : number.start])]
-        if not before:
+        before = [p for p in places if p.end <= number.start and not _CLAUSE_END.search(answer[p.end : number.start])]
+        if len({fold(p.text) for p in before}) != 1:
             continue
         place = before[-1]
         own = place.ids & place_numbers.keys()

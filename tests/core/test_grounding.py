@@ -653,10 +653,14 @@ def test_a_value_stated_for_a_place_whose_calls_did_not_deliver_it_is_misplaced(
     ("answer", "wrong"),
     [
         ("In Barcelona bis 12.4 °C, in Rom bis 14.7 °C.", []),
-        ("Barcelona ist mit 12.4 °C kälter als Rom mit 14.7 °C.", []),
+        ("Barcelona ist mit 12.4 °C kälter als Rom mit 14.7 °C.", []),  # two places before 14.7: not judged
+        ("In Barcelona und Rom sind es 12.4 °C und 14.7 °C.", []),  # paired in order: not read
+        ("Barcelona ist wärmer als Rom: 14.7 °C gegenüber 12.4 °C.", []),  # no place in the values' clause
+        ("In Rom sind es 10.5 °C.", ["10.5 °C"]),
         ("In Rom bis 10.5 °C, in Barcelona bis 14.7 °C.", ["10.5 °C", "14.7 °C"]),  # swapped
         ("Mit 14.7 °C ist es in Barcelona wärmer.", []),  # no place before the value: not judged
         ("In Rom. Bis 12.4 °C.", []),  # the place is in another sentence
+        ("In Rom sind es 10,5 °C.", ["10,5 °C"]),  # a decimal comma ends no clause
     ],
 )
 def test_each_place_gets_its_own_values(answer: str, wrong: list[str], gazetteer: Gazetteer) -> None:
