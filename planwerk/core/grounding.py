@@ -691,6 +691,22 @@ def _tokens(text: str) -> list[re.Match[str]]:
     return list(_TOKEN.finditer(text))
 
 
+def _longest_name(
+    text: str, tokens: Sequence[re.Match[str]], index: int, max_words: int, lookup: Callable[[list[str]], Any]
+) -> tuple[Sequence[re.Match[str]], Any] | None:
+    """The longest run of words from ``tokens[index]`` (at most ``max_words``) that ``lookup`` knows, with what it
+    found; ``None`` when no run is a name."""
+    for length in range(min(max_words, len(tokens) - index), 0, -1):
+        span = tokens[index : index + length]
+        if not span[-1].group()[0].isupper():
+            continue  # a name ends on a capitalised word ("Frankfurt am Main", not "Frankfurt am")
+        if any(text[a.end() : b.start()].strip(" -") for a, b in itertools.pairwise(span)):
+            continue  # the words must be adjacent (a space or a hyphen between them)
+        if found := lookup([t.group() for t in span]):
+            return span, found
+    return None
+
+
 def find_places(text: str, gazetteer: Gazetteer) -> list[PlaceClaim]:
     """The place claims of ``text`` (the rule in the module docstring)."""
     tokens = _tokens(text)
@@ -702,17 +718,7 @@ def find_places(text: str, gazetteer: Gazetteer) -> list[PlaceClaim]:
             index += 1
             continue
         previous = fold(tokens[index - 1].group()) if index else ""
-        found = None
-        for length in range(min(gazetteer.max_words, len(tokens) - index), 0, -1):
-            span = tokens[index : index + length]
-            if not span[-1].group()[0].isupper():
-                continue  # a name ends on a capitalised word ("Frankfurt am Main", not "Frankfurt am")
-            if any(text[a.end() : b.start()].strip(" -") for a, b in itertools.pairwise(span)):
-                continue  # the words must be adjacent (a space or a hyphen between them)
-            ids = gazetteer.lookup([t.group() for t in span])
-            if ids:
-                found = (span, ids)
-                break
+        found = _longest_name(text, tokens, index, gazetteer.max_words, gazetteer.lookup)
         if found is None:
             index += 1
             continue
@@ -757,15 +763,9 @@ def find_countries(text: str, gazetteer: Gazetteer) -> list[CountryClaim]:
         if not tokens[index].group()[0].isupper():
             index += 1
             continue
-        found = None
-        for length in range(min(MAX_NAME_WORDS, len(tokens) - index), 0, -1):
-            span = tokens[index : index + length]
-            if any(text[a.end() : b.start()].strip(" -") for a, b in itertools.pairwise(span)):
-                continue
-            code = gazetteer.countries.get(" ".join(fold(t.group()) for t in span))
-            if code is not None and span[-1].group()[0].isupper():
-                found = (span, code)
-                break
+        found = _longest_name(
+            text, tokens, index, MAX_NAME_WORDS, lambda words: gazetteer.countries.get(" ".join(map(fold, words)))
+        )
         if found is None:
             index += 1
             continue
