@@ -103,6 +103,7 @@ def build_answer_check(
         refusals=tuple(refusals),
         report_results=True,
         place_numbers=place_results(calls, gazetteer),
+        last_value=last_result_of(calls),
     )
     return AnswerCheck(sources=sources, settings=settings, facts=facts, last_result=last_result)
 

@@ -73,9 +73,10 @@ ProblemKind = Literal[
 """What is wrong with an answer:
 
 - ``empty``: the answer says nothing (no text, or a bare number no call delivered); where the answer must report
-  results (:attr:`CheckSettings.report_results`) and is not the last call's result, a bare unitless number says
-  nothing even when a call delivered it (measured on the travel bench: "Welche Parks gibt es im Umkreis von 15 km
-  um Barcelona?" was answered "12.317", "Regnet es am 20.01.2026 in Barcelona?" with "12");
+  results (:attr:`CheckSettings.report_results`), a bare unitless number says nothing even when a call delivered
+  it, unless it is the last call's one-number result ("42." after ``add(20, 22)``); measured on the travel bench:
+  "Welche Parks gibt es im Umkreis von 15 km um Barcelona?" was answered "12.317", "Regnet es am 20.01.2026 in
+  Barcelona?" with "12";
 - ``number`` / ``date`` / ``place``: it states one that no source contains;
 - ``withheld``: it states a value (or a weather condition) a failed call would have delivered;
 - ``failure_unnamed``: a call failed because its service is down, and the answer does not say so;
@@ -1168,6 +1169,9 @@ class CheckSettings:
     """Weather words a failed weather tool would have delivered ("sonnig", "rain")."""
     last_result: float | None = None
     """The last call's result, when the answer must state it."""
+    last_value: float | None = None
+    """The last call's result when it is one number, whatever the profile: a bare number that is this value is the
+    answer the chain computed ("42." after ``add(20, 22)``), not a value picked from a list."""
     context: KeyFacts | None = None
     """The best chunk's facts, when the answer must carry them (a question no tool ran for)."""
     analyze: Callable[[str], list[str]] | None = None
@@ -1251,7 +1255,10 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
     if not re.search(r"[^\W\d_]{2,}", answer) and not _TIME.search(answer):
         numbers = find_numbers(answer)
         results = [n for n in sources.delivered if n.unit != "date"]
-        reports = settings.report_results and settings.last_result is None
+        computed = settings.last_value is not None and any(
+            number_grounded(n, [SourceNumber(settings.last_value)]) for n in numbers
+        )
+        reports = settings.report_results and settings.last_result is None and not computed
         if not any(n.unit for n in numbers) and (reports or not any(number_grounded(n, results) for n in numbers)):
             problems.append(Problem("empty", answer.strip()))
     if repeats_itself(answer):
@@ -1418,7 +1425,7 @@ def place_results(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> d
         cities: set[int] = set()
         for value in _argument_values(call.get("args") or {}):
             if isinstance(value, str) and len(value.split()) <= MAX_PLACE_WORDS:
-                for part in re.split(r"[,;/()]", value):
+                for part in re.split(r"[,;/()]", value.replace("_", " ")):  # "America/New_York"
                     cities |= gazetteer.lookup(part.split()) if part.split() else frozenset()
         about.append(cities)
     delivered: list[list[SourceNumber]] = []

@@ -532,9 +532,13 @@ def test_a_bare_delivered_number_is_no_answer_where_the_answer_reports_results()
     assert problems("12.317", calls=[parks]) == []  # without the report rule a delivered number is a result
     assert problems("12.317", calls=[parks], report_results=True) == [Problem("empty", "12.317")]
     assert problems("12.317 km", calls=[parks], report_results=True) == []  # a value with its unit is an answer
-    # where the answer is the last result ("42." for "Was ist 20 + 22?"), the bare number is the answer
+    # where the answer is the last result ("42." for "Was ist 20 + 22?"), the bare number is the answer, in any
+    # profile: the chain computed it
     result = call_record("a", "add", args={"arg_0": 20, "arg_1": 22}, result={"result": 42})
     assert problems("42.", calls=[result], report_results=True, last_result=42.0, dates=False) == []
+    assert problems("42.", calls=[result], report_results=True, last_value=42.0) == []
+    assert problems("20", calls=[result], report_results=True, last_value=42.0) == [Problem("empty", "20")]
+    assert problems("12.317", calls=[parks], report_results=True, last_value=None) == [Problem("empty", "12.317")]
     clock = call_record("t", "get_current_time", result={"datetime": "2026-11-23T01:15:58-05:00"})
     assert problems("01:15", calls=[clock], report_results=True) == []
 

@@ -52,6 +52,19 @@ def test_a_two_city_question_planned_for_one_city_names_the_missing_one(gazettee
     assert problems == [PlaceProblem("missing", "Madrid")]
 
 
+def test_an_identifier_with_underscores_names_the_city(gazetteer: Gazetteer) -> None:
+    """Measured with the default model in the test suite: "America/New_York" was read as York (England), and the
+    time question was rejected three times for leaving New York out."""
+    plan = Plan.model_validate(
+        {"steps": [{"tools": [{"id": "t", "name": "get_current_time", "arguments": {"timezone": "America/New_York"}}]}]}
+    )
+    assert check(plan, "Wie spät ist es gerade in New York?", gazetteer) == []
+    assert check(plan, "Wie spät ist es gerade in York?", gazetteer) == [
+        PlaceProblem("invented", "New_York", "t"),
+        PlaceProblem("missing", "York"),
+    ]
+
+
 def test_places_copied_from_an_example_are_invented(gazetteer: Gazetteer) -> None:
     """'Und morgen?' after a Barcelona question, planned for Madrid and Lisbon (measured with the 0.5B model)."""
     earlier = ("Wie wird das Wetter in Barcelona am 1. Dezember 2026?",)
