@@ -20,6 +20,7 @@ from planwerk.core.grounding import (
     best_context_hit,
     check_answer,
     collect_sources,
+    estimated_results,
     is_context_question,
     key_facts,
     place_results,
@@ -70,7 +71,7 @@ def build_answer_check(
     succeeded is rejected."""
     from planwerk.core.dates import find_dates
     from planwerk.places import default_gazetteer
-    from planwerk.prompts.grounding import CONDITION_WORDS, FAILURE_WORDS, TOOL_LABELS
+    from planwerk.prompts.grounding import CONDITION_WORDS, ESTIMATE_WORDS, FAILURE_WORDS, TOOL_LABELS
     from planwerk.prompts.texts import TEXTS
     from planwerk.rag.chunking import split_sentences
     from planwerk.rag.lexical import analyze
@@ -104,6 +105,8 @@ def build_answer_check(
         report_results=True,
         place_numbers=place_results(calls, gazetteer),
         last_value=last_result_of(calls),
+        estimated=estimated_results(calls),
+        estimate_words=ESTIMATE_WORDS,
     )
     return AnswerCheck(sources=sources, settings=settings, facts=facts, last_result=last_result)
 

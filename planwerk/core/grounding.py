@@ -69,6 +69,7 @@ ProblemKind = Literal[
     "unstated",
     "repetitive",
     "misplaced",
+    "estimate_unnamed",
 ]
 """What is wrong with an answer:
 
@@ -100,7 +101,10 @@ ProblemKind = Literal[
 - ``misplaced``: a value is stated for a place (the one place named before it in its clause) whose calls did not
   deliver it, while the calls about another place did (measured on the travel bench: "Die Temperatur in
   Barcelona ist 10.5°C, während die Temperatur in Madrid ist 12.4°C." where 12.4 °C was Barcelona's maximum and
-  Madrid's forecast had failed).
+  Madrid's forecast had failed);
+- ``estimate_unnamed``: a call's values are an estimate (a true ``is_estimate`` flag: June 2026 weather from ten
+  past Junes) and the answer does not say so (measured on the travel bench: "The weather in Barcelona from June 12
+  to June 15, 2026 is likely to be mild with a temperature of 17.95°C" read as a forecast).
 """
 
 
@@ -1169,6 +1173,11 @@ class CheckSettings:
     """Weather words a failed weather tool would have delivered ("sonnig", "rain")."""
     last_result: float | None = None
     """The last call's result, when the answer must state it."""
+    estimated: bool = False
+    """A successful call's values are an estimate (:func:`estimated_results`): the answer must say so."""
+    estimate_words: Sequence[str] = ()
+    """Words that say a value is an estimate ("Schätz", "Durchschnitt", "average", "past years"), matched as parts
+    of words, case-insensitive."""
     last_value: float | None = None
     """The last call's result when it is one number, whatever the profile: a bare number that is this value is the
     answer the chain computed ("42." after ``add(20, 22)``), not a value picked from a list."""
@@ -1323,6 +1332,10 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
         and not states_a_result(answer, sources, settings.question, date_claims)
     ):
         problems.append(Problem("unstated"))
+    if settings.estimated and settings.estimate_words and sources.delivered_calls:
+        lowered = answer.casefold()
+        if not any(word.casefold() in lowered for word in settings.estimate_words):
+            problems.append(Problem("estimate_unnamed"))
     if settings.context is not None and settings.analyze is not None:
         facts = settings.context
         if not cites(answer, facts.source):
@@ -1449,6 +1462,23 @@ def place_results(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> d
         for city in cities:
             by_city.setdefault(city, []).extend(numbers)
     return by_city
+
+
+ESTIMATE_FIELDS: frozenset[str] = frozenset({"is_estimate"})
+"""Result fields that, when true, mark the values beside them as an estimate rather than a measurement or forecast."""
+
+
+def estimated_results(calls: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a successful call's result holds a true :data:`ESTIMATE_FIELDS` flag, at any depth."""
+
+    def flagged(value: Any) -> bool:
+        if isinstance(value, Mapping):
+            return any((key in ESTIMATE_FIELDS and item is True) or flagged(item) for key, item in value.items())
+        if isinstance(value, list | tuple):
+            return any(flagged(item) for item in value)
+        return False
+
+    return any(call.get("status") == "ok" and flagged(call.get("result")) for call in calls)
 
 
 MAX_PLACE_WORDS = 6

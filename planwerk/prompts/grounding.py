@@ -76,6 +76,8 @@ GERMAN = GroundingTexts(
         "Sätzen.",
         "misplaced": "Die Antwort nennt {claim} für {place}, aber das haben die Tools für einen anderen Ort "
         "geliefert; nenne für jeden Ort nur seine eigenen Werte.",
+        "estimate_unnamed": "Die Werte sind eine Schätzung aus den Vorjahren, keine Vorhersage; sag das in der "
+        "Antwort.",
     },
     regenerate="""Deine Antwort wurde geprüft und abgelehnt:
 {problems}
@@ -149,6 +151,7 @@ ENGLISH = GroundingTexts(
         "repetitive": "the answer lists the same items again and again; state each one once, in whole sentences",
         "misplaced": "the answer states {claim} for {place}, but the tools delivered it for another place; state "
         "each place's own values only",
+        "estimate_unnamed": "the values are an estimate from past years, not a forecast; say so in the answer",
     },
     regenerate="""Your answer was checked and rejected:
 {problems}
@@ -248,6 +251,26 @@ FAILURE_WORDS: tuple[str, ...] = (
     "no data",
 )
 """Phrases (German and English, lower case) that say a call failed."""
+
+ESTIMATE_WORDS: tuple[str, ...] = (
+    "schätz",
+    "geschätzt",
+    "durchschnitt",
+    "vorjahre",
+    "vergangenen jahre",
+    "früheren jahre",
+    "historisch",
+    "üblicherweise",
+    "typisch",
+    "estimat",
+    "average",
+    "typical",
+    "past years",
+    "previous years",
+    "historical",
+    "usually",
+)
+"""Words (parts of words, German and English) that say a value is an estimate, not a forecast."""
 
 CONDITION_WORDS: tuple[str, ...] = (
     "sonnig",

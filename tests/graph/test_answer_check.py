@@ -20,7 +20,7 @@ from planwerk.models.replay import ReplayChatModel
 from planwerk.prompts.travel import REFUSAL_OUT_OF_SCOPE
 from planwerk.rag.base import Hit
 from planwerk.tools.base import FunctionToolSource, ToolError
-from tests.graph.tools import GEO, WEATHER, Coordinates, travel_tools
+from tests.graph.tools import GEO, WEATHER, Coordinates, travel_tools, weather_call
 
 QUESTION = "Wie ist heute das Wetter in Barcelona?"
 TODAY = Context(today="2026-11-22", tool_retry_attempts=1)
@@ -34,6 +34,11 @@ RAZEPATO = Hit(
     score=0.98,
     source="Razepato.txt#3",
 )
+
+
+def plan_of(day: str) -> str:
+    """geocode Barcelona, then the weather on ``day``."""
+    return json.dumps({"steps": [{"tools": [GEO]}, {"tools": [weather_call(day)]}]})
 
 
 def events(reply: Reply, kind: str) -> list[dict[str, Any]]:
@@ -368,4 +373,26 @@ async def test_a_value_stated_for_the_wrong_city_is_regenerated() -> None:
         "jeden Ort nur seine eigenen Werte.",
         "Die Antwort nennt 12.3 °C für Barcelona, aber das haben die Tools für einen anderen Ort geliefert; nenne "
         "für jeden Ort nur seine eigenen Werte.",
+    ]
+
+
+async def test_an_estimate_read_as_a_forecast_is_regenerated_to_say_it_is_one() -> None:
+    # Measured on the travel bench: June 2026 weather (ten past Junes' values, is_estimate) answered as a forecast.
+    async def geocode(destination: str) -> Coordinates:
+        """Coordinates of a place."""
+        return Coordinates(lat=41.3825802, lon=2.177073, name=destination)
+
+    async def get_weather(lat: float, lon: float, start_date: str, end_date: str) -> dict:
+        """Daily weather for a place and dates: temperature_max, is_estimate."""
+        return {"date": start_date, "temperature_max": 25.8, "is_estimate": True}
+
+    forecast, honest = "Am 12. Juni 2026 bis 25.8 °C in Barcelona.", "Geschätzt aus den Vorjahren: bis 25.8 °C."
+    model = ReplayChatModel.of([plan_of("2026-06-12"), forecast, honest])
+    async with Agent(model=model, tools=FunctionToolSource([geocode, get_weather]), retriever=False,
+                     context=TODAY) as agent:  # fmt: skip
+        reply = await agent.ask("Wie wird das Wetter in Barcelona am 12. Juni 2026?")
+    assert reply.answer == honest and reply.metadata["answer_source"] == "regenerated"
+    [rejected] = events(reply, "answer_rejected")
+    assert rejected["problems"] == [
+        "Die Werte sind eine Schätzung aus den Vorjahren, keine Vorhersage; sag das in der Antwort."
     ]
