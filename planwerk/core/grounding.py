@@ -1437,8 +1437,8 @@ def place_results(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> d
     for call in calls:
         cities: set[int] = set()
         for value in _argument_values(call.get("args") or {}):
-            if isinstance(value, str) and len(value.split()) <= MAX_PLACE_WORDS:
-                for part in re.split(r"[,;/()]", value.replace("_", " ")):  # "America/New_York"
+            if isinstance(value, str) and len(value.split()) <= MAX_PLACE_ARGUMENT_WORDS:
+                for part in re.split(PLACE_PART_SEPARATORS, value.replace("_", " ")):  # "America/New_York"
                     cities |= gazetteer.lookup(part.split()) if part.split() else frozenset()
         about.append(cities)
     delivered: list[list[SourceNumber]] = []
@@ -1481,8 +1481,11 @@ def estimated_results(calls: Sequence[Mapping[str, Any]]) -> bool:
     return any(call.get("status") == "ok" and flagged(call.get("result")) for call in calls)
 
 
-MAX_PLACE_WORDS = 6
-"""A string argument with more words is free text, not a place (the plan check reads arguments the same way)."""
+MAX_PLACE_ARGUMENT_WORDS = 6
+"""String arguments longer than this are free text (a note, a query), not a place: not checked (here and by the
+plan check in :mod:`planwerk.core.scope`)."""
+PLACE_PART_SEPARATORS = r"[,;/()]"
+"""What separates the parts of a place argument ("Barcelona, Spanien", "Halle (Saale)"); each part may be a name."""
 
 
 def _argument_values(value: Any) -> Iterator[Any]:

@@ -39,14 +39,18 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from planwerk.core.grounding import Gazetteer, PlaceClaim, find_places, fold, places_in_sources
+from planwerk.core.grounding import (
+    MAX_PLACE_ARGUMENT_WORDS,
+    PLACE_PART_SEPARATORS,
+    Gazetteer,
+    PlaceClaim,
+    find_places,
+    fold,
+    places_in_sources,
+)
 from planwerk.core.plan import Plan
 from planwerk.core.refs import dependencies, ref_text, rename_refs
 
-MAX_PLACE_ARGUMENT_WORDS = 6
-"""String arguments longer than this are free text (a note, a query), not a place: not checked."""
-PLACE_PART_SEPARATORS = r"[,;/()]"
-"""What separates the parts of a place argument ("Barcelona, Spanien", "Halle (Saale)"); each part may be a name."""
 MAX_FOLLOW_UP_WORDS = 8
 """A follow-up that opens like a continuation has at most this many words."""
 MAX_BARE_FOLLOW_UP_WORDS = 3
