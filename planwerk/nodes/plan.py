@@ -32,6 +32,7 @@ from planwerk.nodes.common import (
     usage_of,
     visible_specs,
 )
+from planwerk.places import default_gazetteer
 from planwerk.profiles import Profile
 from planwerk.prompts.examples import library, select_examples
 from planwerk.prompts.render import build_plan_messages, trim_history
@@ -76,7 +77,12 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
         if retry and context.retry_temperature > 0:
             planner = sampling_variant(planner, context.retry_temperature, seed=state.get("attempts", 0))
         examples = select_examples(
-            state["question"], specs, k=context.plan_examples, examples=library(profile.examples), retry=retry
+            state["question"],
+            specs,
+            k=context.plan_examples,
+            examples=library(profile.examples),
+            retry=retry,
+            gazetteer=default_gazetteer(),
         )
         messages = build_plan_messages(
             persona=profile.persona,

@@ -7,6 +7,13 @@ embedding similarity of the questions (``planwerk.rag.embeddings``) plus their w
 embedding model is English and alone ranked "Vergleiche das Wetter in Madrid und Lissabon" above "Wie wird das
 Wetter in Rom" for a one-city German weather question (and a small model copies the example's shape). Word
 overlap alone is the fallback when no embedding model can be loaded.
+
+With a gazetteer, questions are compared by their shape, not their places: city names become ``X`` on both sides,
+and word overlap ignores numbers, month names and function words. Measured on the travel bench (2a0a8ce), the
+one example about Barcelona ("... in Barcelona ... joggen", ``rank_spots``) ranked first for every Barcelona
+question, and three of them (rain on a day, weather for a week, hiking spots) then planned ``rank_spots``; a
+two-city comparison got three one-city examples and its plan failed. So examples that name as many places as the
+question (when it names any) come first: the number of places decides how many chains a plan has.
 """
 
 from __future__ import annotations
@@ -23,11 +30,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from planwerk.core.grounding import Gazetteer, find_places, fold
 from planwerk.models.home import planwerk_home
 
 log = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+PLACE_MASK = "X"
+"""What a city name becomes when questions are compared by shape."""
+_MONTHS = (
+    "januar january jan februar february feb märz maerz march mar april apr mai may juni june jun juli july jul "
+    "august aug september sep sept oktober october okt oct november nov dezember december dez dec"
+)
+MONTH_WORDS: frozenset[str] = frozenset(_MONTHS.split())
+"""Month names (German, English, abbreviated): a date's month says nothing about a plan's shape."""
 USER_EXAMPLES_FILE = "examples.jsonl"
 
 Ranking = Literal["hybrid", "embedding", "words"]
@@ -111,13 +127,44 @@ def load_user_examples(path: Path | None = None) -> tuple[Example, ...]:
     return tuple(examples)
 
 
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text) if len(w) > 2}
+def _words(text: str, ignore: Collection[str] = frozenset()) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in ignore}
 
 
-def _overlap(question: str, example: Example) -> float:
-    theirs = _words(example.question)
-    return len(_words(question) & theirs) / (1 + len(theirs))
+def _overlap(question: str, example: Example, ignore: Collection[str] = frozenset()) -> float:
+    theirs = _words(example.question, ignore)
+    return len(_words(question, ignore) & theirs) / (1 + len(theirs))
+
+
+@dataclass(frozen=True)
+class QuestionShape:
+    """A question with its places masked, the number of distinct places it names outside brackets, and the words
+    that say nothing about a plan's shape (see the module docstring)."""
+
+    text: str
+    places: int
+    ignore: frozenset[str] = frozenset()
+
+
+def question_shape(question: str, gazetteer: Gazetteer | None = None) -> QuestionShape:
+    """``question`` compared by shape: each city the gazetteer finds becomes :data:`PLACE_MASK`; numbers, month
+    names and the gazetteer's stop words are left out of word overlap. Without a gazetteer, the question as is."""
+    if gazetteer is None:
+        return QuestionShape(question, 0)
+    claims = find_places(question, gazetteer)
+    masked = question
+    for claim in reversed(claims):
+        masked = masked[: claim.start] + PLACE_MASK + masked[claim.end :]
+    numbers = {w.lower() for w in _WORD.findall(question) if any(ch.isdigit() for ch in w)}
+    ignore = frozenset({*numbers, *MONTH_WORDS, *gazetteer.stop_words, PLACE_MASK.lower()})
+    # A follow-up example carries its referent in brackets ("Und in Porto? (vorherige Frage: Wetter in Bologna
+    # ...)"): a place named there is not one more chain of the plan.
+    bracketed = [(m.start(), m.end()) for m in _BRACKETED.finditer(question)]
+    planned = {fold(c.text) for c in claims if not any(a <= c.start < b for a, b in bracketed)}
+    return QuestionShape(masked, len(planned), ignore)
+
+
+_BRACKETED = re.compile(r"\([^()]*\)")
 
 
 def _rank(pool: list[Example], scores: list[float]) -> list[Example]:
@@ -150,12 +197,15 @@ def rank_examples(
     *,
     include_saved: bool = True,
     ranking: Ranking = "hybrid",
+    gazetteer: Gazetteer | None = None,
 ) -> list[Example]:
     """Every example whose tools are all loaded, most similar to ``question`` first.
 
     The pool is ``examples`` (default: the travel library) plus, with ``include_saved``, the examples saved by
     :func:`add_example`. ``ranking``: ``hybrid`` (embedding cosine + word overlap), ``embedding`` or ``words``.
-    An example without tool calls (a ``final`` answer) qualifies for any tool set.
+    An example without tool calls (a ``final`` answer) qualifies for any tool set. With a ``gazetteer``, questions
+    are compared by shape (:func:`question_shape`), and when the question names places, the examples that name
+    as many come first.
     """
     base = tuple(examples) if examples is not None else library()
     saved = load_user_examples() if include_saved else ()
@@ -163,16 +213,30 @@ def rank_examples(
     pool = [e for e in (*base, *saved) if e.tools <= loaded]
     if not pool:
         return []
-    overlaps = [_overlap(question, e) for e in pool]
+    asked = question_shape(question, gazetteer)
+    shapes = [question_shape(e.question, gazetteer) for e in pool]
+    compared = [Example(shape.text, e.plan) for shape, e in zip(shapes, pool, strict=True)]
+    scores = [_overlap(asked.text, e, asked.ignore) for e in compared]
     if ranking != "words":
         try:
-            cosines = _cosines(question, pool)
+            cosines = _cosines(asked.text, compared)
         except Exception as exc:  # no embedding stack installed or model missing: still give an example
             log.warning("ranking examples by word overlap, the embedding model is unavailable: %s", exc)
         else:
             weight = 1.0 if ranking == "hybrid" else 0.0
-            return _rank(pool, [c + weight * o for c, o in zip(cosines, overlaps, strict=True)])
-    return _rank(pool, overlaps)
+            scores = [c + weight * o for c, o in zip(cosines, scores, strict=True)]
+    if asked.places:
+        # A whole tier above: an example with another number of places teaches the wrong number of chains.
+        scores = [
+            s + (_SAME_PLACES_TIER if shape.places == asked.places else 0.0)
+            for s, shape in zip(scores, shapes, strict=True)
+        ]
+    return _rank(pool, scores)
+
+
+_SAME_PLACES_TIER = 10.0
+"""Added to the score of an example that names as many places as the question: more than any similarity (a
+cosine plus an overlap is at most 2)."""
 
 
 def examples_for_attempt(ranked: Sequence[Example], k: int, retry: int = 0) -> list[Example]:
@@ -203,11 +267,14 @@ def select_examples(
     include_saved: bool = True,
     ranking: Ranking = "hybrid",
     retry: int = 0,
+    gazetteer: Gazetteer | None = None,
 ) -> list[Example]:
     """The ``k`` examples most similar to ``question`` among those whose tools are all loaded
     (see :func:`rank_examples`); on a ``retry`` (how many replies failed before) other ones, see
     :func:`examples_for_attempt`."""
     if k <= 0:
         return []
-    ranked = rank_examples(question, tool_names, examples, include_saved=include_saved, ranking=ranking)
+    ranked = rank_examples(
+        question, tool_names, examples, include_saved=include_saved, ranking=ranking, gazetteer=gazetteer
+    )
     return examples_for_attempt(ranked, k, retry)

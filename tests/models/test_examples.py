@@ -16,14 +16,19 @@ import pytest
 from planwerk.bench.model import travel_specs
 from planwerk.bench.nestful import load_samples
 from planwerk.core.checking import check_plan
+from planwerk.core.grounding import Gazetteer
 from planwerk.core.plan import Plan
+from planwerk.places import default_gazetteer
 from planwerk.profiles import get_profile
 from planwerk.prompts.examples import (
+    PLACE_MASK,
     Example,
     add_example,
     examples_for_attempt,
     library,
     load_user_examples,
+    question_shape,
+    rank_examples,
     select_examples,
     user_examples_path,
 )
@@ -248,3 +253,48 @@ def test_select_examples_on_a_retry_differs_but_keeps_the_closest() -> None:
     first = select_examples(question, TRAVEL_TOOLS, k=2, include_saved=False, ranking="words")
     retry = select_examples(question, TRAVEL_TOOLS, k=2, include_saved=False, ranking="words", retry=1)
     assert first[0] == retry[0] and first[1] != retry[1]
+
+
+SMALL_GAZETTEER = Gazetteer.from_cities(
+    [
+        {"geonameid": 1, "name": "Barcelona", "population": 1_600_000},
+        {"geonameid": 2, "name": "Porto", "population": 230_000},
+        {"geonameid": 3, "name": "Bologna", "population": 390_000},
+    ],
+    stop_words=["und", "in", "am", "the"],
+)
+
+
+def test_question_shape_masks_places_and_counts_those_outside_brackets() -> None:
+    shape = question_shape("Und in Porto? (vorherige Frage: Wetter in Bologna am 14.05.2026)", SMALL_GAZETTEER)
+    assert shape.text == f"Und in {PLACE_MASK}? (vorherige Frage: Wetter in {PLACE_MASK} am 14.05.2026)"
+    assert shape.places == 1  # Bologna is the referent in brackets, not a second chain
+    two = question_shape("Barcelona oder Porto, und nochmal Barcelona am 3. Juni 2026?", SMALL_GAZETTEER)
+    assert two.places == 2  # distinct places
+    assert {"2026", "juni", "und"} <= two.ignore and "nochmal" not in two.ignore
+    assert question_shape("Wetter in Barcelona?").text == "Wetter in Barcelona?"  # no gazetteer: as is
+
+
+@pytest.mark.parametrize(
+    ("question", "tools_of_the_best"),
+    [
+        # without masking, the one Barcelona example (rank_spots, "joggen") ranked first for both
+        ("Regnet es am 20.01.2026 in Barcelona?", {"geocode", "get_weather"}),
+        ("Mit welchem Wetter muss ich in Barcelona vom 10. bis 14. Juni 2026 rechnen?", {"geocode", "get_weather"}),
+        ("Find hiking spots within 15 km of Barcelona.", {"geocode", "get_spots"}),
+    ],
+)
+def test_examples_are_ranked_by_shape_not_by_the_place_they_name(question: str, tools_of_the_best: set[str]) -> None:
+    best = rank_examples(question, TRAVEL_TOOLS, include_saved=False, gazetteer=default_gazetteer())[0]
+    assert best.tools == tools_of_the_best, best.question
+
+
+def test_a_two_city_question_is_shown_two_city_examples_first() -> None:
+    question = "Compare the weather in Rome and Barcelona on 2026-01-23."
+    ranked = rank_examples(question, TRAVEL_TOOLS, include_saved=False, gazetteer=default_gazetteer())
+    for example in ranked[:2]:
+        geocodes = [c for c in _calls(example.plan) if c["name"] == "geocode"]
+        assert len(geocodes) == 2, example.question
+    # a follow-up naming one place still gets the follow-up example (its referent in brackets does not count)
+    (best,) = select_examples("Und in Paris?", TRAVEL_TOOLS, k=1, include_saved=False, gazetteer=default_gazetteer())
+    assert "vorherige Frage" in best.question

@@ -257,3 +257,19 @@ async def test_estimate_skips_years_the_archive_cannot_serve(settings: HttpSetti
     )
     assert profile.reference_years == [2018, 2019, 2021, 2022, 2023, 2024, 2025]
     assert profile.is_estimate and len(profile.days) == 8
+
+
+@pytest.mark.parametrize(
+    ("asked", "canonical"),
+    [
+        ("Sehenswürdigkeiten", "sightseeing"),
+        ("sights", "sightseeing"),
+        ("attractions", "sightseeing"),
+        ("Wanderwege", "hiking"),
+        ("beaches", "beach"),
+        ("Strände", "beach"),
+    ],
+)
+def test_activities_are_understood_by_the_words_questions_use(asked: str, canonical: str) -> None:
+    # The planner copies the question's word into `activity`; an unknown word fails the call.
+    assert spots.normalize_activity(asked) == canonical

@@ -79,7 +79,8 @@ def build_server(
         radius_km: Radius,
         max_elements: Annotated[int, Field(ge=1, le=80, description="How many parks at most.")] = 5,
     ) -> list[Spot]:
-        """Parks (OSM leisure=park) near a point, nearest first, with distance_km."""
+        """Parks only (OSM leisure=park) near a point, nearest first, with distance_km. For sights, beaches,
+        hiking or running spots use get_spots."""
         return await spots.get_parks(http, lat, lon, radius_km, max_elements)
 
     @server.tool(annotations=READ_ONLY)
@@ -88,10 +89,15 @@ def build_server(
         lon: Lon,
         radius_km: Radius,
         activity: Annotated[
-            str, Field(description="hiking, running, beach, sightseeing or parks (German names work too).")
+            str,
+            Field(
+                description="hiking, running, beach, sightseeing (sights, attractions) or parks "
+                "(German names work too: Wandern, Joggen, Strand, Sehenswürdigkeiten)."
+            ),
         ],
     ) -> list[Spot]:
-        """Named places for an activity near a point (OSM via Overpass), with distance and travel time."""
+        """Named places for an activity near a point (sights, beaches, hiking or running spots, parks; OSM via
+        Overpass), with distance and travel time."""
         return await spots.get_spots(http, lat, lon, radius_km, activity)
 
     @server.tool(annotations=READ_ONLY)

@@ -20,12 +20,23 @@ SELECTORS: dict[str, tuple[str, ...]] = {
 
 # German and English names people (and models) use for the activities.
 ACTIVITY_NAMES: dict[str, str] = {
-    **{name: "hiking" for name in ("hiking", "hike", "trekking", "wandern", "wanderung", "bergwandern")},
+    **{name: "hiking" for name in ("hiking", "hike", "trekking", "wandern", "wanderung", "wanderwege", "bergwandern")},
     **{name: "running" for name in ("running", "run", "jogging", "laufen", "joggen", "rennen")},
-    **{name: "beach" for name in ("beach", "swimming", "strand", "baden", "schwimmen")},
+    **{name: "beach" for name in ("beach", "beaches", "swimming", "strand", "strände", "baden", "schwimmen")},
     **{
         name: "sightseeing"
-        for name in ("sightseeing", "culture", "museum", "museums", "kultur", "besichtigung", "stadtbummel")
+        for name in (
+            "sightseeing",
+            "sights",
+            "attractions",
+            "culture",
+            "museum",
+            "museums",
+            "kultur",
+            "besichtigung",
+            "sehenswürdigkeiten",
+            "stadtbummel",
+        )
     },
     **{name: "parks" for name in ("parks", "park", "picnic", "parken", "grünanlagen", "picknick")},
 }
