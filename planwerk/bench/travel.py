@@ -448,6 +448,9 @@ class QuestionResult:
     answer_source: str | None = None
     failed_calls: tuple[str, ...] = ()
     """``tool: kind: error`` of each failed call."""
+    calls: tuple[str, ...] = ()
+    """``tool {resolved arguments as JSON}`` of each call that ran, to see why one failed (a place, a date, a
+    radius the recording does not cover)."""
     plan_errors: tuple[str, ...] = ()
     llm_calls: int = 0
     prompt_tokens: int = 0
@@ -598,6 +601,11 @@ async def ask_question(question: Question, agent: Any) -> QuestionResult:
         answer_source=source,
         failed_calls=tuple(
             f"{c['tool']}: {c.get('kind')}: {str(c.get('error'))[:160]}" for c in calls if c.get("status") != "ok"
+        ),
+        calls=tuple(
+            f"{c['tool']} {json.dumps(c.get('args'), ensure_ascii=False, default=str)}"
+            for c in calls
+            if c.get("status") != "skipped"
         ),
         plan_errors=tuple(str(e)[:200] for e in state.get("plan_errors", [])),
         llm_calls=int(meta.get("llm_calls", 0)),

@@ -135,6 +135,7 @@ async def test_a_run_scores_good_answers_a_wrong_tool_and_an_invented_number() -
         assert row.passed and row.model_grounded, (qid, row)
     assert rows["o1"].tools_called == () and rows["o1"].llm_calls == 1
     assert rows["c3"].failed_calls and "unavailable" in rows["c3"].failed_calls[0]  # Madrid was never recorded
+    assert any(c.startswith('geocode {"destination": "Madrid"') for c in rows["c3"].calls)  # what it asked
     assert rows["wrong_tool"].valid_plan and not rows["wrong_tool"].expected_tools
     assert not rows["wrong_tool"].passed and not rows["wrong_tool"].facts_ok
     row = rows["invented"]
