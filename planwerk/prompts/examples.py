@@ -30,6 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from planwerk.core.dates import MONTH_WORDS
 from planwerk.core.grounding import Gazetteer, find_places, fold
 from planwerk.models.home import planwerk_home
 
@@ -38,12 +39,6 @@ log = logging.getLogger(__name__)
 _WORD = re.compile(r"\w+", re.UNICODE)
 PLACE_MASK = "X"
 """What a city name becomes when questions are compared by shape."""
-_MONTHS = (
-    "januar january jan februar february feb märz maerz march mar april apr mai may juni june jun juli july jul "
-    "august aug september sep sept oktober october okt oct november nov dezember december dez dec"
-)
-MONTH_WORDS: frozenset[str] = frozenset(_MONTHS.split())
-"""Month names (German, English, abbreviated): a date's month says nothing about a plan's shape."""
 USER_EXAMPLES_FILE = "examples.jsonl"
 
 Ranking = Literal["hybrid", "embedding", "words"]

@@ -26,6 +26,15 @@ TODAY = date(2026, 11, 22)  # a Sunday
             [("2026-12-01", "2026-12-01"), ("2026-12-03", "2026-12-03")],
         ),
         ("Was ist (12 + 30) * 3?", []),
+        # r3 of the travel bench: "Mit" was read as Mittwoch, and the range's first day was not seen
+        (
+            "Mit welchem Wetter muss ich in Barcelona vom 10. bis 14. Juni 2026 rechnen?",
+            [("10.", "2026-06-10"), ("14. Juni 2026", "2026-06-14")],
+        ),
+        ("Running in Porto between 3 and 5 May 2027?", [("3", "2027-05-03"), ("5 May 2027", "2027-05-05")]),
+        ("Die Sonne in Rom, wie ist sie?", []),
+        ("Wetter im Dezember 2026 in Rom", []),  # a month is no day (dateparser would add today's, the 22nd)
+        ("Wetter vom 28. bis 3. Dezember 2026", [("3. Dezember 2026", "2026-12-03")]),  # no start after the end
         ("Wo kann man das Razepato am besten beobachten?", []),
     ],
 )
