@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
@@ -65,7 +65,10 @@ async def _translated(question: str, context: Context, deps: Deps) -> tuple[str 
     """The question in the profile's language, and the call's usage; ``None`` when the reply is no usable
     translation or the model failed (retrieval then searches the question as asked)."""
     texts = texts_for(profile_of(context))
-    messages: list[BaseMessage] = [SystemMessage(texts.translate_question), HumanMessage(question)]
+    messages: list[BaseMessage] = [SystemMessage(texts.translate_question)]
+    for asked, translated in texts.translate_examples:  # a small model answers the question unless shown otherwise
+        messages += [HumanMessage(asked), AIMessage(translated)]
+    messages.append(HumanMessage(question))
     try:
         model = await deps.model_for(context.model)
         lost = await lost_model_calls()

@@ -58,6 +58,15 @@ ohne Anführungszeichen und ohne Antwort auf die Frage."""
 """Retrieval in a German corpus for a question in another language: the question is searched in German (the
 embedder is English-only, so an English question found only the corpus's introduction)."""
 
+TRANSLATE_EXAMPLES = (
+    ("Where does the animal live?", "Wo lebt das Tier?"),
+    ("How long does the journey from Hamburg to Berlin take?", "Wie lange dauert die Fahrt von Hamburg nach Berlin?"),
+    ("Who built the old bridge, and when?", "Wer hat die alte Brücke gebaut, und wann?"),
+)
+"""Questions and their translations, shown before the question as earlier turns. With the instruction alone, the
+packaged 0.5B model answered instead of translating, every time (4 of 4 English context questions of the travel
+bench: "What does the Razepato eat?" got "The Razepato eats fish."); with these turns it translated 4 of 4."""
+
 REPAIR_INSTRUCTIONS = """Deine letzte Antwort wurde abgelehnt:
 {problems}
 Schreibe den ganzen Plan neu, als ein einziges gültiges JSON-Objekt nach den Regeln."""

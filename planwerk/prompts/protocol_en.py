@@ -53,6 +53,13 @@ TRANSLATE_QUESTION = """Translate the user's question into English. Reply with t
 without quotes and without answering the question."""
 """Retrieval in an English corpus for a question in another language: the question is searched in English."""
 
+TRANSLATE_EXAMPLES = (
+    ("Wo lebt das Tier?", "Where does the animal live?"),
+    ("Wie lange dauert die Fahrt von Hamburg nach Berlin?", "How long does the journey from Hamburg to Berlin take?"),
+    ("Wer hat die alte Brücke gebaut, und wann?", "Who built the old bridge, and when?"),
+)
+"""Questions and their translations, shown before the question as earlier turns (see the German texts)."""
+
 REPAIR_INSTRUCTIONS = """Your last reply was rejected:
 {problems}
 Write the whole plan again, as one valid JSON object following the rules."""

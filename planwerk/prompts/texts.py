@@ -40,6 +40,8 @@ class PromptTexts:
     """Takes ``{value}``."""
     translate_question: str
     """Asks for the question in this language (retrieval in a corpus of this language)."""
+    translate_examples: tuple[tuple[str, str], ...]
+    """Questions in another language and their translations into this one, shown as earlier turns."""
     answer_language: str
     """The answer prompt's last line for a question in this language ("Answer in English.")."""
     repair_instructions: str

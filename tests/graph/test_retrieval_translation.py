@@ -48,6 +48,10 @@ async def test_an_english_question_is_searched_in_german_and_answered_from_the_c
     assert state["retrieval_query"] == TRANSLATION
     assert reply.answer == ANSWER and reply.metadata["answer_source"] == "model"
     assert reply.metadata["llm_calls"] == 3  # translation, plan, answer
+    # The translation call shows translated questions as earlier turns: told only, the 0.5B model answered instead.
+    prompt = model.prompts[0]
+    assert [type(m).__name__ for m in prompt] == ["SystemMessage", *["HumanMessage", "AIMessage"] * 3, "HumanMessage"]
+    assert prompt[-1].content == QUESTION and prompt[2].content == "Wo lebt das Tier?"
 
 
 async def test_without_translation_the_chunk_is_not_found_and_a_german_question_is_not_translated(
