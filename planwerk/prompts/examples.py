@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 _WORD = re.compile(r"\w+", re.UNICODE)
 PLACE_MASK = "X"
 """What a city name becomes when questions are compared by shape."""
+_BRACKETED = re.compile(r"\([^()]*\)")
+_SAME_PLACES_TIER = 10.0
+"""Added to the score of an example that names as many places as the question: more than any similarity (a
+cosine plus an overlap is at most 2)."""
 USER_EXAMPLES_FILE = "examples.jsonl"
 
 Ranking = Literal["hybrid", "embedding", "words"]
@@ -159,9 +163,6 @@ def question_shape(question: str, gazetteer: Gazetteer | None = None) -> Questio
     return QuestionShape(masked, len(planned), ignore)
 
 
-_BRACKETED = re.compile(r"\([^()]*\)")
-
-
 def _rank(pool: list[Example], scores: list[float]) -> list[Example]:
     order = sorted(range(len(pool)), key=lambda i: -scores[i])  # stable: library order breaks ties
     return [pool[i] for i in order]
@@ -227,11 +228,6 @@ def rank_examples(
             for s, shape in zip(scores, shapes, strict=True)
         ]
     return _rank(pool, scores)
-
-
-_SAME_PLACES_TIER = 10.0
-"""Added to the score of an example that names as many places as the question: more than any similarity (a
-cosine plus an overlap is at most 2)."""
 
 
 def examples_for_attempt(ranked: Sequence[Example], k: int, retry: int = 0) -> list[Example]:
