@@ -26,6 +26,7 @@ from planwerk.core.grounding import (
     place_results,
     withheld_calls,
 )
+from planwerk.core.refs import dependencies
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,9 @@ def build_answer_check(
     from planwerk.rag.lexical import analyze
 
     dates = [] if today is None else [today, *(m.day for m in find_dates(question, today))]
-    sources = collect_sources(calls=calls, hits=hits, asked=[question, *asked], dates=dates)
+    sources = collect_sources(
+        calls=calls, hits=hits, asked=[question, *asked], dates=dates, consumed=consumed_calls(plan)
+    )
     facts = None
     searched = retrieval_query or question
     if not (plan or {}).get("final") and is_context_question(searched, hits, calls, analyze=analyze):
@@ -109,6 +112,20 @@ def build_answer_check(
         estimate_words=ESTIMATE_WORDS,
     )
     return AnswerCheck(sources=sources, settings=settings, facts=facts, last_result=last_result)
+
+
+def consumed_calls(plan: Mapping[str, Any] | None) -> frozenset[str]:
+    """The ids of the plan's calls whose results later calls take (``$ref``): intermediate results (a geocode's
+    coordinates for a weather call), not what an answer reports."""
+    steps = (plan or {}).get("steps") or []
+    return frozenset(
+        ref
+        for step in steps
+        if isinstance(step, Mapping)
+        for call in step.get("tools") or []
+        if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping)
+        for ref in dependencies(call["arguments"])
+    )
 
 
 def last_result_of(calls: Sequence[Mapping[str, Any]]) -> float | None:

@@ -46,7 +46,7 @@ import itertools
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
@@ -91,7 +91,9 @@ ProblemKind = Literal[
 - ``refused``: the answer is the profile's refusal although a call delivered a result (measured in CI: the generic
   profile answered "Wie spät ist es gerade in New York?" with its refusal sentence after the time tool returned);
 - ``unstated``: every call succeeded and the answer passed every other rule; it names a place or a date, yet
-  states nothing the calls delivered that the question did not already say (measured on the travel bench: "Die
+  states nothing the calls delivered that the question did not already say, counting only results no later call
+  took (coordinates a weather call used are no answer to a weather question; see :func:`collect_sources`)
+  (measured on the travel bench: "Die
   Wetter in Barcelona vom 17. bis 19. Januar 2026 ist sehr steigend und mit einer erfolgreichen Anpassung an urbane
   Mikrohabitate interpretiert." passed every other rule, its dates and its place all in the question);
 - ``repetitive``: the answer lists the same items again and again (measured on the travel bench: "Wo ist es am
@@ -886,18 +888,28 @@ def collect_sources(
     hits: Sequence[Mapping[str, Any]] = (),
     asked: Sequence[str] = (),
     dates: Iterable[date] = (),
+    consumed: Collection[str] = (),
 ) -> Sources:
     """Sources from the call log (results and arguments; the errors of failed calls), the hits' texts, the
-    question and the conversation (``asked``), and extra ``dates`` (today, the question's relative dates)."""
+    question and the conversation (``asked``), and extra ``dates`` (today, the question's relative dates).
+
+    ``consumed`` are the ids of calls whose results later calls took (``$ref``): their values ground an answer but
+    are not what it reports (``unstated``), unless no other call delivered anything. Measured on the travel bench
+    (c1, "Wo ist es am 23. Januar 2026 wärmer, in Barcelona oder in Rom?"): the regenerated answer "41.3825802,
+    2.177073, Barcelona, Catalunya" stated the geocode's coordinates, which the weather calls had taken, and passed.
+    """
     sources = Sources()
+    intermediate_numbers: list[SourceNumber] = []
+    intermediate_texts: list[str] = []
     for call in calls:
         if call.get("status") == "ok":
             sources.delivered_calls += 1
             _walk(call.get("args") or {}, None, sources)
             before_numbers, before_texts = len(sources.numbers), len(sources.texts)
             _walk(call.get("result"), None, sources)
-            sources.result_numbers += sources.numbers[before_numbers:]
-            sources.result_texts += sources.texts[before_texts:]
+            reported = call.get("id") not in consumed
+            (sources.result_numbers if reported else intermediate_numbers).extend(sources.numbers[before_numbers:])
+            (sources.result_texts if reported else intermediate_texts).extend(sources.texts[before_texts:])
         else:
             # A failed call's arguments came from the question or earlier results; its error is a text.
             add_text(sources, " ".join(str(v) for v in (call.get("args") or {}).values()))
@@ -909,6 +921,8 @@ def collect_sources(
     for day in dates:
         sources.dates.append((day.year, day.month, day.day))
         sources.numbers.extend(SourceNumber(float(v), "date") for v in (day.year, day.month, day.day))
+    if not sources.result_numbers and not sources.result_texts:
+        sources.result_numbers, sources.result_texts = intermediate_numbers, intermediate_texts
     return sources
 
 

@@ -530,6 +530,48 @@ def test_a_result_name_counts_and_the_rule_yields_to_failures_last_results_and_o
     assert Problem("unstated") not in last
 
 
+def test_results_a_later_call_took_are_no_answer_to_the_question(gazetteer: Gazetteer) -> None:
+    """Measured on the travel bench (c1): the regenerated answer to a two-city weather question was the geocode's
+    coordinates and name, every value grounded; the weather calls had taken those coordinates."""
+    question = "Wo ist es am 23. Januar 2026 wärmer, in Barcelona oder in Rom?"
+    calls = [GEO_BCN, GEO_ROM, WX_BCN, WX_ROM]
+    coordinates = "41.3825802, 2.177073, Barcelona, Catalunya"
+    settings = CheckSettings(report_results=True, question=question, gazetteer=gazetteer)
+
+    def found(answer: str, consumed: frozenset[str]) -> tuple[Problem, ...]:
+        sources = collect_sources(calls=calls, asked=[question], consumed=consumed)
+        return check_answer(answer, sources, settings).problems
+
+    taken = frozenset({"geo_bcn", "geo_rom"})
+    assert found(coordinates, taken) == (Problem("unstated"),)
+    assert found(coordinates, frozenset()) == ()  # without the plan's references the coordinates were results
+    assert found("In Rom wird es bis zu 14.7 °C warm, in Barcelona bis zu 12.4 °C.", taken) == ()
+    # when every call's result was taken by another (nothing else delivered), they count again
+    assert found(coordinates, frozenset({"geo_bcn", "geo_rom", "wx_bcn", "wx_rom"})) == ()
+
+
+def test_the_plan_says_which_calls_results_were_taken() -> None:
+    from planwerk.answer_check import consumed_calls
+
+    plan = {
+        "steps": [
+            {"tools": [{"id": "geo", "name": "geocode", "arguments": {"destination": "Rom"}}]},
+            {
+                "tools": [
+                    {
+                        "id": "wx",
+                        "name": "get_weather",
+                        "arguments": {"lat": {"$ref": "geo.lat"}, "x": [{"$ref": "user.name"}]},
+                    }
+                ]
+            },
+        ],
+        "final": None,
+    }
+    assert consumed_calls(plan) == {"geo"}
+    assert consumed_calls(None) == frozenset() and consumed_calls({"steps": "broken"}) == frozenset()
+
+
 # ------------------------------------------------------------------------------------------------- answer form
 
 
