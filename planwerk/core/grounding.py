@@ -68,6 +68,7 @@ ProblemKind = Literal[
     "refused",
     "unstated",
     "repetitive",
+    "raw",
     "misplaced",
     "estimate_unnamed",
 ]
@@ -100,6 +101,9 @@ ProblemKind = Literal[
   23. Januar 2026 wärmer, in Barcelona oder in Rom?" was answered with the geocode values of both cities four
   times over, every one grounded; "Find hiking spots …" with "1. Barcelona, Catalunya 2. Barcelona, Spain
   3. Barcelona, Italy …");
+- ``raw``: the answer shows data as JSON (an object with a quoted key) instead of sentences (measured on the travel
+  bench: s4's regenerated answer listed the calls as ``get_spots({"lat":41.38, …}) → {"result":[…]}``, every
+  value grounded);
 - ``misplaced``: a value is stated for a place (the one place named before it in its clause) whose calls did not
   deliver it, while the calls about another place did (measured on the travel bench: "Die Temperatur in
   Barcelona ist 10.5°C, während die Temperatur in Madrid ist 12.4°C." where 12.4 °C was Barcelona's maximum and
@@ -1286,6 +1290,8 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
             problems.append(Problem("empty", answer.strip()))
     if repeats_itself(answer):
         problems.append(Problem("repetitive"))
+    if _JSON_OBJECT.search(answer):
+        problems.append(Problem("raw"))
     date_claims = find_date_claims(answer) if settings.dates else []
     for claim in date_claims:
         if not date_grounded(claim, sources.dates):
@@ -1364,6 +1370,10 @@ REPEATED_ITEMS_MIN = 6
 REPEATED_ITEMS_SHARE = 0.5
 """… of which at most this share is distinct repeats itself."""
 _LIST_MARKER = re.compile(r"^(?:\d{1,2}[.)]|[-*•])\s+")
+
+
+_JSON_OBJECT = re.compile(r"""\{\s*["'][^"'\n]{1,40}["']\s*:""")
+"""The start of a JSON object (a quoted key and a colon after a brace): data, not a sentence."""
 
 
 def repeats_itself(answer: str) -> bool:

@@ -74,6 +74,7 @@ GERMAN = GroundingTexts(
         "mit ihren Werten.",
         "repetitive": "Die Antwort zählt dieselben Angaben immer wieder auf; nenne jede Angabe nur einmal, in ganzen "
         "Sätzen.",
+        "raw": "Die Antwort zeigt Rohdaten (JSON) statt Sätzen; beantworte die Frage in ganzen Sätzen mit den Werten.",
         "misplaced": "Die Antwort nennt {claim} für {place}, aber das haben die Tools für einen anderen Ort "
         "geliefert; nenne für jeden Ort nur seine eigenen Werte.",
         "estimate_unnamed": "Die Werte sind eine Schätzung aus den Vorjahren, keine Vorhersage; sag das in der "
@@ -149,6 +150,8 @@ ENGLISH = GroundingTexts(
         "unstated": "the answer states nothing the tools delivered; answer the question in whole sentences with "
         "their values",
         "repetitive": "the answer lists the same items again and again; state each one once, in whole sentences",
+        "raw": "the answer shows raw data (JSON) instead of sentences; answer the question in whole sentences with "
+        "the values",
         "misplaced": "the answer states {claim} for {place}, but the tools delivered it for another place; state "
         "each place's own values only",
         "estimate_unnamed": "the values are an estimate from past years, not a forecast; say so in the answer",

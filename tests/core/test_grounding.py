@@ -614,6 +614,20 @@ def test_an_answer_that_lists_the_same_items_again_and_again_is_repetitive(answe
     assert (Problem("repetitive") in problems(answer)) is repetitive
 
 
+@pytest.mark.parametrize(
+    ("answer", "raw"),
+    [
+        # measured on the travel bench (s4): the regenerated answer was the call log, every value grounded
+        ('1. geocode({"destination":"Barcelona"}) → {"lat":41.3825802,"lon":2.177073}', True),
+        ("Ergebnis: { 'temp_max_c': 17.2 }", True),
+        ("Am 1. Dezember 2026 werden es in Barcelona bis zu 17.2 °C (laut get_weather).", False),
+        ("Die Menge {1, 2} hat zwei Elemente.", False),  # braces without a quoted key are no data
+    ],
+)
+def test_an_answer_that_shows_json_is_raw(answer: str, raw: bool) -> None:
+    assert (Problem("raw") in problems(answer, calls=[GEO, WEATHER_OK])) is raw
+
+
 # ------------------------------------------------------------------------------------------------- countries
 
 
@@ -764,3 +778,15 @@ def test_only_a_true_flag_of_a_successful_call_makes_an_estimate(gazetteer: Gaze
         fallback = fallback_answer([GEO, JUNE], language)
         assert problems(fallback, calls=[GEO, JUNE], gazetteer=gazetteer, estimated=True,
                         estimate_words=ESTIMATE_WORDS) == [], fallback  # fmt: skip
+
+
+@pytest.mark.parametrize("language", ["de", "en"])
+def test_every_problem_kind_can_be_told_in_every_language(language: str) -> None:
+    from typing import get_args
+
+    from planwerk.core.grounding import ProblemKind
+    from planwerk.prompts.grounding import describe
+
+    for kind in get_args(ProblemKind):
+        text = describe(Problem(kind, "22 °C", "get_weather", "unavailable", source="a.txt", place="Rom"), language)
+        assert text and "{" not in text, kind
