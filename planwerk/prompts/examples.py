@@ -13,7 +13,9 @@ and word overlap ignores numbers, month names and function words. Measured on th
 one example about Barcelona ("... in Barcelona ... joggen", ``rank_spots``) ranked first for every Barcelona
 question, and three of them (rain on a day, weather for a week, hiking spots) then planned ``rank_spots``; a
 two-city comparison got three one-city examples and its plan failed. So examples that name as many places as the
-question (when it names any) come first: the number of places decides how many chains a plan has.
+question (when it names any) come first: the number of places decides how many chains a plan has. Examples naming
+as many dates (one day, or a range) gain a bonus: "Which beach near Barcelona is best from 2026-06-10 to
+2026-06-12?" got the dateless beach example and planned ``get_spots``, not ``rank_spots``.
 """
 
 from __future__ import annotations
@@ -24,13 +26,13 @@ import re
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from functools import cache
+from datetime import UTC, date, datetime
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from planwerk.core.dates import MONTH_WORDS
+from planwerk.core.dates import MONTH_WORDS, find_dates
 from planwerk.core.grounding import Gazetteer, find_places, fold
 from planwerk.models.home import planwerk_home
 
@@ -43,6 +45,11 @@ _BRACKETED = re.compile(r"\([^()]*\)")
 _SAME_PLACES_TIER = 10.0
 """Added to the score of an example that names as many places as the question: more than any similarity (a
 cosine plus an overlap is at most 2)."""
+_SAME_DATES_BONUS = 1.0
+"""Added to the score of an example that names as many dates as the question (one, or a range): a date range
+needs a plan with two date arguments. Less than the places' tier, and not always more than a closer question."""
+_DATE_REFERENCE = date(2026, 1, 1)
+"""Counting dates needs a "today" for relative ones ("morgen"); which day it is does not change the count."""
 USER_EXAMPLES_FILE = "examples.jsonl"
 
 Ranking = Literal["hybrid", "embedding", "words"]
@@ -143,6 +150,8 @@ class QuestionShape:
     text: str
     places: int
     ignore: frozenset[str] = frozenset()
+    dates: int = 0
+    """How many dates the question names: 0, 1 or 2 (a range or more)."""
 
 
 def question_shape(question: str, gazetteer: Gazetteer | None = None) -> QuestionShape:
@@ -160,7 +169,13 @@ def question_shape(question: str, gazetteer: Gazetteer | None = None) -> Questio
     # ...)"): a place named there is not one more chain of the plan.
     bracketed = [(m.start(), m.end()) for m in _BRACKETED.finditer(question)]
     planned = {fold(c.text) for c in claims if not any(a <= c.start < b for a, b in bracketed)}
-    return QuestionShape(masked, len(planned), ignore)
+    outside = _BRACKETED.sub(" ", question)
+    return QuestionShape(masked, len(planned), ignore, min(_date_count(outside), 2))
+
+
+@lru_cache(maxsize=1024)
+def _date_count(text: str) -> int:
+    return len(find_dates(text, _DATE_REFERENCE))  # dateparser: about 2 ms a question, cached for the library
 
 
 def _rank(pool: list[Example], scores: list[float]) -> list[Example]:
@@ -225,6 +240,11 @@ def rank_examples(
         # A whole tier above: an example with another number of places teaches the wrong number of chains.
         scores = [
             s + (_SAME_PLACES_TIER if shape.places == asked.places else 0.0)
+            for s, shape in zip(scores, shapes, strict=True)
+        ]
+    if asked.dates:
+        scores = [
+            s + (_SAME_DATES_BONUS if shape.dates == asked.dates else 0.0)
             for s, shape in zip(scores, shapes, strict=True)
         ]
     return _rank(pool, scores)

@@ -272,6 +272,7 @@ def test_question_shape_masks_places_and_counts_those_outside_brackets() -> None
     two = question_shape("Barcelona oder Porto, und nochmal Barcelona am 3. Juni 2026?", SMALL_GAZETTEER)
     assert two.places == 2  # distinct places
     assert {"2026", "juni", "und"} <= two.ignore and "nochmal" not in two.ignore
+    assert two.dates == 1 and shape.dates == 0  # the follow-up's date is in brackets too
     assert question_shape("Wetter in Barcelona?").text == "Wetter in Barcelona?"  # no gazetteer: as is
 
 
@@ -282,6 +283,8 @@ def test_question_shape_masks_places_and_counts_those_outside_brackets() -> None
         ("Regnet es am 20.01.2026 in Barcelona?", {"geocode", "get_weather"}),
         ("Mit welchem Wetter muss ich in Barcelona vom 10. bis 14. Juni 2026 rechnen?", {"geocode", "get_weather"}),
         ("Find hiking spots within 15 km of Barcelona.", {"geocode", "get_spots"}),
+        # a date range: the example with dates first (the dateless beach example made s4 plan get_spots)
+        ("Which beach near Barcelona is best from 2026-06-10 to 2026-06-12?", {"geocode", "rank_spots"}),
     ],
 )
 def test_examples_are_ranked_by_shape_not_by_the_place_they_name(question: str, tools_of_the_best: set[str]) -> None:
