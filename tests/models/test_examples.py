@@ -301,3 +301,19 @@ def test_a_two_city_question_is_shown_two_city_examples_first() -> None:
     # a follow-up naming one place still gets the follow-up example (its referent in brackets does not count)
     (best,) = select_examples("Und in Paris?", TRAVEL_TOOLS, k=1, include_saved=False, gazetteer=default_gazetteer())
     assert "vorherige Frage" in best.question
+
+
+def test_an_example_naming_as_many_dates_as_the_question_gains_on_a_closer_one() -> None:
+    undated = Example("Welche Strände gibt es bei Palma?", {"steps": [{"tools": [{"id": "s", "name": "get_spots"}]}]})
+    ranged = Example(
+        "Wo ist es vom 20. bis 22. Juli 2026 in Palma am schönsten?",
+        {"steps": [{"tools": [{"id": "r", "name": "rank_spots"}]}]},
+    )
+    question = "Welche Strände gibt es bei Barcelona vom 3. bis 5. August 2026?"
+    pool = [undated, ranged]
+    words_only = rank_examples(question, TRAVEL_TOOLS, pool, include_saved=False, ranking="words")
+    assert words_only[0] is undated  # by words alone the dateless question is closer
+    shaped = rank_examples(
+        question, TRAVEL_TOOLS, pool, include_saved=False, ranking="words", gazetteer=SMALL_GAZETTEER
+    )
+    assert shaped[0] is ranged
