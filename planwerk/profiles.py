@@ -60,6 +60,10 @@ class Profile:
     answer_is_last_result: bool = False
     """Whether the answer is the last call's result (a calculation chain): the answer check then requires it,
     and the deterministic answer states it ("The result is 126.")."""
+    sourced_numbers: bool = False
+    """Whether a precise number (two decimals or more) a plan writes into an argument must come from the question,
+    the conversation, the context or an earlier result (:mod:`planwerk.core.literals`). Travel: yes, coordinates
+    come from ``geocode``; math: no, a constant such as 2.54 is the model's to write."""
 
 
 PROFILES: dict[str, Profile] = {
@@ -68,6 +72,7 @@ PROFILES: dict[str, Profile] = {
         name="travel",
         persona=TRAVEL_PERSONA,
         refusals={"de": REFUSAL_OUT_OF_SCOPE, "en": REFUSAL_OUT_OF_SCOPE_EN},
+        sourced_numbers=True,
     ),
     "math": Profile(
         name="math",
@@ -160,6 +165,8 @@ class ProfileFile(BaseModel):
     """Resolve dates in the question in code and name today's date in the planner's prompt."""
     answer_is_last_result: bool = False
     """The answer is the last call's result (calculation chains)."""
+    sourced_numbers: bool = False
+    """Precise numbers in a plan's arguments must come from the question, the context or earlier results."""
     refusals: dict[Language, Text] = {}
     """The sentence for an out-of-domain question, by language; default: the generic refusal."""
 
@@ -215,6 +222,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         approve=frozenset(parsed.approve),
         refusals=dict(parsed.refusals) or dict(generic.REFUSALS),
         answer_is_last_result=parsed.answer_is_last_result,
+        sourced_numbers=parsed.sourced_numbers,
     )
 
 

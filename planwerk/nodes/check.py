@@ -13,7 +13,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from planwerk.core.checking import check_plan
-from planwerk.core.grounding import ProblemKind
+from planwerk.core.grounding import ProblemKind, format_value
+from planwerk.core.literals import invented_numbers
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import reorder_steps
@@ -164,11 +165,19 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         allowed_tools=profile_of(context).allowed_tools,
         available=state.get("results", {}).keys(),
     )
+    profile = profile_of(context)
+    texts = texts_for(profile)
+    if profile.sourced_numbers:
+        sources = [state.get("question", ""), *place_sources(state)]
+        problems += [
+            texts.invented_number.format(call=found.call_id, argument=found.argument, value=format_value(found.value))
+            for found in invented_numbers(plan, sources)
+        ]
     # A tool of a server that is down is missing from the catalog: say why, not only "unknown tool".
     down: Mapping[str, str] = getattr(deps.tools, "unavailable", {})
     if down and any(call.name not in deps.tools.specs for _, call in plan.calls()):
         listed = "; ".join(f"{server} ({reason})" for server, reason in sorted(down.items()))
-        problems.append(texts_for(profile_of(context)).servers_down.format(servers=listed))
+        problems.append(texts.servers_down.format(servers=listed))
     return problems
 
 

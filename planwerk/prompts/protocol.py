@@ -91,6 +91,12 @@ INVENTED_PLACE = (
 )
 """Plan check: a place nobody asked about (takes ``{place}`` and ``{call}``)."""
 
+INVENTED_NUMBER = (
+    "Aufruf {call} setzt {argument} = {value}, aber diese Zahl steht weder in der Frage noch im Gespräch, im Kontext "
+    'oder in einem Ergebnis; übernimm Werte früherer Aufrufe mit {{"$ref": "<id>.<feld>"}} statt sie zu erfinden.'
+)
+"""Plan check: a precise number no source contains (takes ``{call}``, ``{argument}`` and ``{value}``)."""
+
 MISSING_PLACE = (
     "Die Frage nennt {place}, aber kein Aufruf des Plans verwendet diesen Ort; plane für jeden Ort der Frage."
 )

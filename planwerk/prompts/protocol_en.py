@@ -81,13 +81,20 @@ INVENTED_PLACE = (
 )
 """Plan check: a place nobody asked about (takes ``{place}`` and ``{call}``)."""
 
+INVENTED_NUMBER = (
+    "call {call} sets {argument} = {value}, but neither the question nor the conversation, the context or a result "
+    'contains that number; take values of earlier calls with {{"$ref": "<id>.<field>"}} instead of inventing them.'
+)
+"""Plan check: a precise number no source contains (takes ``{call}``, ``{argument}`` and ``{value}``)."""
+
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
+"""Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
+
 SERVERS_DOWN = (
     "unavailable (MCP server down): {servers}. Their tools are missing from the list; plan without them or answer "
     "with what is available."
 )
 """Plan check: a plan names an unknown tool while servers are down (takes ``{servers}``)."""
-"""Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 
 FINAL_UNBACKED = (
     "the plan calls no tool, but its answer states {claims}, which neither a tool nor the context nor the question "

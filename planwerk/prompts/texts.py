@@ -53,6 +53,8 @@ class PromptTexts:
     """Takes ``{place}`` and ``{call}``."""
     missing_place: str
     """Takes ``{place}``."""
+    invented_number: str
+    """Takes ``{call}``, ``{argument}`` and ``{value}``: a precise literal no source contains."""
     servers_down: str
     """Takes ``{servers}``: why tools the plan names may be missing (their MCP server is down)."""
     final_unbacked: str

@@ -1,0 +1,69 @@
+"""Precise numbers a plan writes into its arguments must come from somewhere. Pure: no I/O.
+
+A number with :data:`MIN_PRECISE_DECIMALS` or more decimals ("20.26", "41.3825802") is a measurement, not a
+choice like a radius of 5 km or a count of 10: a plan may write it as a literal only when the question, the
+conversation, the retrieved context or an earlier result contains it; otherwise it was invented, and an earlier
+call's result should be taken by reference. Measured on the travel bench with the packaged 0.5B model: the demo
+question "Wo kann man das Razepato am besten beobachten?" was planned as ``get_parks(lat=20.26, lon=16,
+radius_km=100)``, coordinates no source held, and the parks service was asked about a point in the Sahara.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from planwerk.core.grounding import NumberClaim, number_grounded, source_numbers_in_text
+from planwerk.core.plan import Plan
+from planwerk.core.refs import ref_text
+
+MIN_PRECISE_DECIMALS = 2
+"""A literal with this many decimals or more is a measurement that needs a source."""
+
+
+@dataclass(frozen=True)
+class InventedNumber:
+    """A precise literal argument no source contains."""
+
+    call_id: str
+    argument: str
+    """The argument's path ("lat", "points.0.lon")."""
+    value: float
+
+
+def decimals(value: float) -> int:
+    """How many decimals ``value`` is written with (``repr``: 20.26 → 2, 16.0 → 0; 0 in exponent notation)."""
+    text = repr(float(value))
+    if "e" in text or "." not in text:
+        return 0
+    return len(text.split(".")[1].rstrip("0"))
+
+
+def _numbers(value: Any, path: str) -> Iterator[tuple[str, float]]:
+    if isinstance(value, bool) or ref_text(value) is not None:
+        return
+    if isinstance(value, int | float):
+        yield path, float(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _numbers(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _numbers(item, f"{path}.{index}")
+
+
+def invented_numbers(plan: Plan, sources: Sequence[str]) -> list[InventedNumber]:
+    """The literal arguments of ``plan`` with at least :data:`MIN_PRECISE_DECIMALS` decimals that none of the
+    ``sources`` (question, conversation, context, earlier results) contains, rounded or not."""
+    known = [number for text in sources for number in source_numbers_in_text(text)]
+    invented = []
+    for _, call in plan.calls():
+        for path, value in _numbers(call.arguments, ""):
+            places = decimals(value)
+            if places < MIN_PRECISE_DECIMALS:
+                continue
+            claim = NumberClaim(repr(value), ((value, places),), None, 0, 0)
+            if not number_grounded(claim, known):
+                invented.append(InventedNumber(call.id, path, value))
+    return invented
