@@ -394,6 +394,13 @@ def _args(args: Mapping[str, Any] | None) -> str:
     return ", ".join(str(v) for v in (args or {}).values() if isinstance(v, str) and v.strip())
 
 
+def _failure_line(call: Mapping[str, Any], texts: GroundingTexts) -> str:
+    kind = call.get("kind")
+    failure = texts.failure_kinds.get(kind or "error", kind or "error")
+    template = texts.down_line if kind in DOWN_KINDS or kind == "skipped" else texts.failed_line
+    return template.format(tool=str(call.get("tool")), failure=failure)
+
+
 def fallback_answer(
     calls: Sequence[Mapping[str, Any]],
     language: Language,
@@ -409,21 +416,21 @@ def fallback_answer(
     texts = texts_for_answer(language)
     if last_result is not None:
         return texts.last_result.format(value=format_value(last_result))
+    failed = [_failure_line(call, texts) for call in calls if call.get("status") != "ok"]
     if context is not None and context.sentences:
-        return texts.context.format(sentences=" ".join(s.strip() for s in context.sentences), source=context.source)
+        answer = texts.context.format(sentences=" ".join(s.strip() for s in context.sentences), source=context.source)
+        # A call that failed beside the context is named too (measured on the travel bench: the demo question's
+        # stray get_parks failed, and the context answer did not say so).
+        return "\n\n".join([answer, *failed]) if failed else answer
     lines = []
     for call in calls:
-        tool = str(call.get("tool"))
-        kind = call.get("kind")
         if call.get("status") == "ok":
             values = describe_values(call.get("result"), texts) or "—"
             args = _args(call.get("args"))
             template = texts.call_line if args else texts.call_line_no_args
-            lines.append(template.format(tool=tool, args=args, values=values))
+            lines.append(template.format(tool=str(call.get("tool")), args=args, values=values))
         else:
-            failure = texts.failure_kinds.get(kind or "error", kind or "error")
-            template = texts.down_line if kind in DOWN_KINDS or kind == "skipped" else texts.failed_line
-            lines.append(template.format(tool=tool, failure=failure))
+            lines.append(_failure_line(call, texts))
     if not lines:
         return refusal or texts.nothing
     return texts.intro + "\n" + "\n".join(f"- {line}" for line in lines)

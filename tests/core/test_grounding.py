@@ -405,6 +405,16 @@ def test_the_deterministic_answer_is_built_from_the_results_and_passes_the_check
     context = fallback_answer([], "de", context=facts)
     assert context.startswith("Für Beobachtungen gelten das Ebro-Becken") and context.endswith("(Razepato.txt)")
     assert fallback_answer([], "de").startswith("Dazu habe ich weder Tool-Ergebnisse")
+    # a call that failed beside a context answer is named (measured: the demo question's stray get_parks)
+    beside = fallback_answer([WEATHER_DOWN], "de", context=facts)
+    assert beside.startswith(context) and beside.endswith(
+        "get_weather: fehlgeschlagen (Dienst nicht erreichbar); dazu kann ich daher nichts sagen."
+    )
+    down = down_settings([WEATHER_DOWN])
+    assert problems(beside, calls=[WEATHER_DOWN], hits=[RAZEPATO_HIT], gazetteer=gazetteer, **down) == []
+    assert Problem("failure_unnamed", tool="get_weather", failure="unavailable") in problems(
+        context, calls=[WEATHER_DOWN], hits=[RAZEPATO_HIT], gazetteer=gazetteer, **down
+    )
 
 
 def test_an_answer_that_repeats_the_instructions_is_an_echo() -> None:
