@@ -14,8 +14,9 @@ one example about Barcelona ("... in Barcelona ... joggen", ``rank_spots``) rank
 question, and three of them (rain on a day, weather for a week, hiking spots) then planned ``rank_spots``; a
 two-city comparison got three one-city examples and its plan failed. So examples that name as many places as the
 question (when it names any) come first: the number of places decides how many chains a plan has. Examples naming
-as many dates (one day, or a range) gain a bonus: "Which beach near Barcelona is best from 2026-06-10 to
-2026-06-12?" got the dateless beach example and planned ``get_spots``, not ``rank_spots``.
+as many dates (none, one day, or a range) gain a bonus: "Which beach near Barcelona is best from 2026-06-10 to
+2026-06-12?" got the dateless beach example and planned ``get_spots``, not ``rank_spots``; "Find hiking spots
+within 15 km of Barcelona." got a dated hiking example second and planned ``rank_spots`` for made-up days.
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ _SAME_PLACES_TIER = 10.0
 """Added to the score of an example that names as many places as the question: more than any similarity (a
 cosine plus an overlap is at most 2)."""
 _SAME_DATES_BONUS = 1.0
-"""Added to the score of an example that names as many dates as the question (one, or a range): a date range
-needs a plan with two date arguments. Less than the places' tier, and not always more than a closer question."""
+"""Added to the score of an example that names as many dates as the question (none, one, or a range), when the
+question names a place or a date: a date range needs a plan with two date arguments, a question without dates no
+weather-ranked spots. Less than the places' tier, and not always more than a closer question."""
 _DATE_REFERENCE = date(2026, 1, 1)
 """Counting dates needs a "today" for relative ones ("morgen"); which day it is does not change the count."""
 USER_EXAMPLES_FILE = "examples.jsonl"
@@ -242,7 +244,7 @@ def rank_examples(
             s + (_SAME_PLACES_TIER if shape.places == asked.places else 0.0)
             for s, shape in zip(scores, shapes, strict=True)
         ]
-    if asked.dates:
+    if asked.places or asked.dates:
         scores = [
             s + (_SAME_DATES_BONUS if shape.dates == asked.dates else 0.0)
             for s, shape in zip(scores, shapes, strict=True)

@@ -317,3 +317,10 @@ def test_an_example_naming_as_many_dates_as_the_question_gains_on_a_closer_one()
         question, TRAVEL_TOOLS, pool, include_saved=False, ranking="words", gazetteer=SMALL_GAZETTEER
     )
     assert shaped[0] is ranged
+    # and a question without dates prefers the example without (a dated one would teach made-up days)
+    dateless = "Wo ist es in Barcelona am schönsten, vom Strand abgesehen?"
+    assert rank_examples(dateless, TRAVEL_TOOLS, pool, include_saved=False, ranking="words")[0] is ranged
+    shaped = rank_examples(
+        dateless, TRAVEL_TOOLS, pool, include_saved=False, ranking="words", gazetteer=SMALL_GAZETTEER
+    )
+    assert shaped[0] is undated
