@@ -93,10 +93,10 @@ ProblemKind = Literal[
   profile answered "Wie spät ist es gerade in New York?" with its refusal sentence after the time tool returned);
 - ``unstated``: every call succeeded and the answer passed every other rule; it names a place or a date, yet
   states nothing the calls delivered that the question did not already say, counting only results no later call
-  took (coordinates a weather call used are no answer to a weather question; see :func:`collect_sources`)
-  (measured on the travel bench: "Die
-  Wetter in Barcelona vom 17. bis 19. Januar 2026 ist sehr steigend und mit einer erfolgreichen Anpassung an urbane
-  Mikrohabitate interpretiert." passed every other rule, its dates and its place all in the question);
+  took (coordinates a weather call used are no answer to a weather question; see :func:`collect_sources`).
+  Measured on the travel bench: "Die Wetter in Barcelona vom 17. bis 19. Januar 2026 ist sehr steigend und mit
+  einer erfolgreichen Anpassung an urbane Mikrohabitate interpretiert." passed every other rule, its dates and its
+  place all in the question;
 - ``repetitive``: the answer lists the same items again and again (measured on the travel bench: "Wo ist es am
   23. Januar 2026 wärmer, in Barcelona oder in Rom?" was answered with the geocode values of both cities four
   times over, every one grounded; "Find hiking spots …" with "1. Barcelona, Catalunya 2. Barcelona, Spain

@@ -53,17 +53,26 @@ def _numbers(value: Any, path: str) -> Iterator[tuple[str, float]]:
             yield from _numbers(item, f"{path}.{index}")
 
 
+def precise_literals(plan: Plan) -> list[tuple[str, str, float, int]]:
+    """(call id, argument path, value, decimals) of each literal argument with at least
+    :data:`MIN_PRECISE_DECIMALS` decimals: the only ones that need a source."""
+    found = []
+    for _, call in plan.calls():
+        for path, value in _numbers(call.arguments, ""):
+            if (places := decimals(value)) >= MIN_PRECISE_DECIMALS:
+                found.append((call.id, path, value, places))
+    return found
+
+
 def invented_numbers(plan: Plan, sources: Sequence[str]) -> list[InventedNumber]:
     """The literal arguments of ``plan`` with at least :data:`MIN_PRECISE_DECIMALS` decimals that none of the
     ``sources`` (question, conversation, context, earlier results) contains, rounded or not."""
+    literals = precise_literals(plan)
+    if not literals:
+        return []  # most plans: no source text needs reading
     known = [number for text in sources for number in source_numbers_in_text(text)]
-    invented = []
-    for _, call in plan.calls():
-        for path, value in _numbers(call.arguments, ""):
-            places = decimals(value)
-            if places < MIN_PRECISE_DECIMALS:
-                continue
-            claim = NumberClaim(repr(value), ((value, places),), None, 0, 0)
-            if not number_grounded(claim, known):
-                invented.append(InventedNumber(call.id, path, value))
-    return invented
+    return [
+        InventedNumber(call_id, path, value)
+        for call_id, path, value, places in literals
+        if not number_grounded(NumberClaim(repr(value), ((value, places),), None, 0, 0), known)
+    ]

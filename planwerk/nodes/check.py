@@ -14,7 +14,7 @@ from langgraph.types import Command
 
 from planwerk.core.checking import check_plan
 from planwerk.core.grounding import ProblemKind, format_value
-from planwerk.core.literals import invented_numbers
+from planwerk.core.literals import invented_numbers, precise_literals
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import reorder_steps
@@ -158,16 +158,16 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
 
 
 def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    profile = profile_of(context)
     problems = check_plan(
         plan,
         deps.tools.specs,
         user_fields=state.get("user", {}).keys(),
-        allowed_tools=profile_of(context).allowed_tools,
+        allowed_tools=profile.allowed_tools,
         available=state.get("results", {}).keys(),
     )
-    profile = profile_of(context)
     texts = texts_for(profile)
-    if profile.sourced_numbers:
+    if profile.sourced_numbers and precise_literals(plan):  # the sources (results as JSON) only when needed
         sources = [state.get("question", ""), *place_sources(state)]
         problems += [
             texts.invented_number.format(call=found.call_id, argument=found.argument, value=format_value(found.value))

@@ -166,7 +166,7 @@ def question_shape(question: str, gazetteer: Gazetteer | None = None) -> Questio
     for claim in reversed(claims):
         masked = masked[: claim.start] + PLACE_MASK + masked[claim.end :]
     numbers = {w.lower() for w in _WORD.findall(question) if any(ch.isdigit() for ch in w)}
-    ignore = frozenset({*numbers, *MONTH_WORDS, *gazetteer.stop_words, PLACE_MASK.lower()})
+    ignore = frozenset({*numbers, *MONTH_WORDS, *gazetteer.stop_words})  # the one-letter mask is too short anyway
     # A follow-up example carries its referent in brackets ("Und in Porto? (vorherige Frage: Wetter in Bologna
     # ...)"): a place named there is not one more chain of the plan.
     bracketed = [(m.start(), m.end()) for m in _BRACKETED.finditer(question)]
