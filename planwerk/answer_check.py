@@ -128,6 +128,27 @@ def consumed_calls(plan: Mapping[str, Any] | None) -> frozenset[str]:
     )
 
 
+def reported_calls(plan: Mapping[str, Any] | None, calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The call records an answer reports: every failed call, and every successful one unless later calls took its
+    result and all of them succeeded (a geocode's coordinates are no answer once the weather call that took them
+    ran; when that call failed, the geocode is what there is to say)."""
+    takers: dict[str, set[str]] = {}
+    for step in (plan or {}).get("steps") or []:
+        for call in (step.get("tools") or []) if isinstance(step, Mapping) else []:
+            if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping):
+                for root in dependencies(call["arguments"]):
+                    takers.setdefault(root, set()).add(str(call.get("id")))
+    latest = {str(record.get("id")): record for record in calls}  # a call's latest record counts
+    status = {call_id: record.get("status") for call_id, record in latest.items()}
+
+    def reported(call_id: str, record: Mapping[str, Any]) -> bool:
+        if record.get("status") != "ok" or not takers.get(call_id):
+            return True
+        return any(status.get(taker) != "ok" for taker in takers[call_id])
+
+    return [record for record in latest.values() if reported(str(record.get("id")), record)]
+
+
 def last_result_of(calls: Sequence[Mapping[str, Any]]) -> float | None:
     """The number the last call returned (``{"result": 126}`` or ``126``), if it succeeded.
 

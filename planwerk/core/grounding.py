@@ -219,11 +219,20 @@ _UNIT_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+CODE = "code"
+"""The "unit" of a result field that holds a code or an identifier (``weather_code``, ``station_id``): its number
+names something, it measures nothing, so it grounds no number stated with a unit (measured on the travel bench:
+"95 °C" passed on a thunderstorm's WMO code 95)."""
+
+
 def unit_of_key(key: str) -> str | None:
-    """The unit a JSON result field's name implies (``temp_max_c`` °C, ``wind_max_kmh`` km/h, ``lat`` °), or None."""
+    """The unit a JSON result field's name implies (``temp_max_c`` °C, ``wind_max_kmh`` km/h, ``lat`` °; a code or
+    an identifier :data:`CODE`), or None."""
     k = key.lower()
     if k in ("lat", "lon", "lng", "latitude", "longitude"):
         return "°"
+    if k.endswith(("code", "_id")) or k == "id":
+        return CODE
     rules: tuple[tuple[Callable[[str], bool], str], ...] = (
         (lambda s: s.endswith("_f") or "fahrenheit" in s, "°F"),
         (lambda s: s.endswith("_c") or "temp" in s or "celsius" in s, "°C"),
@@ -390,6 +399,10 @@ def _matches(stated: float, decimals: int, value: float) -> bool:
 def number_grounded(claim: NumberClaim, sources: Iterable[SourceNumber]) -> bool:
     """Whether any source number grounds ``claim`` (unit-aware rounding, see the module docstring)."""
     for source in sources:
+        if source.unit == CODE:
+            if claim.unit is None and any(_matches(s, d, source.value) for s, d in claim.readings):
+                return True
+            continue
         value = _convert(source.value, source.unit, claim.unit)
         if value is None:
             continue
@@ -988,7 +1001,7 @@ def withheld_calls(
         if not fields and "weather" in tool.lower():
             fields = {"temperature", "precipitation_mm", "wind_kmh", "weather_code"}
         # Coordinates (°) and day counts are no values only this call delivers.
-        units = {u for u in (unit_of_key(f) for f in fields) if u and u not in ("°", "d")}
+        units = {u for u in (unit_of_key(f) for f in fields) if u and u not in ("°", "d", CODE)}
         # Condition words ("sonnig") name no value a check could trace to one call: when another call of the tool
         # worked (the other city of a comparison), they may come from it, so only a tool that delivered nothing
         # withholds them. Its numbers stay withheld unless a working call delivered them.

@@ -342,3 +342,36 @@ def rename_refs(value: Any, names: Mapping[str, str]) -> Any:
     if isinstance(value, list):
         return [rename_refs(item, names) for item in value]
     return value
+
+
+def call_subjects(plan: Mapping[str, Any] | None, max_words: int = 6) -> dict[str, tuple[str, ...]]:
+    """What each call of ``plan`` is about: its own short text arguments ("Barcelona", "2026-01-20") after those
+    of the calls it takes results from, so a weather call that takes a geocode's coordinates is about the city the
+    geocode was asked for. Texts of more than ``max_words`` words are left out (a whole question is no subject)."""
+    calls: dict[str, Mapping[str, Any]] = {}
+    for step in (plan or {}).get("steps") or []:
+        for call in (step.get("tools") or []) if isinstance(step, Mapping) else []:
+            if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+                arguments = call.get("arguments")
+                calls[call["id"]] = arguments if isinstance(arguments, Mapping) else {}
+    subjects: dict[str, tuple[str, ...]] = {}
+
+    def of(call_id: str, seen: frozenset[str]) -> tuple[str, ...]:
+        if call_id in subjects:
+            return subjects[call_id]
+        arguments = calls.get(call_id, {})
+        found: list[str] = []
+        for root in sorted(dependencies(arguments)):
+            if root in calls and root not in seen:  # a self- or cyclic reference is the checker's to reject
+                found.extend(of(root, seen | {call_id}))
+        found.extend(
+            value.strip()
+            for value in arguments.values()
+            if isinstance(value, str) and value.strip() and len(value.split()) <= max_words and ref_text(value) is None
+        )
+        subjects[call_id] = tuple(dict.fromkeys(found))
+        return subjects[call_id]
+
+    for call_id in calls:
+        of(call_id, frozenset())
+    return subjects

@@ -16,6 +16,9 @@ ProfileName = Literal["auto", "travel", "math", "generic", "generic-en"]
 """``auto`` and the names in :data:`planwerk.profiles.PROFILES`, spelled out so the schema lists them (a test keeps
 both equal); a profile may also be the path of a profile file."""
 
+AnswerResults = Literal["words", "json"]
+"""How the answer model is shown the tool results (see :attr:`Context.answer_results`)."""
+
 
 @dataclass(kw_only=True)
 class Context:
@@ -123,6 +126,15 @@ class Context:
     sample_temperature: float = field(
         default=0.7,
         metadata={"description": "Sampling temperature of the self-consistency plans (see plan_samples)."},
+    )
+    answer_results: AnswerResults = field(
+        default="json",
+        metadata={
+            "description": "How the answer model reads the tool results: 'json' (the call log as JSON) or 'words' "
+            "(one line per reported call with its subject and key values, as the deterministic answer lists them). "
+            "Measured with the 0.5B default model, 'words' gets more of its own answers past the check but more "
+            "of them thin or wrong in ways the check misses (BENCHMARKS.md §7)."
+        },
     )
     today: str | None = field(
         default=None,

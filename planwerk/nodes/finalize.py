@@ -23,8 +23,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
+from planwerk.answer_check import reported_calls
 from planwerk.core.grounding import GroundingReport
 from planwerk.core.language import detect_language
+from planwerk.core.refs import call_subjects
 from planwerk.core.vote import vote
 from planwerk.events import AnswerRejectedEvent, FinalAnswerEvent
 from planwerk.graph.context import Context
@@ -47,6 +49,7 @@ from planwerk.prompts.grounding import (
     describe,
     failure_note,
     fallback_answer,
+    findings,
     format_value,
     regenerate_request,
 )
@@ -127,7 +130,14 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
             else:
                 _rejected(runtime, second, [describe(p, language) for p in report.problems], 2, "fallback")
                 refusal = profile.refusals.get(language)
-                answer = fallback_answer(calls, language, last_result=last_result, context=facts, refusal=refusal)
+                answer = fallback_answer(
+                    reported_calls(plan, calls),
+                    language,
+                    last_result=last_result,
+                    context=facts,
+                    refusal=refusal,
+                    subjects=call_subjects(plan),
+                )
                 # A new message id: the streamed tokens were the rejected answers, not this one.
                 message_id, source = None, "fallback"
                 grounded = check(answer).ok
@@ -155,16 +165,20 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
 def _answer_messages(
     state: AgentState, context: Context, profile: Profile, language: Language, last_result: float | None
 ) -> list[BaseMessage]:
+    calls = state.get("calls", [])
+    plan = state.get("plan")
+    words = findings(reported_calls(plan, calls), language, call_subjects(plan))
     return build_answer_messages(
         persona=profile.persona,
         question=state["question"],
         today=prompt_today(context, profile),
-        calls=state.get("calls", []),
+        calls=calls,
         hits=state.get("hits", []),
         history=trim_history(history_before_question(state), context.history_max_tokens),
         texts=texts_for(profile),
         language=language,
         result=None if last_result is None else format_value(last_result),
+        findings=words if context.answer_results == "words" else None,
     )
 
 

@@ -49,6 +49,46 @@ class GroundingTexts:
     """Result fields in words; each takes ``{value}``. Others are shown as ``<field> <value>``."""
     true_fields: Mapping[str, str]
     """Boolean result fields shown only when true."""
+    coded_fields: Mapping[str, Mapping[int, str]]
+    """Result fields whose values are codes, with the words for each code (a WMO weather code 95 is "Gewitter");
+    a code without words is shown by :attr:`fields`."""
+
+
+_WMO_DE: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((0,), "klar"),
+    ((1,), "überwiegend klar"),
+    ((2,), "teils bewölkt"),
+    ((3,), "bedeckt"),
+    ((45, 48), "Nebel"),
+    ((51, 53, 55), "Nieselregen"),
+    ((56, 57), "gefrierender Nieselregen"),
+    ((61, 63, 65), "Regen"),
+    ((66, 67), "gefrierender Regen"),
+    ((71, 73, 75, 77), "Schnee"),
+    ((80, 81, 82), "Regenschauer"),
+    ((85, 86), "Schneeschauer"),
+    ((95,), "Gewitter"),
+    ((96, 99), "Gewitter mit Hagel"),
+)
+"""WMO weather codes in German words (the code table of Open-Meteo's documentation, intensities merged)."""
+
+_WMO_EN: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((0,), "clear sky"),
+    ((1,), "mainly clear"),
+    ((2,), "partly cloudy"),
+    ((3,), "overcast"),
+    ((45, 48), "fog"),
+    ((51, 53, 55), "drizzle"),
+    ((56, 57), "freezing drizzle"),
+    ((61, 63, 65), "rain"),
+    ((66, 67), "freezing rain"),
+    ((71, 73, 75, 77), "snow"),
+    ((80, 81, 82), "rain showers"),
+    ((85, 86), "snow showers"),
+    ((95,), "thunderstorm"),
+    ((96, 99), "thunderstorm with hail"),
+)
+"""WMO weather codes in English words."""
 
 
 GERMAN = GroundingTexts(
@@ -127,6 +167,7 @@ Antwort.""",
         "end_date": "bis {value}",
     },
     true_fields={"is_estimate": "Schätzwert aus den Vorjahren"},
+    coded_fields={"weather_code": {code: word for codes, word in _WMO_DE for code in codes}},
 )
 """The German texts."""
 
@@ -201,6 +242,7 @@ contain. If a tool failed, say so and state nothing it would have delivered. Rep
         "end_date": "to {value}",
     },
     true_fields={"is_estimate": "estimate from past years"},
+    coded_fields={"weather_code": {code: word for codes, word in _WMO_EN for code in codes}},
 )
 """The English texts."""
 
@@ -366,6 +408,8 @@ def _field(key: str, value: Any, texts: GroundingTexts) -> str | None:
         return _value(value)
     if isinstance(value, bool):
         return texts.true_fields.get(key) if value else None
+    if isinstance(value, int) and (words := texts.coded_fields.get(key, {}).get(value)):
+        return words
     template = texts.fields.get(key)
     if template is None:
         return f"{key.replace('_', ' ')} {_value(value)}"
@@ -373,25 +417,39 @@ def _field(key: str, value: Any, texts: GroundingTexts) -> str | None:
 
 
 def describe_values(result: Any, texts: GroundingTexts) -> str:
-    """A result's key values in words: its scalar fields, and the first entries of its lists."""
+    """A result's key values in words: its scalar fields, and the first entries of its lists; a value already said
+    in the same words is not said again (a one-day forecast's day and its aggregates)."""
+    return ", ".join(_value_parts(result, texts, set()))
+
+
+def _value_parts(result: Any, texts: GroundingTexts, said: set[str]) -> list[str]:
     if not isinstance(result, Mapping | list | tuple):
-        return _value(result) if result is not None else ""
+        return [_value(result)] if result is not None else []
     parts: list[str] = []
     for key, value in key_values(result):
         if isinstance(value, list):
-            items = [describe_values(item, texts) for item in value[:5]]
+            # Each entry says all its values (two days may have the same maximum); the fields after the list do not
+            # repeat one an entry said (a one-day forecast's maximum is also the range's).
+            item_parts = [_value_parts(item, texts, set()) for item in value[:5]]
+            said.update(part for parts_of_item in item_parts for part in parts_of_item)
+            items = [", ".join(parts_of_item) for parts_of_item in item_parts]
             listed = "; ".join(i for i in items if i)
-            parts.append(texts.entries.format(count=len(value), items=listed) if listed else str(len(value)))
-        else:
-            text = _field(key, value, texts)
-            if text:
-                parts.append(text)
-    return ", ".join(parts)
+            if len(value) == 1 and listed:
+                parts.append(listed)  # one entry (a one-day forecast) needs no count
+            else:
+                parts.append(texts.entries.format(count=len(value), items=listed) if listed else str(len(value)))
+        elif (text := _field(key, value, texts)) and text not in said:
+            said.add(text)
+            parts.append(text)
+    return parts
 
 
-def _args(args: Mapping[str, Any] | None) -> str:
-    # Text arguments say what was asked ("Barcelona", a date); coordinates repeat an earlier result.
-    return ", ".join(str(v) for v in (args or {}).values() if isinstance(v, str) and v.strip())
+def _subject(call: Mapping[str, Any], subjects: Mapping[str, Sequence[str]] | None) -> str:
+    # What a call was asked about: its own text arguments after those of the calls it took results from (see
+    # planwerk.core.refs.call_subjects); coordinates repeat an earlier result and say nothing.
+    if subjects is not None and str(call.get("id")) in subjects:
+        return ", ".join(subjects[str(call.get("id"))])
+    return ", ".join(str(v) for v in (call.get("args") or {}).values() if isinstance(v, str) and v.strip())
 
 
 def _failure_line(call: Mapping[str, Any], texts: GroundingTexts) -> str:
@@ -401,6 +459,25 @@ def _failure_line(call: Mapping[str, Any], texts: GroundingTexts) -> str:
     return template.format(tool=str(call.get("tool")), failure=failure)
 
 
+def findings(
+    calls: Sequence[Mapping[str, Any]], language: Language, subjects: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
+    """Each call in words, one line per call: ``get_weather (Barcelona, 2026-01-20): tiefste Temperatur 10.5 °C,
+    …`` or its failure. What the deterministic answer lists, and what the answer model reads instead of JSON (a
+    small model copies values from words far more reliably than from a JSON log)."""
+    texts = texts_for_answer(language)
+    lines = []
+    for call in calls:
+        if call.get("status") == "ok":
+            values = describe_values(call.get("result"), texts) or "—"
+            subject = _subject(call, subjects)
+            template = texts.call_line if subject else texts.call_line_no_args
+            lines.append(template.format(tool=str(call.get("tool")), args=subject, values=values))
+        else:
+            lines.append(_failure_line(call, texts))
+    return lines
+
+
 def fallback_answer(
     calls: Sequence[Mapping[str, Any]],
     language: Language,
@@ -408,6 +485,7 @@ def fallback_answer(
     last_result: float | None = None,
     context: KeyFacts | None = None,
     refusal: str | None = None,
+    subjects: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """The deterministic answer: the last result (profiles whose answer is the last result), the best chunk's key
     sentences with their source (a context question), or per call its key values, failed calls named with their
@@ -422,15 +500,7 @@ def fallback_answer(
         # A call that failed beside the context is named too (measured on the travel bench: the demo question's
         # stray get_parks failed, and the context answer did not say so).
         return "\n\n".join([answer, *failed]) if failed else answer
-    lines = []
-    for call in calls:
-        if call.get("status") == "ok":
-            values = describe_values(call.get("result"), texts) or "—"
-            args = _args(call.get("args"))
-            template = texts.call_line if args else texts.call_line_no_args
-            lines.append(template.format(tool=str(call.get("tool")), args=args, values=values))
-        else:
-            lines.append(_failure_line(call, texts))
+    lines = findings(calls, language, subjects)
     if not lines:
         return refusal or texts.nothing
     return texts.intro + "\n" + "\n".join(f"- {line}" for line in lines)

@@ -275,18 +275,23 @@ def build_answer_messages(
     texts: PromptTexts = GERMAN,
     language: Language | None = None,
     result: str | None = None,
+    findings: Sequence[str] | None = None,
 ) -> list[BaseMessage]:
     """The finalizer's prompt: the question, what the tools returned, and the retrieved context.
 
     ``texts`` are the profile's (labels, instructions); ``language`` is the question's
     (:func:`planwerk.core.language.detect_language`): the prompt ends asking for an answer in it, because a small
     model answers in the prompt's language otherwise. ``today`` is ``None`` for profiles without dates. ``result``
-    is the value the answer must state, for profiles whose answer is the last call's result. The instructions name
+    is the value the answer must state, for profiles whose answer is the last call's result. ``findings`` are the
+    results in words, one line per call (:func:`planwerk.prompts.grounding.findings`), shown instead of the JSON
+    call log when given. The instructions name
     the first chunk's source and the failed tools only when there are such (:meth:`PromptTexts.answer_request`).
     """
     parts = [render_date(today, texts)] if today is not None else []
     parts.append(f"{texts.question_label} {question}")
-    if calls:
+    if findings:
+        parts.append(texts.tool_results_heading + "".join(f"\n- {line}" for line in findings))
+    elif calls:
         parts.append(f"{texts.tool_results_heading}\n{render_calls(calls, texts)}")
     if hits:
         parts.append(f"{texts.context_heading}\n{render_context(hits)}")

@@ -90,6 +90,15 @@ def problems(
 # ------------------------------------------------------------------------------------------------- numbers
 
 
+def test_a_code_grounds_no_number_with_a_unit() -> None:
+    """Measured on the travel bench: "… ist 95 °C" passed on a thunderstorm's WMO weather code 95."""
+    day = call_record("wx", "get_weather", result={"days": [{"weather_code": 95, "temp_max_c": 13.6}]})
+    assert problems("Es wird 95 °C.", calls=[day]) == [Problem("number", "95 °C")]
+    assert problems("Es wird 13.6 °C, Wettercode 95.", calls=[day]) == []  # the code itself, without a unit
+    station = call_record("s", "station", result={"station_id": 4711, "distance_km": 3.2})
+    assert problems("Die Station ist 4711 km entfernt.", calls=[station]) == [Problem("number", "4711 km")]
+
+
 @pytest.mark.parametrize(
     "answer",
     [
@@ -386,6 +395,22 @@ def test_problems_in_words_per_language() -> None:
     )
 
 
+def test_results_in_words_name_weather_codes_and_say_a_value_once() -> None:
+    from planwerk.prompts.grounding import ENGLISH, GERMAN, describe_values
+
+    day = {"date": "2026-01-18", "temp_max_c": 13.6, "weather_code": 95}
+    one_day = {"days": [day], "temp_max_c": 13.6, "precip_total_mm": 26.8}
+    # The one day's maximum is also the range's: said once; the code in words, a count only for several entries.
+    assert describe_values(one_day, GERMAN) == (
+        "2026-01-18, höchste Temperatur 13.6 °C, Gewitter, Niederschlag insgesamt 26.8 mm"
+    )
+    two_days = {"days": [day, {**day, "date": "2026-01-19", "weather_code": 3}]}
+    assert describe_values(two_days, ENGLISH) == (
+        "entries (2): 2026-01-18, high 13.6 °C, thunderstorm; 2026-01-19, high 13.6 °C, overcast"
+    )
+    assert describe_values({"weather_code": 42}, ENGLISH) == "weather code 42"  # no words for it: the code
+
+
 def test_the_deterministic_answer_is_built_from_the_results_and_passes_the_check(gazetteer: Gazetteer) -> None:
     calls = [GEO, WEATHER_DOWN]
     german = fallback_answer(calls, "de")
@@ -396,7 +421,8 @@ def test_the_deterministic_answer_is_built_from_the_results_and_passes_the_check
     )
     assert problems(german, calls=calls, gazetteer=gazetteer, **down_settings(calls)) == []
     english = fallback_answer([GEO, WEATHER_OK], "en")
-    assert "high 17.2 °C" in english and "latitude 41.38" in english and "entries (1): 2026-12-01" in english
+    assert "high 17.2 °C" in english and "latitude 41.38" in english and "2026-12-01" in english
+    assert "entries" not in english  # one entry needs no count
     assert problems(english, calls=[GEO, WEATHER_OK], gazetteer=gazetteer) == []
     assert fallback_answer([], "en", last_result=126.0) == "The result is 126."
     assert fallback_answer([], "de", last_result=10 / 3) == "Das Ergebnis ist 3.333333333."
@@ -580,6 +606,24 @@ def test_the_plan_says_which_calls_results_were_taken() -> None:
     }
     assert consumed_calls(plan) == {"geo"}
     assert consumed_calls(None) == frozenset() and consumed_calls({"steps": "broken"}) == frozenset()
+
+
+def test_an_answer_reports_the_calls_whose_results_no_successful_call_took() -> None:
+    from planwerk.answer_check import reported_calls
+
+    plan = {
+        "steps": [
+            {"tools": [{"id": "geo", "name": "geocode", "arguments": {"destination": "Rom"}}]},
+            {"tools": [{"id": "wx", "name": "get_weather", "arguments": {"lat": {"$ref": "geo.lat"}}}]},
+        ]
+    }
+    geo = call_record("geo", "geocode", result={"lat": 41.9})
+    weather = call_record("wx", "get_weather", result={"temperature_max": 17.2})
+    down = call_record("wx", "get_weather", kind="unavailable", error="down")
+    assert reported_calls(plan, [geo, weather]) == [weather]  # the coordinates went into the weather call
+    assert reported_calls(plan, [geo, down]) == [geo, down]  # the weather call failed: the geocode is what there is
+    assert reported_calls(plan, [geo, down, weather]) == [weather]  # a call's latest record counts
+    assert reported_calls(None, [geo, weather]) == [geo, weather]  # without a plan nothing is known to be taken
 
 
 # ------------------------------------------------------------------------------------------------- answer form

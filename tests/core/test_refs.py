@@ -74,3 +74,36 @@ def test_parse_and_dependencies() -> None:
         "geo",
         "spots",
     }
+
+
+def test_a_call_is_about_its_own_texts_and_those_of_the_calls_it_takes_from() -> None:
+    from planwerk.core.refs import call_subjects
+
+    plan = {
+        "steps": [
+            {
+                "tools": [
+                    {"id": "geo", "name": "geocode", "arguments": {"destination": "Barcelona"}},
+                    {"id": "long", "name": "search", "arguments": {"query": "a whole question of many more words?"}},
+                ]
+            },
+            {
+                "tools": [
+                    {
+                        "id": "wx",
+                        "name": "get_weather",
+                        "arguments": {"lat": {"$ref": "geo.lat"}, "start": "2026-01-20", "end": "2026-01-20"},
+                    }
+                ]
+            },
+            {"tools": [{"id": "rank", "name": "rank", "arguments": {"days": "$ref:wx.daily", "mode": "beach"}}]},
+            {"tools": [{"id": "self", "name": "x", "arguments": {"a": {"$ref": "self.result"}}}]},
+        ]
+    }
+    subjects = call_subjects(plan)
+    assert subjects["geo"] == ("Barcelona",)
+    assert subjects["wx"] == ("Barcelona", "2026-01-20")  # along the reference; the same day once
+    assert subjects["rank"] == ("Barcelona", "2026-01-20", "beach")  # transitively, string references too
+    assert subjects["long"] == ()  # more than six words is a question, not a subject
+    assert subjects["self"] == ()  # a self-reference ends (the checker rejects such plans)
+    assert call_subjects(None) == {} and call_subjects({"steps": "broken"}) == {}

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from planwerk.agent import Agent, Reply
@@ -98,10 +99,11 @@ async def test_two_bad_answers_end_in_the_deterministic_answer(checkpointer: Bas
                      context=TODAY) as agent:  # fmt: skip
         reply = await agent.ask(QUESTION, thread_id="fallback")
         state = await agent.state("fallback")
+    # The geocode's coordinates went into the weather call, which ran: no line of their own; the weather call is
+    # about the geocode's city.
     assert reply.answer == (
         "Das haben die Tools ergeben:\n"
-        "- geocode (Barcelona): Breite 41.38, Länge 2.18, Barcelona.\n"
-        "- get_weather (2026-11-22, 2026-11-22): Breite 41.38, Länge 2.18, Einträge (1): 2026-11-22, höchste "
+        "- get_weather (Barcelona, 2026-11-22): Breite 41.38, Länge 2.18, 2026-11-22, höchste "
         "Temperatur 17.2 °C."
     )
     assert model.calls == 3 and reply.metadata["llm_calls"] == 3
@@ -110,6 +112,24 @@ async def test_two_bad_answers_end_in_the_deterministic_answer(checkpointer: Bas
     assert (first["attempt"], first["next"], second["attempt"], second["next"]) == (1, "regenerate", 2, "fallback")
     assert any("Madrid" in p for p in second["problems"]) and any("25 °C" in p for p in second["problems"])
     assert state["messages"][-1].content == reply.answer
+
+
+@pytest.mark.parametrize("answer_results", ["words", "json"])
+async def test_the_answer_model_reads_the_results_in_words_or_as_json(answer_results: str) -> None:
+    model = ReplayChatModel.of([PLAN, "Heute bis zu 17.2 °C in Barcelona."])
+    context = Context(today="2026-11-22", tool_retry_attempts=1, answer_results=answer_results)  # type: ignore[arg-type]
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=context) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.metadata["answer_source"] == "model"
+    answer_prompt = str(model.prompts[1][-1].content)
+    if answer_results == "words":
+        # One line per reported call, its subject from the geocode it took coordinates from; the geocode itself is
+        # an intermediate result and has no line.
+        assert "- get_weather (Barcelona, 2026-11-22): Breite 41.38, Länge 2.18, 2026-11-22, höchste " \
+            "Temperatur 17.2 °C." in answer_prompt  # fmt: skip
+        assert "geocode" not in answer_prompt and "{" not in answer_prompt
+    else:
+        assert '= geocode({"destination":"Barcelona"})' in answer_prompt and '"temperature_max":17.2' in answer_prompt
 
 
 async def test_an_answer_about_the_asked_place_that_states_no_result_is_regenerated() -> None:
