@@ -111,20 +111,23 @@ class _Loaded:
     failed_at: float | None = None
 
 
-_retrievers: dict[str, _Loaded] = {}
+_retrievers: dict[tuple[str, str], _Loaded] = {}
 _retriever_lock = threading.Lock()
 
 
-def _load_retriever_blocking(corpus: str) -> Retriever | None:
-    """Load (or reuse) the retriever of ``corpus``; ``None`` (logged) when loading fails. Runs in a thread."""
+def _load_retriever_blocking(corpus: str, embedding_model: str = "default") -> Retriever | None:
+    """Load (or reuse) the retriever of ``corpus`` embedded by ``embedding_model``; ``None`` (logged) when loading
+    fails. Runs in a thread."""
+    key = (corpus, embedding_model)
     with _retriever_lock:  # concurrent first runs load once; later runs find the cache
-        cached = _retrievers.get(corpus)
+        cached = _retrievers.get(key)
         if cached is not None and (cached.failed_at is None or time.monotonic() - cached.failed_at < RETRIEVER_RETRY_S):
             return cached.retriever
         try:
             from planwerk.rag.retriever import load_retriever
 
-            retriever = load_retriever(None if corpus == "default" else [Path(corpus)])
+            model = None if embedding_model == "default" else embedding_model
+            retriever = load_retriever(None if corpus == "default" else [Path(corpus)], model=model)
         except Exception as error:  # a run without retrieval beats no run at all
             log.warning(
                 "retriever for corpus %r could not be loaded, runs go on without retrieval "
@@ -134,9 +137,9 @@ def _load_retriever_blocking(corpus: str) -> Retriever | None:
                 type(error).__name__,
                 error,
             )
-            _retrievers[corpus] = _Loaded(None, failed_at=time.monotonic())
+            _retrievers[key] = _Loaded(None, failed_at=time.monotonic())
             return None
-        _retrievers[corpus] = _Loaded(retriever)
+        _retrievers[key] = _Loaded(retriever)
         return retriever
 
 
@@ -145,4 +148,4 @@ async def shared_retriever(context: Context) -> Retriever | None:
     corpus = get_profile(context.profile, mcp_config=context.mcp_config).corpus
     if corpus is None:
         return None
-    return await asyncio.to_thread(_load_retriever_blocking, corpus)
+    return await asyncio.to_thread(_load_retriever_blocking, corpus, context.embedding_model)

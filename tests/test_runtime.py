@@ -92,7 +92,7 @@ async def test_open_deps_uses_the_shared_retriever_of_the_profile(
     loads: list[Any] = []
     sentinel = object()
 
-    def load(paths: Any = None) -> Any:
+    def load(paths: Any = None, model: str | None = None) -> Any:
         loads.append(paths)
         return sentinel
 

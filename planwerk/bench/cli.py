@@ -371,6 +371,13 @@ def travel(
         str | None,
         typer.Option("--ids", help="Only these questions: ids separated by commas (w4,c1,p1), as in --results lines."),
     ] = None,
+    embedder: Annotated[
+        str,
+        typer.Option("--embedder", help="Retrieval embedder: default | embeddinggemma | a model folder."),
+    ] = "default",
+    answer_results: Annotated[
+        str, typer.Option("--answer-results", help="How the answer model reads the results: json | words.")
+    ] = "json",
     json_out: JsonOption = False,
     results: Annotated[Path | None, typer.Option("--results", help="Write every question's result as JSONL.")] = None,
 ) -> None:
@@ -378,6 +385,9 @@ def travel(
     responses; plan validity, expected tools, grounded answers, expected facts, model calls and seconds."""
     from planwerk.bench import travel as bench
 
+    if answer_results not in ("json", "words"):
+        err.print(f"[red]planwerk bench: error:[/red] --answer-results must be json or words, got {answer_results!r}")
+        raise typer.Exit(2)
     wanted = [part.strip() for part in ids.split(",") if part.strip()] if ids is not None else None
     try:
         questions = bench.load_questions(limit, category=category, ids=wanted)
@@ -404,7 +414,11 @@ def travel(
                 mark = "✓" if result.passed else "✗"
                 err.print(f"{done}/{total} {mark} {result.qid} ({result.wall_s:.1f} s, {passed} passed)")
 
-        report = _run(lambda: bench.run_travel(model, questions=questions, tick=tick))
+        report = _run(
+            lambda: bench.run_travel(
+                model, questions=questions, tick=tick, embedding_model=embedder, answer_results=answer_results
+            )
+        )
     summary = report.summary() | {"machine": machine()}
     _print_travel(summary)
     if json_out:

@@ -46,6 +46,7 @@ from urllib.parse import parse_qs, urlparse
 from langchain_core.language_models import BaseChatModel
 
 from planwerk.core.grounding import GroundingReport
+from planwerk.graph.context import AnswerResults
 
 DATA = "planwerk.data.travel_bench"
 TODAY = "2026-01-16"
@@ -638,9 +639,12 @@ async def run_travel(
     category: str | None = None,
     tick: Tick | None = None,
     max_plan_attempts: int = 3,
+    embedding_model: str = "default",
+    answer_results: AnswerResults = "json",
 ) -> Report:
     """Every question through the real graph against the recorded upstream; one agent (MCP sessions, retriever,
-    model) for the whole run, a fresh thread per question."""
+    model) for the whole run, a fresh thread per question. ``embedding_model`` and ``answer_results`` are the
+    :class:`~planwerk.graph.context.Context` fields of those names."""
     from planwerk.agent import Agent
     from planwerk.bench.nestful import chat_model_for
     from planwerk.graph.context import Context
@@ -652,7 +656,13 @@ async def run_travel(
     started = time.perf_counter()
     spec = model if isinstance(model, str) else type(model).__name__
     chat_model = await asyncio.to_thread(chat_model_for, model) if isinstance(model, str) else model
-    context = Context(profile="travel", today=TODAY, max_plan_attempts=max_plan_attempts)
+    context = Context(
+        profile="travel",
+        today=TODAY,
+        max_plan_attempts=max_plan_attempts,
+        embedding_model=embedding_model,
+        answer_results=answer_results,
+    )
     with recorded_upstream() as (base, requests):
         async with open_tools(offline_config(base)) as tools:
             missing = {"geocode", "get_weather", "get_parks", "get_spots", "rank_spots"} - set(tools.specs)

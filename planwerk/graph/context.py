@@ -127,6 +127,15 @@ class Context:
         default=0.7,
         metadata={"description": "Sampling temperature of the self-consistency plans (see plan_samples)."},
     )
+    embedding_model: str = field(
+        default="default",
+        metadata={
+            "description": "The retrieval embedder: 'default' (the packaged all-MiniLM-L6-v2, English-only), "
+            "'embeddinggemma' (multilingual EmbeddingGemma-300M, installed by "
+            "scripts/setup.d/50-embeddinggemma.sh; for German or mixed-language corpora) or a sentence-transformers "
+            "folder. Each embedder keeps its own index. The planner's example ranking keeps the default."
+        },
+    )
     answer_results: AnswerResults = field(
         default="json",
         metadata={

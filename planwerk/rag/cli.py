@@ -22,7 +22,11 @@ IndexDirOption = Annotated[
 ]
 ModelOption = Annotated[
     str | None,
-    typer.Option("--model", help="sentence-transformers folder or hub name (default: packaged all-MiniLM-L6-v2)."),
+    typer.Option(
+        "--model",
+        help="Embedder: embeddinggemma (multilingual; scripts/setup.d/50-embeddinggemma.sh), a sentence-transformers "
+        "folder or hub name (default: packaged all-MiniLM-L6-v2, English).",
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
 

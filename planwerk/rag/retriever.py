@@ -47,8 +47,12 @@ class LazyEncoder:
         return dimension(self.loaded)
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (normalised float32 rows)."""
-        return embed(texts, model=self.loaded, progress=self.progress)
+        """Embed ``texts`` as passages to be found (normalised float32 rows): what the index stores."""
+        return embed(texts, model=self.loaded, progress=self.progress, kind="document")
+
+    def query(self, text: str) -> np.ndarray:
+        """Embed one search query (with the model's query prompt, where it has one)."""
+        return embed([text], model=self.loaded, progress=False, kind="query")[0]
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ class HybridRetriever:
         if n == 0:
             return []
         depth = min(n, max(self.policy.candidates, k or 0))
-        qvec = self.encoder([query])[0]
+        qvec = self.encoder.query(query)
         dense = self.index.search(qvec, depth)
         bm25, coverage = self.lexical.score(query)
         lexical = [int(i) for i in np.argsort(-bm25, kind="stable")[:depth] if bm25[i] > 0]
@@ -121,7 +125,7 @@ class HybridRetriever:
         """
         self._check(query, 1)
         if mode == "dense":
-            return [self.index.chunks[i] for i, _ in self.index.search(self.encoder([query])[0], self.index.size)]
+            return [self.index.chunks[i] for i, _ in self.index.search(self.encoder.query(query), self.index.size)]
         if mode == "lexical":
             bm25, _ = self.lexical.score(query)
             return [self.index.chunks[int(i)] for i in np.argsort(-bm25, kind="stable") if bm25[i] > 0]
@@ -146,16 +150,19 @@ def load_retriever(
     """Open or build the persisted index of ``paths`` (default: the packaged corpus) and wrap it.
 
     ``index_dir`` defaults to ``$PLANWERK_HOME/index/default`` for the packaged corpus and to
-    ``$PLANWERK_HOME/index/corpus-<hash of the paths>`` otherwise. ``model`` is a sentence-transformers folder or
-    hub name (default: the packaged all-MiniLM-L6-v2). The index is re-embedded only where corpus, model or
+    ``$PLANWERK_HOME/index/corpus-<hash of the paths>`` otherwise, with ``-<hash of the model>`` for an embedder
+    other than the default. ``model`` is ``embeddinggemma``, a sentence-transformers folder or hub name (default:
+    the packaged all-MiniLM-L6-v2). The index is re-embedded only where corpus, model or
     chunking changed; ``retriever.index.last_update`` says what happened.
     """
     if threshold is not None and not 0 <= threshold <= 1:
         raise ValueError(f"threshold must be within [0, 1], got {threshold}")
-    if paths is None:
-        paths = [packaged_corpus()]
-        index_dir = index_dir or default_index_dir("default")
-    index_dir = index_dir or default_index_dir(_index_name(paths))
+    name = "default" if paths is None else _index_name(paths)
+    if model_label(model) != model_label(None):
+        # Another embedder gets its own folder, so switching models back and forth re-embeds nothing.
+        name += "-" + hashlib.sha256(model_label(model).encode()).hexdigest()[:8]
+    paths = [packaged_corpus()] if paths is None else paths
+    index_dir = index_dir or default_index_dir(name)
     documents = read_documents(paths)
     encoder = LazyEncoder(model, progress=progress)
     index = ChunkIndex.sync(

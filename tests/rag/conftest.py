@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from planwerk.bench.embedders import OFF_TOPIC as OFF_TOPIC_QUESTIONS
+from planwerk.bench.embedders import questions
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-QUESTIONS: list[dict[str, Any]] = json.loads((Path(__file__).parent / "questions.json").read_text("utf-8"))
+QUESTIONS: list[dict[str, Any]] = questions()
 """German questions written from the packaged texts, with a distinctive phrase of the answer sentence."""
 
-OFF_TOPIC: list[str] = [
-    "Wie funktioniert ein Dieselmotor?",
-    "Wer gewann die Fußball-Weltmeisterschaft 2014?",
-    "Wie backe ich einen Apfelkuchen?",
-    "Was kostet ein Flug nach Tokio?",
-    "Wie wird das Wetter morgen in Berlin?",
-    "Welche Tiere leben in der Arktis?",
-    "Wer war Carl Friedrich Gauß?",
-]
+OFF_TOPIC: list[str] = list(OFF_TOPIC_QUESTIONS)
 """Questions the corpus says nothing about (some share a word with it: Wetter, Tiere)."""
 
 

@@ -110,8 +110,8 @@ async def test_retriever_loads_once_and_a_failure_means_no_retrieval(
     loads: list[Any] = []
     sentinel = object()
 
-    def working(paths: Any = None) -> Any:
-        loads.append(paths)
+    def working(paths: Any = None, model: str | None = None) -> Any:
+        loads.append(paths if model is None else (paths, model))
         return sentinel
 
     monkeypatch.setattr(runtime, "_retrievers", {})
@@ -121,17 +121,22 @@ async def test_retriever_loads_once_and_a_failure_means_no_retrieval(
     assert loads == [None]  # the packaged corpus, loaded once per process
     assert await shared_retriever(Context(profile="math")) is None  # no corpus: nothing loaded
     assert loads == [None]
+    # Another embedder is another retriever (its own index), cached beside the first.
+    for _ in range(2):
+        assert await shared_retriever(Context(profile="travel", embedding_model="embeddinggemma")) is sentinel
+    assert loads == [None, (None, "embeddinggemma")]
 
-    def broken(paths: Any = None) -> Any:
+    def broken(paths: Any = None, model: str | None = None) -> Any:
         loads.append(paths)
         raise OSError("index folder is read-only")
 
+    loads.clear()
     monkeypatch.setattr(runtime, "_retrievers", {})
     monkeypatch.setattr(retriever_module, "load_retriever", broken)
     with caplog.at_level(logging.WARNING, logger="planwerk.runtime"):
         assert await shared_retriever(Context(profile="travel")) is None
         assert await shared_retriever(Context(profile="travel")) is None
-    assert len(loads) == 2  # the failure is remembered for a while: no reload on every run
+    assert loads == [None]  # one failed load: the failure is remembered for a while, no reload on every run
     assert "runs go on without retrieval" in caplog.text and "index folder is read-only" in caplog.text
 
 
