@@ -463,8 +463,8 @@ def findings(
     calls: Sequence[Mapping[str, Any]], language: Language, subjects: Mapping[str, Sequence[str]] | None = None
 ) -> list[str]:
     """Each call in words, one line per call: ``get_weather (Barcelona, 2026-01-20): tiefste Temperatur 10.5 °C,
-    …`` or its failure. What the deterministic answer lists, and what the answer model reads instead of JSON (a
-    small model copies values from words far more reliably than from a JSON log)."""
+    …`` or its failure. What the deterministic answer lists, and what the answer model reads instead of the JSON
+    call log with ``Context.answer_results="words"``."""
     texts = texts_for_answer(language)
     lines = []
     for call in calls:
