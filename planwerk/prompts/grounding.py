@@ -54,41 +54,24 @@ class GroundingTexts:
     a code without words is shown by :attr:`fields`."""
 
 
-_WMO_DE: tuple[tuple[tuple[int, ...], str], ...] = (
-    ((0,), "klar"),
-    ((1,), "überwiegend klar"),
-    ((2,), "teils bewölkt"),
-    ((3,), "bedeckt"),
-    ((45, 48), "Nebel"),
-    ((51, 53, 55), "Nieselregen"),
-    ((56, 57), "gefrierender Nieselregen"),
-    ((61, 63, 65), "Regen"),
-    ((66, 67), "gefrierender Regen"),
-    ((71, 73, 75, 77), "Schnee"),
-    ((80, 81, 82), "Regenschauer"),
-    ((85, 86), "Schneeschauer"),
-    ((95,), "Gewitter"),
-    ((96, 99), "Gewitter mit Hagel"),
+_WMO_WORDS: tuple[tuple[tuple[int, ...], str, str], ...] = (
+    ((0,), "klar", "clear sky"),
+    ((1,), "überwiegend klar", "mainly clear"),
+    ((2,), "teils bewölkt", "partly cloudy"),
+    ((3,), "bedeckt", "overcast"),
+    ((45, 48), "Nebel", "fog"),
+    ((51, 53, 55), "Nieselregen", "drizzle"),
+    ((56, 57), "gefrierender Nieselregen", "freezing drizzle"),
+    ((61, 63, 65), "Regen", "rain"),
+    ((66, 67), "gefrierender Regen", "freezing rain"),
+    ((71, 73, 75, 77), "Schnee", "snow"),
+    ((80, 81, 82), "Regenschauer", "rain showers"),
+    ((85, 86), "Schneeschauer", "snow showers"),
+    ((95,), "Gewitter", "thunderstorm"),
+    ((96, 99), "Gewitter mit Hagel", "thunderstorm with hail"),
 )
-"""WMO weather codes in German words (the code table of Open-Meteo's documentation, intensities merged)."""
-
-_WMO_EN: tuple[tuple[tuple[int, ...], str], ...] = (
-    ((0,), "clear sky"),
-    ((1,), "mainly clear"),
-    ((2,), "partly cloudy"),
-    ((3,), "overcast"),
-    ((45, 48), "fog"),
-    ((51, 53, 55), "drizzle"),
-    ((56, 57), "freezing drizzle"),
-    ((61, 63, 65), "rain"),
-    ((66, 67), "freezing rain"),
-    ((71, 73, 75, 77), "snow"),
-    ((80, 81, 82), "rain showers"),
-    ((85, 86), "snow showers"),
-    ((95,), "thunderstorm"),
-    ((96, 99), "thunderstorm with hail"),
-)
-"""WMO weather codes in English words."""
+"""WMO weather codes in German and English words (the code table of Open-Meteo's documentation, intensities
+merged)."""
 
 
 GERMAN = GroundingTexts(
@@ -167,7 +150,7 @@ Antwort.""",
         "end_date": "bis {value}",
     },
     true_fields={"is_estimate": "Schätzwert aus den Vorjahren"},
-    coded_fields={"weather_code": {code: word for codes, word in _WMO_DE for code in codes}},
+    coded_fields={"weather_code": {code: german for codes, german, _ in _WMO_WORDS for code in codes}},
 )
 """The German texts."""
 
@@ -242,7 +225,7 @@ contain. If a tool failed, say so and state nothing it would have delivered. Rep
         "end_date": "to {value}",
     },
     true_fields={"is_estimate": "estimate from past years"},
-    coded_fields={"weather_code": {code: word for codes, word in _WMO_EN for code in codes}},
+    coded_fields={"weather_code": {code: english for codes, _, english in _WMO_WORDS for code in codes}},
 )
 """The English texts."""
 
