@@ -7,7 +7,7 @@ the check too: readable sentences built from the call records, nothing the resul
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -399,21 +399,24 @@ def _field(key: str, value: Any, texts: GroundingTexts) -> str | None:
     return template.format(value=_value(value))
 
 
-def describe_values(result: Any, texts: GroundingTexts) -> str:
+def describe_values(result: Any, texts: GroundingTexts, known: Collection[str] = ()) -> str:
     """A result's key values in words: its scalar fields, and the first entries of its lists; a value already said
-    in the same words is not said again (a one-day forecast's day and its aggregates)."""
-    return ", ".join(_value_parts(result, texts, set()))
+    in the same words is not said again (a one-day forecast's day and its aggregates), and neither is a text value
+    in ``known`` (what the line already names: the call's subject, "2026-01-20" or "beach")."""
+    return ", ".join(_value_parts(result, texts, set(), frozenset(known)))
 
 
-def _value_parts(result: Any, texts: GroundingTexts, said: set[str]) -> list[str]:
+def _value_parts(result: Any, texts: GroundingTexts, said: set[str], known: frozenset[str]) -> list[str]:
     if not isinstance(result, Mapping | list | tuple):
         return [_value(result)] if result is not None else []
     parts: list[str] = []
     for key, value in key_values(result):
         if isinstance(value, list):
             # Each entry says all its values (two days may have the same maximum); the fields after the list do not
-            # repeat one an entry said (a one-day forecast's maximum is also the range's).
-            item_parts = [_value_parts(item, texts, set()) for item in value[:5]]
+            # repeat one an entry said (a one-day forecast's maximum is also the range's). Only a single entry
+            # leaves out what the line names: the dates of several days are what tells them apart.
+            item_known = known if len(value) == 1 else frozenset()
+            item_parts = [_value_parts(item, texts, set(), item_known) for item in value[:5]]
             said.update(part for parts_of_item in item_parts for part in parts_of_item)
             items = [", ".join(parts_of_item) for parts_of_item in item_parts]
             listed = "; ".join(i for i in items if i)
@@ -421,6 +424,8 @@ def _value_parts(result: Any, texts: GroundingTexts, said: set[str]) -> list[str
                 parts.append(listed)  # one entry (a one-day forecast) needs no count
             else:
                 parts.append(texts.entries.format(count=len(value), items=listed) if listed else str(len(value)))
+        elif isinstance(value, str) and value.strip() in known:
+            continue
         elif (text := _field(key, value, texts)) and text not in said:
             said.add(text)
             parts.append(text)
@@ -452,8 +457,8 @@ def findings(
     lines = []
     for call in calls:
         if call.get("status") == "ok":
-            values = describe_values(call.get("result"), texts) or "—"
             subject = _subject(call, subjects)
+            values = describe_values(call.get("result"), texts, known=subject.split(", ")) or "—"
             template = texts.call_line if subject else texts.call_line_no_args
             lines.append(template.format(tool=str(call.get("tool")), args=subject, values=values))
         else:

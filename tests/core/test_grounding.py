@@ -409,6 +409,12 @@ def test_results_in_words_name_weather_codes_and_say_a_value_once() -> None:
         "entries (2): 2026-01-18, high 13.6 °C, thunderstorm; 2026-01-19, high 13.6 °C, overcast"
     )
     assert describe_values({"weather_code": 42}, ENGLISH) == "weather code 42"  # no words for it: the code
+    # What the line already names (the call's subject) is not repeated, except to tell several entries apart.
+    dated = {"start_date": "2026-01-18", **one_day}
+    assert describe_values(dated, GERMAN, known=["Barcelona", "2026-01-18"]) == (
+        "höchste Temperatur 13.6 °C, Gewitter, Niederschlag insgesamt 26.8 mm"
+    )
+    assert describe_values(two_days, ENGLISH, known=["2026-01-18"]).startswith("entries (2): 2026-01-18, high")
 
 
 def test_the_deterministic_answer_is_built_from_the_results_and_passes_the_check(gazetteer: Gazetteer) -> None:

@@ -103,7 +103,7 @@ async def test_two_bad_answers_end_in_the_deterministic_answer(checkpointer: Bas
     # about the geocode's city.
     assert reply.answer == (
         "Das haben die Tools ergeben:\n"
-        "- get_weather (Barcelona, 2026-11-22): Breite 41.38, Länge 2.18, 2026-11-22, höchste "
+        "- get_weather (Barcelona, 2026-11-22): Breite 41.38, Länge 2.18, höchste "
         "Temperatur 17.2 °C."
     )
     assert model.calls == 3 and reply.metadata["llm_calls"] == 3
@@ -125,7 +125,7 @@ async def test_the_answer_model_reads_the_results_in_words_or_as_json(answer_res
     if answer_results == "words":
         # One line per reported call, its subject from the geocode it took coordinates from; the geocode itself is
         # an intermediate result and has no line.
-        assert "- get_weather (Barcelona, 2026-11-22): Breite 41.38, Länge 2.18, 2026-11-22, höchste " \
+        assert "- get_weather (Barcelona, 2026-11-22): Breite 41.38, Länge 2.18, höchste " \
             "Temperatur 17.2 °C." in answer_prompt  # fmt: skip
         assert "geocode" not in answer_prompt and "{" not in answer_prompt
     else:
