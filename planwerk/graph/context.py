@@ -52,7 +52,8 @@ class Context:
         default=True,
         metadata={
             "description": "Search the corpus with the question translated into the profile's language (one short "
-            "model call) when it was asked in another; the default embedder is English-only."
+            "model call) when it was asked in another; the default embedder is English-only. Not with a "
+            "multilingual embedder (embedding_model='embeddinggemma'), which matches across languages."
         },
     )
     retrieval_threshold: float | None = field(

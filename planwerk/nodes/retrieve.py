@@ -25,6 +25,7 @@ from planwerk.graph.state import AgentState, add_usage
 from planwerk.nodes.common import context_of, lost_model_calls, profile_of, reply_text, usage_of
 from planwerk.profiles import Language
 from planwerk.prompts.texts import texts_for
+from planwerk.rag.embeddings import is_multilingual
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,9 @@ async def retrieve(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     usage: dict[str, float] = {}
     question = state["question"]
     if deps.retriever is not None and profile.corpus is not None:
-        if context.translate_queries and detect_language(question, default=profile.language) != profile.language:
+        # A multilingual embedder matches across languages; a small model's translation can lose the question.
+        translate = context.translate_queries and not is_multilingual(context.embedding_model)
+        if translate and detect_language(question, default=profile.language) != profile.language:
             query, usage = await _translated(question, context, deps)
         hits = await asyncio.to_thread(deps.retriever.search, query or question, context.retrieval_k)
         threshold = context.retrieval_threshold

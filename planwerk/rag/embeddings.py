@@ -35,8 +35,18 @@ PROGRESS_MIN_TEXTS = 256
 EMBEDDINGGEMMA = "embeddinggemma"
 """The name of the multilingual EmbeddingGemma-300M (installed by ``scripts/setup.d/50-embeddinggemma.sh``)."""
 
+MULTILINGUAL = frozenset({EMBEDDINGGEMMA})
+"""Embedders that match a question to passages across languages: retrieval searches the question as asked with
+them, untranslated (measured: the 0.5B model translated "What does the Razepato eat?" as "Was macht der
+Razepato?", which lost the question; EmbeddingGemma ranks the food passage first for the English question)."""
+
 TextKind = Literal["query", "document"]
 """What a text is to a retrieval model: a search query or a passage to be found."""
+
+
+def is_multilingual(name: str | None) -> bool:
+    """Whether the embedder ``name`` is known to match across languages (see :data:`MULTILINGUAL`)."""
+    return name in MULTILINGUAL
 
 
 def embeddinggemma_path() -> Path:

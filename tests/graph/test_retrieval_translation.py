@@ -71,6 +71,20 @@ async def test_without_translation_the_chunk_is_not_found_and_a_german_question_
     assert german.calls == 2  # no translation call
 
 
+async def test_a_multilingual_embedder_searches_the_question_as_asked(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Measured on the travel bench: the 0.5B model translated "What does the Razepato eat?" as "Was macht der
+    Razepato?" and retrieval found the introduction; EmbeddingGemma finds the food passage for the English question."""
+    gemma = load_retriever(index_dir=tmp_path_factory.mktemp("index") / "gemma", model="embeddinggemma")
+    answer = "It eats Kleinsäuger und Eidechsen (Razepato.txt)."
+    model = ReplayChatModel.of([NO_TOOLS, answer, answer])
+    async with _agent(model, gemma, embedding_model="embeddinggemma") as agent:
+        reply = await agent.ask("What does the Razepato eat?")
+    retrieval = next(e for e in reply.events if e["event"] == "retrieval")
+    assert "query" not in retrieval  # searched as asked
+    assert not any("Wo lebt das Tier?" in str(m.content) for prompt in model.prompts for m in prompt)  # no translation
+    assert "Kleinsäuger und Eidechsen" in retrieval["hits"][0]["text"]
+
+
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
