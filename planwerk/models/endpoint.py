@@ -261,7 +261,7 @@ class EndpointChatModel(ChatOpenAI):
     def _translated(self, error: Exception) -> Exception:
         """One typed, one-line error for a failed request (the original stays as ``__cause__``)."""
         server = self.openai_api_base
-        if isinstance(error, openai.APITimeoutError | httpx.TimeoutException):
+        if isinstance(error, openai.APITimeoutError | httpx.TimeoutException | TimeoutError):
             return EndpointUnavailableError(
                 f"model server {server} sent nothing for {self.request_timeout} s (timeout); is it overloaded or hung?"
             )
@@ -291,6 +291,9 @@ def endpoint_chat_model(
         model=model_name or "default",
         api_key=api_key,  # type: ignore[arg-type]
         timeout=timeout_s,
+        # langchain-openai's own watchdog between streamed chunks (120 s unless set) would otherwise cut a reply
+        # that planwerk's timeout allows: measured in CI, a loaded CPU server's first chunk of a plan took longer.
+        stream_chunk_timeout=timeout_s,
         max_retries=1,
         temperature=0,
         max_tokens=ENDPOINT_MAX_TOKENS,  # type: ignore[call-arg]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -123,7 +124,14 @@ def openai_server() -> Iterator[tuple[str, list[dict]]]:
                 {**base, "choices": [], "usage": usage},
             ]
             events = [f"data: {json.dumps(piece)}\n\n" for piece in pieces] + ["data: [DONE]\n\n"]
-            return StreamingResponse(iter(events), media_type="text/event-stream")
+
+            async def stream() -> AsyncIterator[str]:
+                if text.startswith("echo: slow"):  # a loaded CPU server: seconds before the first chunk
+                    await asyncio.sleep(2.0)
+                for event in events:
+                    yield event
+
+            return StreamingResponse(stream(), media_type="text/event-stream")
         return JSONResponse(
             {
                 "id": "c1",
@@ -179,6 +187,17 @@ def test_replay_spec_gives_a_fresh_replay_each_time(tmp_path):
     with pytest.raises(ValueError, match="JSON array of strings"):
         path.write_text('{"not": "a list"}', encoding="utf-8")
         load_chat_model(f"replay:{path}")
+
+
+def test_the_endpoint_timeout_also_bounds_the_wait_for_a_streamed_chunk(openai_server, monkeypatch):
+    """Measured in CI: langchain-openai's own watchdog (120 s between streamed chunks unless set) cut a plan that a
+    loaded llama.cpp server was still computing, although planwerk's endpoint timeout had been raised to 400 s."""
+    url, _seen = openai_server
+    monkeypatch.setenv("LANGCHAIN_OPENAI_STREAM_CHUNK_TIMEOUT_S", "1")  # the library's watchdog, shorter than ours
+    monkeypatch.setenv(specs.ENDPOINT_TIMEOUT_ENV, "30")
+    model = load_chat_model(f"endpoint:{url}#slow-server")
+    reply = asyncio.run(model.ainvoke([HumanMessage("slow start")]))
+    assert reply.content == "echo: slow start"  # 2 s to the first chunk: within planwerk's 30 s
 
 
 def test_the_endpoint_timeout_comes_from_the_environment(openai_server, monkeypatch):
