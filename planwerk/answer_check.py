@@ -114,30 +114,28 @@ def build_answer_check(
     return AnswerCheck(sources=sources, settings=settings, facts=facts, last_result=last_result)
 
 
-def consumed_calls(plan: Mapping[str, Any] | None) -> frozenset[str]:
-    """The ids of the plan's calls whose results later calls take (``$ref``): intermediate results (a geocode's
-    coordinates for a weather call), not what an answer reports."""
-    steps = (plan or {}).get("steps") or []
-    return frozenset(
-        ref
-        for step in steps
-        if isinstance(step, Mapping)
-        for call in step.get("tools") or []
-        if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping)
-        for ref in dependencies(call["arguments"])
-    )
-
-
-def reported_calls(plan: Mapping[str, Any] | None, calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The call records an answer reports: every failed call, and every successful one unless later calls took its
-    result and all of them succeeded (a geocode's coordinates are no answer once the weather call that took them
-    ran; when that call failed, the geocode is what there is to say)."""
+def _takers(plan: Mapping[str, Any] | None) -> dict[str, set[str]]:
+    """For each call id of ``plan`` that later calls reference (``$ref``), the ids of those calls."""
     takers: dict[str, set[str]] = {}
     for step in (plan or {}).get("steps") or []:
         for call in (step.get("tools") or []) if isinstance(step, Mapping) else []:
             if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping):
                 for root in dependencies(call["arguments"]):
                     takers.setdefault(root, set()).add(str(call.get("id")))
+    return takers
+
+
+def consumed_calls(plan: Mapping[str, Any] | None) -> frozenset[str]:
+    """The ids of the plan's calls whose results later calls take (``$ref``): intermediate results (a geocode's
+    coordinates for a weather call), not what an answer reports."""
+    return frozenset(_takers(plan))
+
+
+def reported_calls(plan: Mapping[str, Any] | None, calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The call records an answer reports: every failed call, and every successful one unless later calls took its
+    result and all of them succeeded (a geocode's coordinates are no answer once the weather call that took them
+    ran; when that call failed, the geocode is what there is to say)."""
+    takers = _takers(plan)
     latest = {str(record.get("id")): record for record in calls}  # a call's latest record counts
     status = {call_id: record.get("status") for call_id, record in latest.items()}
 

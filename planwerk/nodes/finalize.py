@@ -167,7 +167,9 @@ def _answer_messages(
 ) -> list[BaseMessage]:
     calls = state.get("calls", [])
     plan = state.get("plan")
-    words = findings(reported_calls(plan, calls), language, call_subjects(plan))
+    words = None
+    if context.answer_results == "words":
+        words = findings(reported_calls(plan, calls), language, call_subjects(plan))
     return build_answer_messages(
         persona=profile.persona,
         question=state["question"],
@@ -178,7 +180,7 @@ def _answer_messages(
         texts=texts_for(profile),
         language=language,
         result=None if last_result is None else format_value(last_result),
-        findings=words if context.answer_results == "words" else None,
+        findings=words,
     )
 
 
