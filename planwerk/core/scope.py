@@ -123,11 +123,18 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
+_CODE_WORD = re.compile(r"[^\s,;/()]*\d[^\s,;/()]*")
+"""A run of characters between spaces and place separators (``PLACE_PART_SEPARATORS``) that holds a digit: an
+id, a hash, a postcode."""
+
+
 def argument_places(value: str, gazetteer: Gazetteer) -> list[_Mention]:
     """The places a short string argument names: the whole value or a comma-separated part of it as a name
     ("Halle", "halle (saale)", "Barcelona, Spanien", "America/New_York"), else the place claims of the text."""
     if len(value.split()) > MAX_PLACE_ARGUMENT_WORDS:
         return []
+    # A word with a digit in it is a code, not a name: a UUID's "aba4" once read as the city Aba.
+    value = _CODE_WORD.sub(" ", value)
     mentions: list[_Mention] = []
     for part in re.split(PLACE_PART_SEPARATORS, value):
         # An identifier writes spaces as underscores: "America/New_York" names New York, not York (measured: the
