@@ -7,8 +7,9 @@ load. For the 17 German questions of ``planwerk/data/retrieval/questions.json`` 
 a chunk holding its answer phrase ranks first (top-1) or among the first three (top-3), for the dense, the lexical
 (BM25) and the hybrid ranking; the 7 English questions of ``questions_en.json`` go through ``search`` untranslated
 (cross-language retrieval). It also reports the weakest answer's score against the strongest off-topic question's
-(the margin the calibrated threshold relies on), off-topic questions that get a hit, and seconds to load the model
-and per query. Prints a table; with ``--json`` the last line of stdout is one JSON object.
+(the margin the calibrated threshold relies on), off-topic questions that get a hit, the lowest answer cosine against
+the highest off-topic one (the inputs of the embedder's cosine calibration), and seconds to load the model and per
+query. Prints a table; with ``--json`` the last line of stdout is one JSON object.
 """
 
 from __future__ import annotations
@@ -80,7 +81,27 @@ def measure(model: str | None) -> dict[str, Any]:
         ),
         3,
     )
+    figures["weakest_english_answer_score"] = round(
+        min(
+            max((e.scored.score for e in retriever.explain(item["q"]) if item["phrase"] in e.chunk.text), default=0.0)
+            for item in english
+        ),
+        3,
+    )
     figures["strongest_off_topic_score"] = round(max(retriever.explain(q, k=1)[0].scored.score for q in OFF_TOPIC), 3)
+    # The inputs of the embedder's calibration (planwerk.rag.hybrid.CALIBRATED_COSINES): where its cosines put the
+    # answers and the questions the corpus says nothing about.
+    figures["lowest_answer_cosine"] = round(
+        min(
+            max((e.scored.cosine for e in retriever.explain(item["q"]) if item["phrase"] in e.chunk.text), default=0.0)
+            for item in (*german, *english)
+        ),
+        3,
+    )
+    figures["highest_off_topic_cosine"] = round(
+        max(max(e.scored.cosine for e in retriever.explain(q)) for q in OFF_TOPIC), 3
+    )
+    figures["cosine_floor_ceiling"] = [retriever.policy.cos_floor, retriever.policy.cos_ceiling]
     figures["off_topic_with_hits"] = sum(bool(retriever.search(q, k=4)) for q in OFF_TOPIC)
     figures["threshold"] = retriever.threshold
     figures["german_questions"] = len(german)
@@ -103,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             err.print(f"measuring {name} …")
             results.append(measure(None if name == "default" else name))
     table = Table(title="retrieval per embedder (German corpus; top-1 / top-3)")
-    for column in ("model", "dense", "lexical", "hybrid", "English search", "answer / off-topic", "query s"):
+    columns = ("model", "dense", "lexical", "hybrid", "English search", "answer / off-topic", "cosines", "query s")
+    for column in columns:
         table.add_column(column)
     for r in results:
         table.add_row(
@@ -111,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             *(f"{r[m]['top1']} / {r[m]['top3']} of {r['german_questions']}" for m in MODES),
             f"{r['english_search']['top1']} / {r['english_search']['top3']} of {r['english_search']['questions']}",
             f"{r['weakest_answer_score']} / {r['strongest_off_topic_score']} (threshold {r['threshold']})",
+            f"{r['lowest_answer_cosine']} / {r['highest_off_topic_cosine']} (range {r['cosine_floor_ceiling']})",
             str(r["query_s"]),
         )
     (err if args.json else Console()).print(table)  # with --json, stdout is the JSON line only

@@ -9,13 +9,14 @@ chunk for "Wie funktioniert ein Dieselmotor?" is still first in both rankings. S
 
 ``rrf_max`` is the RRF of a chunk ranked first by both, so the rank factor lies in [rank_base, 1]. The defaults
 are calibrated for the packaged English all-MiniLM-L6-v2 on German text (see docs/retrieval.md): unrelated German
-questions reach a cosine of about 0.44 and a coverage of about 0.28, which stays under the threshold.
+questions reach a cosine of about 0.44 and a coverage of about 0.28, which stays under the threshold. Another
+embedder spreads its cosines differently and gets its own floor and ceiling (:func:`calibrated_policy`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -51,6 +52,25 @@ class FusionPolicy:
             raise ValueError(f"threshold must be within [0, 1], got {self.threshold}")
         if self.rrf_k < 0 or self.candidates < 1:
             raise ValueError(f"need rrf_k >= 0 and candidates >= 1, got {self.rrf_k}, {self.candidates}")
+
+
+CALIBRATED_COSINES: Mapping[str, tuple[float, float]] = {
+    "all-MiniLM-L6-v2": (0.25, 0.90),
+    "embeddinggemma": (0.15, 0.60),
+}
+"""(cos_floor, cos_ceiling) per embedder, by its manifest label. Measured on the 17 German and 7 English questions
+of ``planwerk/data/retrieval`` and the 7 off-topic ones (``python -m planwerk.bench.embedders`` prints the inputs):
+EmbeddingGemma puts unrelated questions at a cosine of at most 0.24 and answers at 0.31 to 0.80, so MiniLM's
+0.25-0.90 left English questions' answers under the threshold (the weakest scored 0.149) while nothing off-topic
+came near it."""
+
+
+def calibrated_policy(model: str, *, threshold: float | None = None) -> FusionPolicy:
+    """The fusion policy calibrated for the embedder labelled ``model``; an embedder without a calibration gets
+    the packaged model's (its threshold may then need ``threshold``, measured on its own questions)."""
+    floor, ceiling = CALIBRATED_COSINES.get(model, (FusionPolicy.cos_floor, FusionPolicy.cos_ceiling))
+    policy = replace(FusionPolicy(), cos_floor=floor, cos_ceiling=ceiling)
+    return policy if threshold is None else replace(policy, threshold=threshold)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -15,7 +15,7 @@ from planwerk.rag.base import Hit
 from planwerk.rag.chunking import Chunk, ChunkPolicy
 from planwerk.rag.corpus import packaged_corpus, read_documents
 from planwerk.rag.embeddings import dimension, embed, load_embedder, model_label
-from planwerk.rag.hybrid import FusionPolicy, Scored, fuse
+from planwerk.rag.hybrid import FusionPolicy, Scored, calibrated_policy, fuse
 from planwerk.rag.index import ChunkIndex, IndexPolicy, default_index_dir
 from planwerk.rag.lexical import LexicalIndex
 
@@ -74,7 +74,7 @@ class HybridRetriever:
         encoder: LazyEncoder | None = None,
     ):
         self.index = index
-        self.policy = policy or FusionPolicy()
+        self.policy = policy or calibrated_policy(index.model)
         # The query must be embedded by the model the index was built with: the manifest names it.
         self.encoder = encoder or LazyEncoder(None if index.model == model_label(None) else index.model)
         self.lexical = LexicalIndex([c.text for c in index.chunks])
@@ -174,5 +174,5 @@ def load_retriever(
         chunking=chunking,
         policy=index_policy,
     )
-    policy = FusionPolicy() if threshold is None else replace(FusionPolicy(), threshold=threshold)
+    policy = calibrated_policy(model_label(model), threshold=threshold)
     return HybridRetriever(index, policy=policy, encoder=encoder)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planwerk.rag.hybrid import FusionPolicy, dense_evidence, fuse, rrf
+from planwerk.rag.hybrid import FusionPolicy, calibrated_policy, dense_evidence, fuse, rrf
 from planwerk.rag.lexical import COMPOUND_WEIGHT, LexicalIndex, analyze
 
 
@@ -70,3 +70,13 @@ def test_dense_evidence_is_clipped_linear() -> None:
 def test_fusion_policy_rejects_bad_values(kwargs: dict[str, float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         FusionPolicy(**kwargs)  # type: ignore[arg-type]
+
+
+def test_each_embedder_gets_its_own_cosine_calibration() -> None:
+    minilm, gemma = calibrated_policy("all-MiniLM-L6-v2"), calibrated_policy("embeddinggemma")
+    assert minilm == FusionPolicy()  # the defaults are the packaged model's calibration
+    assert (gemma.cos_floor, gemma.cos_ceiling) == (0.15, 0.60) and gemma.threshold == minilm.threshold
+    assert calibrated_policy("/models/my-embedder") == FusionPolicy()  # no calibration: the packaged model's
+    assert calibrated_policy("embeddinggemma", threshold=0.5).threshold == 0.5
+    # The same cosine is stronger evidence in EmbeddingGemma's tighter range.
+    assert dense_evidence(0.44, gemma) > dense_evidence(0.44, minilm)
