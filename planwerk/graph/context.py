@@ -142,8 +142,9 @@ class Context:
         metadata={
             "description": "How the answer model reads the tool results: 'json' (the call log as JSON) or 'words' "
             "(one line per reported call with its subject and key values, as the deterministic answer lists them). "
-            "Measured with the 0.5B default model, 'words' gets more of its own answers past the check but more "
-            "of them thin or wrong in ways the check misses (BENCHMARKS.md §7)."
+            "Measured with the 0.5B default model on the travel set, 'words' made 22 of 36 answers the model's own "
+            "(20 with 'json') but passed 31 against 33: two grounded answers left an expected figure out "
+            "(BENCHMARKS.md §7)."
         },
     )
     today: str | None = field(
