@@ -77,10 +77,9 @@ def build_answer_check(
     from planwerk.rag.chunking import split_sentences
     from planwerk.rag.lexical import analyze
 
+    consumed = consumed_calls(plan)
     dates = [] if today is None else [today, *(m.day for m in find_dates(question, today))]
-    sources = collect_sources(
-        calls=calls, hits=hits, asked=[question, *asked], dates=dates, consumed=consumed_calls(plan)
-    )
+    sources = collect_sources(calls=calls, hits=hits, asked=[question, *asked], dates=dates, consumed=consumed)
     facts = None
     searched = retrieval_query or question
     if not (plan or {}).get("final") and is_context_question(searched, hits, calls, analyze=analyze):
@@ -107,6 +106,7 @@ def build_answer_check(
         refusals=tuple(refusals),
         report_results=True,
         place_numbers=place_results(calls, gazetteer),
+        place_reports=place_results(calls, gazetteer, uncounted=consumed),
         last_value=last_result_of(calls),
         estimated=estimated_results(calls),
         estimate_words=ESTIMATE_WORDS,

@@ -70,6 +70,7 @@ ProblemKind = Literal[
     "repetitive",
     "raw",
     "misplaced",
+    "unreported",
     "estimate_unnamed",
 ]
 """What is wrong with an answer:
@@ -108,6 +109,10 @@ ProblemKind = Literal[
   deliver it, while the calls about another place did (measured on the travel bench: "Die Temperatur in
   Barcelona ist 10.5°C, während die Temperatur in Madrid ist 12.4°C." where 12.4 °C was Barcelona's maximum and
   Madrid's forecast had failed);
+- ``unreported``: the question asks about several places, the calls delivered values for each, and the answer states
+  values of only some of them (measured on the travel bench: "Compare the weather in Rome and Barcelona on
+  2026-01-23." was answered "The weather in Rome and Barcelona on 2026-01-23 is low 3.9 °C, high 14.7 °C, …", one
+  city's values for both, every number grounded);
 - ``estimate_unnamed``: a call's values are an estimate (a true ``is_estimate`` flag: June 2026 weather from ten
   past Junes) and the answer does not say so (measured on the travel bench: "The weather in Barcelona from June 12
   to June 15, 2026 is likely to be mild with a temperature of 17.95°C" read as a forecast).
@@ -130,7 +135,7 @@ class Problem:
     facts: tuple[str, ...] = ()
     """Words of the best chunk's key sentence the answer should carry (``context_facts``)."""
     place: str = ""
-    """The place a value is stated for (``misplaced``)."""
+    """The place a value is stated for (``misplaced``), or the place whose values are missing (``unreported``)."""
 
 
 @dataclass(frozen=True)
@@ -1227,6 +1232,9 @@ class CheckSettings:
     place_numbers: Mapping[int, Sequence[SourceNumber]] = field(default_factory=dict)
     """The numbers the successful calls about each city delivered, by city id (:func:`place_results`); a value
     stated for a city must be among its own (``misplaced``)."""
+    place_reports: Mapping[int, Sequence[SourceNumber]] = field(default_factory=dict)
+    """The same, counting only the calls an answer reports (no later call took their results: a geocode's
+    coordinates are no answer); each place the question asks about must get one of its own (``unreported``)."""
 
 
 ECHO_WORDS = 6
@@ -1337,6 +1345,9 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
     countries = find_countries(answer, gazetteer) if gazetteer is not None else []
     if settings.place_numbers and places:
         problems += _misplaced(answer, grounded_numbers, places, sources, settings.place_numbers)
+    if settings.place_reports and settings.question and gazetteer is not None:
+        asked_places = find_places(settings.question, gazetteer)
+        problems += _unreported(grounded_numbers, asked_places, settings.place_reports)
     if gazetteer is not None and (places or countries):
         source_ids, source_words = places_in_sources(sources.texts, gazetteer)
         for place in places:
@@ -1466,10 +1477,35 @@ def _misplaced(
             yield Problem("misplaced", number.text, place=place.text)
 
 
-def place_results(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> dict[int, list[SourceNumber]]:
+def _unreported(
+    numbers: Sequence[NumberClaim],
+    asked: Sequence[PlaceClaim],
+    place_reports: Mapping[int, Sequence[SourceNumber]],
+) -> Iterator[Problem]:
+    """``unreported`` places: of two or more places the question names whose reported calls delivered values, one
+    for which the answer states none of its own. Only values no other place shares count either way: when both
+    cities had 0 mm of rain, "0 mm" reports neither. Only measured values count (a unit, not an angle): a place's
+    coordinates are no answer about it, and a forecast repeats them."""
+    measured = {city: [n for n in found if n.unit not in (None, "°")] for city, found in place_reports.items()}
+    reported = {fold(p.text): p for p in asked if any(measured.get(city) for city in p.ids)}
+    if len(reported) < 2:
+        return
+    for place in reported.values():
+        mine = [n for city in place.ids for n in measured.get(city, ())]
+        others = [n for city, found in measured.items() if city not in place.ids for n in found]
+        shared = {round(n.value, 6) for n in others}
+        own = [n for n in mine if round(n.value, 6) not in shared]
+        if own and not any(number_grounded(number, own) for number in numbers):
+            yield Problem("unreported", place=place.text)
+
+
+def place_results(
+    calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer, *, uncounted: Collection[str] = ()
+) -> dict[int, list[SourceNumber]]:
     """The numbers the successful calls about each city delivered, by city id. A call is about a city when a
     short string argument names it ("Barcelona", "Rom, Italien"), or when a numeric argument with decimals is a
-    value a call about it returned (coordinates passed on through a reference: get_weather after geocode)."""
+    value a call about it returned (coordinates passed on through a reference: get_weather after geocode). The
+    calls whose ids are in ``uncounted`` pass their cities on but their numbers are not counted."""
     about: list[set[int]] = []
     for call in calls:
         cities: set[int] = set()
@@ -1495,7 +1531,9 @@ def place_results(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> d
         if not changed:
             break
     by_city: dict[int, list[SourceNumber]] = {}
-    for cities, numbers in zip(about, delivered, strict=True):
+    for call, cities, numbers in zip(calls, about, delivered, strict=True):
+        if call.get("id") in uncounted:
+            continue
         for city in cities:
             by_city.setdefault(city, []).extend(numbers)
     return by_city

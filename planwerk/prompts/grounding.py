@@ -100,6 +100,8 @@ GERMAN = GroundingTexts(
         "raw": "Die Antwort zeigt Rohdaten (JSON) statt Sätzen; beantworte die Frage in ganzen Sätzen mit den Werten.",
         "misplaced": "Die Antwort nennt {claim} für {place}, aber das haben die Tools für einen anderen Ort "
         "geliefert; nenne für jeden Ort nur seine eigenen Werte.",
+        "unreported": "Die Antwort nennt keinen Wert für {place}, obwohl die Tools dafür eigene geliefert haben; "
+        "nenne für jeden Ort seine eigenen Werte.",
         "estimate_unnamed": "Die Werte sind eine Schätzung aus den Vorjahren, keine Vorhersage; sag das in der "
         "Antwort.",
     },
@@ -178,6 +180,8 @@ ENGLISH = GroundingTexts(
         "the values",
         "misplaced": "the answer states {claim} for {place}, but the tools delivered it for another place; state "
         "each place's own values only",
+        "unreported": "the answer states no value for {place}, although the tools delivered its own; state each "
+        "place's own values",
         "estimate_unnamed": "the values are an estimate from past years, not a forecast; say so in the answer",
     },
     regenerate="""Your answer was checked and rejected:

@@ -803,6 +803,74 @@ def test_a_value_the_question_gives_may_be_stated_for_any_place(gazetteer: Gazet
                      gazetteer, asked) == []  # fmt: skip
 
 
+# ------------------------------------------------------------------------------------------------- unreported
+
+TWO_CITY_PLAN = {
+    "steps": [
+        {"tools": [{"id": "geo_bcn", "name": "geocode", "arguments": {"query": "Barcelona"}},
+                   {"id": "geo_rom", "name": "geocode", "arguments": {"query": "Rom"}}]},
+        {"tools": [{"id": "wx_bcn", "name": "get_weather", "arguments": {"lat": {"$ref": "geo_bcn.lat"}}},
+                   {"id": "wx_rom", "name": "get_weather", "arguments": {"lat": {"$ref": "geo_rom.lat"}}}]},
+    ]
+}  # fmt: skip
+
+
+def unreported(answer: str, calls: list[Any], question: str, gazetteer: Gazetteer) -> list[Problem]:
+    """The ``unreported`` problems of ``answer``, the geocodes' coordinates consumed by the weather calls."""
+    reports = place_results(calls, gazetteer, uncounted={"geo_bcn", "geo_rom", "geo_mad"})
+    found = problems(answer, calls=calls, asked=(question,), gazetteer=gazetteer, question=question,
+                     place_reports=reports)  # fmt: skip
+    return [p for p in found if p.kind == "unreported"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "missing"),
+    [
+        # Measured on the travel bench (c2, answer_results=words): one city's values stated for both.
+        ("The weather in Rome and Barcelona on 2026-01-20 is low 3.9 °C, high 14.7 °C.", ["Barcelona"]),
+        ("In Barcelona 10.5 bis 12.4 °C, in Rom 3.9 bis 14.7 °C.", []),
+        ("Barcelona ist mit 12.4 °C kälter als Rom mit 14.7 °C.", []),
+        ("In Rom bis 14.7 °C; Barcelona liegt bei 41.3825802.", ["Barcelona"]),  # coordinates are no answer
+        ("In Barcelona regnet es 27.1 mm.", ["Rom"]),
+    ],
+)
+def test_each_place_asked_about_gets_one_of_its_own_values(
+    answer: str, missing: list[str], gazetteer: Gazetteer
+) -> None:
+    calls = [GEO_BCN, WX_BCN, GEO_ROM, WX_ROM]
+    question = "Vergleiche das Wetter in Barcelona und Rom am 20. Januar 2026."
+    assert [p.place for p in unreported(answer, calls, question, gazetteer)] == missing
+
+
+def test_a_place_whose_calls_failed_or_a_single_place_needs_no_values(gazetteer: Gazetteer) -> None:
+    question = "Vergleiche das Wetter in Barcelona und Madrid am 20. Januar 2026."
+    answer = "In Barcelona 10.5 bis 12.4 °C; für Madrid ist die Wettervorhersage nicht erreichbar."
+    assert unreported(answer, [GEO_BCN, WX_BCN, GEO_MAD, WX_MAD_DOWN], question, gazetteer) == []
+    one = "Wie wird das Wetter in Barcelona am 20. Januar 2026?"
+    assert unreported("In Barcelona liegt es bei 41.38.", [GEO_BCN, WX_BCN], one, gazetteer) == []  # `unstated`'s job
+
+
+def test_values_both_places_share_report_neither(gazetteer: Gazetteer) -> None:
+    dry_rome = call_record("wx_rom", "get_weather", step=1, args={"lat": 41.8933203, "lon": 12.4829321},
+                           result={"temp_max_c": 14.7, "precipitation_mm": 27.1})  # fmt: skip
+    question = "Vergleiche das Wetter in Barcelona und Rom am 20. Januar 2026."
+    found = unreported("In Rom bis 14.7 °C, 27.1 mm Regen.", [GEO_BCN, WX_BCN, GEO_ROM, dry_rome], question, gazetteer)
+    assert [p.place for p in found] == ["Barcelona"]  # 27.1 mm fell in both: it reports neither
+
+
+def test_the_answer_check_counts_only_the_results_an_answer_reports(gazetteer: Gazetteer) -> None:
+    from planwerk.answer_check import build_answer_check
+
+    question = "Vergleiche das Wetter in Barcelona und Rom am 20. Januar 2026."
+    check = build_answer_check(question, calls=[GEO_BCN, WX_BCN, GEO_ROM, WX_ROM], hits=[], today=date(2026, 1, 16),
+                               plan=TWO_CITY_PLAN, output_schemas={})  # fmt: skip
+    both = check("In Barcelona 10.5 bis 12.4 °C, in Rom 3.9 bis 14.7 °C.")
+    assert both.ok, both.problems
+    one = check("Am 20. Januar 2026 in Rom und Barcelona: 3.9 bis 14.7 °C.")
+    assert Problem("unreported", place="Barcelona") in one.problems
+    assert "Barcelona" in describe(Problem("unreported", place="Barcelona"), "de")
+
+
 # ------------------------------------------------------------------------------------------------- estimates
 
 JUNE = call_record(
