@@ -13,6 +13,7 @@ Queries and documents are embedded with the model's own ``query`` and ``document
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -43,6 +44,13 @@ Razepato?", which lost the question; EmbeddingGemma ranks the food passage first
 TextKind = Literal["query", "document"]
 """What a text is to a retrieval model: a search query or a passage to be found."""
 
+PassageFormat = Literal["plain", "titled"]
+"""How passages are embedded: as they are (with the model's document prompt, if any), or with their document's
+title in the prompt, for models whose document prompt has a title slot (EmbeddingGemma's "title: none | text: ")."""
+
+UNTITLED = "title: none"
+"""The title slot of a document prompt, filled with a passage's title when there is one."""
+
 
 def is_multilingual(name: str | None) -> bool:
     """Whether the embedder ``name`` is known to match across languages (see :data:`MULTILINGUAL`)."""
@@ -69,6 +77,31 @@ def default_model_path() -> str:
 def model_label(name: str | None) -> str:
     """A stable name for a model, for the index manifest: the default model gets a venv-independent label."""
     return DEFAULT_MODEL_LABEL if name in (None, "", DEFAULT_MODEL_LABEL) else str(name)
+
+
+def model_path(name: str | None) -> str:
+    """Where the embedder ``name`` is loaded from: the packaged model's folder, EmbeddingGemma's, or ``name``."""
+    if model_label(name) == DEFAULT_MODEL_LABEL:
+        return default_model_path()
+    if name == EMBEDDINGGEMMA:
+        return str(embeddinggemma_path())
+    return str(name)
+
+
+def passage_format(name: str | None) -> PassageFormat:
+    """How the embedder ``name`` embeds passages, read from its folder's prompts without loading the model:
+    ``titled`` when its document prompt has a title slot. A hub name (no folder here) counts as ``plain``."""
+    config = Path(model_path(name)).expanduser() / "config_sentence_transformers.json"
+    try:
+        prompts = json.loads(config.read_text(encoding="utf-8")).get("prompts") or {}
+    except (OSError, ValueError, AttributeError):
+        return "plain"
+    return "titled" if str(prompts.get("document", "")).startswith(UNTITLED) else "plain"
+
+
+def document_title(source: str) -> str:
+    """A document's title from its name: "Maximus_Qvestus_III.txt" -> "Maximus Qvestus III"."""
+    return Path(source).stem.replace("_", " ").strip()
 
 
 def _device() -> str:
@@ -105,18 +138,12 @@ def load_embedder(name: str | None = None) -> SentenceTransformer:
 
     Loaded once per process and device (cuda when available) and cached.
     """
-    if model_label(name) == DEFAULT_MODEL_LABEL:
-        path = default_model_path()
-    elif name == EMBEDDINGGEMMA:
-        folder = embeddinggemma_path()
-        if not (folder / "modules.json").is_file():
-            raise RuntimeError(
-                f"EmbeddingGemma is not installed (expected it in {folder}); run "
-                "'bash scripts/setup.d/50-embeddinggemma.sh' (about 1.1 GB from PyPI) or choose another embedder."
-            )
-        path = str(folder)
-    else:
-        path = str(name)
+    if name == EMBEDDINGGEMMA and not (embeddinggemma_path() / "modules.json").is_file():
+        raise RuntimeError(
+            f"EmbeddingGemma is not installed (expected it in {embeddinggemma_path()}); run "
+            "'bash scripts/setup.d/50-embeddinggemma.sh' (about 1.1 GB from PyPI) or choose another embedder."
+        )
+    path = model_path(name)
     device = _device()
     log.info("loading embedding model %s on %s", model_label(name), device)
     return _load(path, device)
@@ -129,12 +156,15 @@ def embed(
     batch_size: int = 32,
     progress: bool | None = None,
     kind: TextKind | None = None,
+    titles: Sequence[str] | None = None,
 ) -> np.ndarray:
     """Embed ``texts`` as L2-normalised float32 rows, shape ``(len(texts), dim)``.
 
     ``model`` is a loaded model or a name for :func:`load_embedder`. A progress bar is shown for long inputs
     (``progress=None``) or when asked for. ``kind`` applies the model's prompt of that name when it has one
-    (retrieval models embed queries and passages differently); ``None`` embeds the texts as they are.
+    (retrieval models embed queries and passages differently); ``None`` embeds the texts as they are. ``titles``
+    (one per text) fill the title slot of a document prompt that has one ("title: Razepato | text: …"); models
+    without one ignore them.
     """
     encoder = model if model is not None and not isinstance(model, str) else load_embedder(model)
     if isinstance(texts, str):
@@ -142,10 +172,24 @@ def embed(
     if not texts:
         return np.zeros((0, dimension(encoder)), dtype=np.float32)
     show = len(texts) >= PROGRESS_MIN_TEXTS if progress is None else progress
+    if titles is not None and len(titles) != len(texts):
+        raise ValueError(f"embed() got {len(titles)} titles for {len(texts)} texts; give one title per text")
     prompts = getattr(encoder, "prompts", None) or {}
+    prompt_name = kind if kind in prompts else None
+    inputs = list(texts)
+    if kind == "document" and titles is not None and str(prompts.get(kind, "")).startswith(UNTITLED):
+        # Measured with EmbeddingGemma on the packaged corpus: the one-sentence chunk "… die Monate März bis Juni
+        # …" names no animal and ranked 7th for "When is the best time of year to observe the Razepato?"; with
+        # its document's title it ranks first.
+        template = str(prompts[kind])
+        inputs = [
+            template.replace(UNTITLED, f"title: {title or 'none'}", 1) + text
+            for title, text in zip(titles, texts, strict=True)
+        ]
+        prompt_name = None
     vectors = encoder.encode(
-        list(texts),
-        prompt_name=kind if kind in prompts else None,
+        inputs,
+        prompt_name=prompt_name,
         batch_size=batch_size,
         convert_to_numpy=True,
         show_progress_bar=show,

@@ -32,8 +32,8 @@ log = logging.getLogger(__name__)
 
 IndexType = Literal["flat_ip", "hnsw_ip"]
 Action = Literal["built", "updated", "unchanged"]
-Encoder = Callable[[Sequence[str]], np.ndarray]
-"""Texts to L2-normalised float32 rows (``planwerk.rag.embeddings.embed`` with a bound model)."""
+Encoder = Callable[[Sequence[Chunk]], np.ndarray]
+"""Chunks to L2-normalised float32 rows (``planwerk.rag.embeddings.embed`` with a bound model)."""
 
 MANIFEST = "manifest.json"
 FAISS_FILE = "index.faiss"
@@ -114,6 +114,8 @@ class ChunkIndex:
     chunking: ChunkPolicy
     policy: IndexPolicy
     chunks: list[Chunk] = field(default_factory=list)
+    passages: str = "plain"
+    """How the chunks were embedded (:data:`planwerk.rag.embeddings.PassageFormat`): a change re-embeds them."""
     documents: dict[str, str] = field(default_factory=dict)
     """Document name -> sha256, in index order."""
     index: faiss.Index | None = None
@@ -159,6 +161,7 @@ class ChunkIndex:
                 documents={name: d["sha256"] for name, d in manifest["documents"].items()},
                 index=index,
                 embedded_total=int(manifest.get("embedded_chunks_total", 0)),
+                passages=str(manifest.get("passages", "plain")),  # indexes before titled passages were plain
             )
         except (OSError, KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise ValueError(
@@ -212,6 +215,7 @@ class ChunkIndex:
         manifest = {
             "format": FORMAT,
             "model": self.model,
+            "passages": self.passages,
             "dimension": self.dimension,
             "index_type": self.index_type,
             "index_file": FAISS_FILE,
@@ -235,7 +239,7 @@ class ChunkIndex:
 
     def _embed_documents(self, documents: Mapping[str, str], encode: Encoder) -> tuple[list[Chunk], np.ndarray]:
         chunks = [c for name, text in documents.items() for c in chunk_text(text, name, self.chunking)]
-        vectors = encode([c.text for c in chunks]) if chunks else np.zeros((0, self.dimension), np.float32)
+        vectors = encode(chunks) if chunks else np.zeros((0, self.dimension), np.float32)
         if vectors.shape != (len(chunks), self.dimension):
             raise ValueError(
                 f"the encoder returned shape {vectors.shape}, expected ({len(chunks)}, {self.dimension}); "
@@ -280,12 +284,13 @@ class ChunkIndex:
         dimension: Callable[[], int],
         chunking: ChunkPolicy | None = None,
         policy: IndexPolicy | None = None,
+        passages: str = "plain",
     ) -> ChunkIndex:
         """Open the index in ``directory`` and make it match ``documents`` (name -> text), saving if changed.
 
-        ``model`` is the model's manifest label; ``encode`` and ``dimension`` are only called when something
-        must be embedded, so opening an unchanged index never loads the model. The result's ``last_update``
-        says what happened.
+        ``model`` is the model's manifest label and ``passages`` how ``encode`` embeds chunks (a change of either
+        re-embeds everything); ``encode`` and ``dimension`` are only called when something must be embedded, so
+        opening an unchanged index never loads the model. The result's ``last_update`` says what happened.
         """
         directory = Path(directory)
         chunking = chunking or ChunkPolicy()
@@ -298,8 +303,10 @@ class ChunkIndex:
             reason = f"model changed ({existing.model} -> {model})"
         elif existing.chunking != chunking:
             reason = "chunking parameters changed"
+        elif existing.passages != passages:
+            reason = f"passage format changed ({existing.passages} -> {passages})"
         if existing is None or reason:
-            fresh = cls(directory, model, dimension(), chunking, policy)
+            fresh = cls(directory, model, dimension(), chunking, policy, passages=passages)
             chunks, vectors = fresh._embed_documents(documents, encode)
             fresh.chunks = chunks
             fresh.documents = {name: fingerprint(text) for name, text in documents.items()}

@@ -14,7 +14,7 @@ import numpy as np
 from planwerk.rag.base import Hit
 from planwerk.rag.chunking import Chunk, ChunkPolicy
 from planwerk.rag.corpus import packaged_corpus, read_documents
-from planwerk.rag.embeddings import dimension, embed, load_embedder, model_label
+from planwerk.rag.embeddings import dimension, document_title, embed, load_embedder, model_label, passage_format
 from planwerk.rag.hybrid import FusionPolicy, Scored, calibrated_policy, fuse
 from planwerk.rag.index import ChunkIndex, IndexPolicy, default_index_dir
 from planwerk.rag.lexical import LexicalIndex
@@ -46,9 +46,12 @@ class LazyEncoder:
         """The model's embedding width."""
         return dimension(self.loaded)
 
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` as passages to be found (normalised float32 rows): what the index stores."""
-        return embed(texts, model=self.loaded, progress=self.progress, kind="document")
+    def __call__(self, chunks: Sequence[Chunk]) -> np.ndarray:
+        """Embed ``chunks`` as passages to be found, each with its document's title where the model's prompt has
+        a slot for it (normalised float32 rows): what the index stores."""
+        texts = [c.text for c in chunks]
+        titles = [document_title(c.source) for c in chunks]
+        return embed(texts, model=self.loaded, progress=self.progress, kind="document", titles=titles)
 
     def query(self, text: str) -> np.ndarray:
         """Embed one search query (with the model's query prompt, where it has one)."""
@@ -173,6 +176,7 @@ def load_retriever(
         dimension=encoder.dimension,
         chunking=chunking,
         policy=index_policy,
+        passages=passage_format(model),
     )
     policy = calibrated_policy(model_label(model), threshold=threshold)
     return HybridRetriever(index, policy=policy, encoder=encoder)

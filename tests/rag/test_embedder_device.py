@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from planwerk.rag.embeddings import dimension, embed, load_embedder
+from planwerk.rag.embeddings import dimension, document_title, embed, load_embedder, passage_format
 
 PROMPTS = {"query": "task: search result | query: ", "document": "title: none | text: "}
 """EmbeddingGemma's retrieval prompts (its config_sentence_transformers.json)."""
@@ -87,6 +87,26 @@ def test_queries_and_documents_get_the_models_prompts(embedder_folder: Path) -> 
     assert not np.allclose(as_query, plain, atol=1e-3)
     prompted = embed([PROMPTS["query"] + question[0]], model=model)  # the prompt is the prefix the model card says
     assert np.allclose(as_query, prompted, atol=2e-2 if torch.cuda.is_available() else 1e-5)
+
+
+def test_passages_get_their_documents_title_in_a_prompt_with_a_title_slot(embedder_folder: Path) -> None:
+    model = load_embedder(str(embedder_folder))
+    titles = [document_title("Razepato.txt")] * len(TEXTS)
+    titled = embed(TEXTS, model=model, kind="document", titles=titles)
+    untitled = embed(TEXTS, model=model, kind="document")
+    by_hand = embed([f"title: Razepato | text: {text}" for text in TEXTS], model=model)
+    assert np.allclose(titled, by_hand, atol=2e-2 if torch.cuda.is_available() else 1e-5)
+    assert not np.allclose(titled, untitled, atol=1e-3)
+    assert np.allclose(embed(TEXTS, model=model, kind="query", titles=titles), embed(TEXTS, model=model, kind="query"))
+    with pytest.raises(ValueError, match="one title per text"):
+        embed(TEXTS, model=model, kind="document", titles=["Razepato"])
+
+
+def test_the_passage_format_is_read_from_the_folder_without_loading(embedder_folder: Path, tmp_path: Path) -> None:
+    assert passage_format(str(embedder_folder)) == "titled"  # EmbeddingGemma's "title: none | text: "
+    assert passage_format(None) == "plain"  # the packaged MiniLM has no prompts
+    assert passage_format(str(tmp_path / "absent")) == "plain"
+    assert document_title("Maximus_Qvestus_III.txt") == "Maximus Qvestus III"
 
 
 @pytest.mark.gpu

@@ -92,6 +92,25 @@ def test_model_change_rebuilds(embedder, corpus: Path, tmp_path: Path) -> None:
     assert report is not None and report.action == "built" and "model changed" in report.reason
 
 
+def test_a_change_of_passage_format_rebuilds_and_an_old_manifest_reads_as_plain(
+    embedder, corpus: Path, tmp_path: Path
+) -> None:
+    index_dir = tmp_path / "idx"
+    load_retriever([corpus], index_dir=index_dir)
+    manifest = index_dir / "manifest.json"
+    data = json.loads(manifest.read_text("utf-8"))
+    assert data["passages"] == "plain"  # the packaged model's document prompt has no title slot
+    del data["passages"]  # an index written before passages had titles
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    assert load_retriever([corpus], index_dir=index_dir).index.last_update.action == "unchanged"
+    data["passages"] = "titled"
+    manifest.write_text(json.dumps(data), encoding="utf-8")
+    report = load_retriever([corpus], index_dir=index_dir).index.last_update
+    assert (
+        report is not None and report.action == "built" and "passage format changed (titled -> plain)" in report.reason
+    )
+
+
 def test_switches_to_hnsw_above_threshold(embedder, corpus: Path, tmp_path: Path) -> None:
     index_dir = tmp_path / "idx"
     policy = IndexPolicy(approx_threshold=18)
