@@ -90,11 +90,12 @@ def model_path(name: str | None) -> str:
 
 def passage_format(name: str | None) -> PassageFormat:
     """How the embedder ``name`` embeds passages, read from its folder's prompts without loading the model:
-    ``titled`` when its document prompt has a title slot. A hub name (no folder here) counts as ``plain``."""
-    config = Path(model_path(name)).expanduser() / "config_sentence_transformers.json"
+    ``titled`` when its document prompt has a title slot. A hub name (no folder here) or a model that is not
+    installed counts as ``plain``: the load that follows says what is missing."""
     try:
+        config = Path(model_path(name)).expanduser() / "config_sentence_transformers.json"
         prompts = json.loads(config.read_text(encoding="utf-8")).get("prompts") or {}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RuntimeError):
         return "plain"
     return "titled" if str(prompts.get("document", "")).startswith(UNTITLED) else "plain"
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from planwerk.rag import embeddings
 from planwerk.rag.embeddings import dimension, document_title, embed, load_embedder, passage_format
 
 PROMPTS = {"query": "task: search result | query: ", "document": "title: none | text: "}
@@ -102,10 +103,18 @@ def test_passages_get_their_documents_title_in_a_prompt_with_a_title_slot(embedd
         embed(TEXTS, model=model, kind="document", titles=["Razepato"])
 
 
-def test_the_passage_format_is_read_from_the_folder_without_loading(embedder_folder: Path, tmp_path: Path) -> None:
+def _not_installed() -> str:
+    raise RuntimeError("The default embedding model is missing")
+
+
+def test_the_passage_format_is_read_from_the_folder_without_loading(
+    embedder_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert passage_format(str(embedder_folder)) == "titled"  # EmbeddingGemma's "title: none | text: "
-    assert passage_format(None) == "plain"  # the packaged MiniLM has no prompts
+    assert passage_format(None) == "plain"  # the packaged MiniLM has no prompts (or, where it is missing: plain)
     assert passage_format(str(tmp_path / "absent")) == "plain"
+    monkeypatch.setattr(embeddings, "default_model_path", _not_installed)
+    assert passage_format(None) == "plain"  # a missing package is the load's error to report, not this one's
     assert document_title("Maximus_Qvestus_III.txt") == "Maximus Qvestus III"
 
 
