@@ -20,6 +20,7 @@ from planwerk.core.grounding import (
     best_context_hit,
     check_answer,
     collect_sources,
+    context_answers,
     estimated_results,
     is_context_question,
     key_facts,
@@ -160,3 +161,20 @@ def last_result_of(calls: Sequence[Mapping[str, Any]]) -> float | None:
     if isinstance(result, int | float) and not isinstance(result, bool):
         return float(result)
     return None
+
+
+def context_facts_without_plan(
+    question: str, hits: Sequence[Mapping[str, Any]], retrieval_query: str | None = None
+) -> KeyFacts | None:
+    """The best chunk's key facts when no plan passed the check but the retrieved context answers the question by
+    itself (:func:`~planwerk.core.grounding.context_answers`), else ``None``. Measured with EmbeddingGemma on the
+    travel bench: "Wo wurde Maximus Qvestus III geboren?" ended in "no plan" (the planner copied an example's
+    cities three times) although the first chunk says "… in der Universitätsstadt Valebris geboren"."""
+    from planwerk.rag.chunking import split_sentences
+    from planwerk.rag.lexical import analyze
+
+    searched = retrieval_query or question
+    if not context_answers(searched, hits, analyze=analyze):
+        return None
+    best = best_context_hit(searched, hits, analyze=analyze)
+    return key_facts(searched, best, analyze=analyze, split_sentences=split_sentences)

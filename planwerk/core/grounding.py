@@ -1147,6 +1147,16 @@ CONTEXT_MIN_SCORE = 0.75
 """The best chunk's retrieval score from which a question tools were run for still counts as a context question."""
 
 
+def context_answers(question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Callable[[str], list[str]]) -> bool:
+    """Whether the best chunk answers ``question`` by itself: it scores at least :data:`CONTEXT_MIN_SCORE` and
+    holds every word of the question (stemmed, without question and stop words)."""
+    if not hits:
+        return False
+    asked = set(analyze(question))
+    best = hits[0]
+    return bool(asked) and float(best.get("score", 0)) >= CONTEXT_MIN_SCORE and asked <= set(analyze(str(best["text"])))
+
+
 def is_context_question(
     question: str,
     hits: Sequence[Mapping[str, Any]],
@@ -1162,10 +1172,9 @@ def is_context_question(
         return False
     if not calls:
         return True
-    asked = set(analyze(question))
-    best = hits[0]
-    if not asked or float(best.get("score", 0)) < CONTEXT_MIN_SCORE or not asked <= set(analyze(str(best["text"]))):
+    if not context_answers(question, hits, analyze=analyze):
         return False
+    asked = set(analyze(question))
     for call in calls:
         if call.get("status") == "ok":
             worked_on = f"{call.get('args')} {call.get('result')}"

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from planwerk.answer_check import reported_calls
+from planwerk.answer_check import context_facts_without_plan, reported_calls
 from planwerk.core.grounding import GroundingReport
 from planwerk.core.language import detect_language
 from planwerk.core.refs import call_subjects
@@ -68,7 +68,8 @@ deterministic answer built from the results."""
 
 
 async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
-    """Answer: the planner's ``final`` when no tool ran, an honest failure when no plan passed, else the model;
+    """Answer: the planner's ``final`` when no tool ran; when no plan passed, the best chunk's facts if the
+    context answers the question by itself, else an honest failure; otherwise the model;
     every answer but the fixed no-plan text is checked, regenerated once, and replaced by a deterministic one
     when it fails twice."""
     context = context_of(runtime)
@@ -91,8 +92,16 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     grounded: bool | None = None
     first_problems: list[str] = []
     if plan is None:
-        # One sentence in the question's language; what the checker found is in the replan events and plan_errors.
-        answer, source = texts_for(language).no_plan_answer, "no_plan"
+        # The retrieved context may answer the question without any plan; else one sentence in the question's
+        # language (what the checker found is in the replan events and plan_errors).
+        hits, searched = state.get("hits", []), state.get("retrieval_query")
+        facts = await asyncio.to_thread(context_facts_without_plan, state["question"], hits, searched)
+        if facts is not None and facts.sentences:
+            answer, source = fallback_answer([], language, context=facts), "fallback"
+            check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
+            grounded = check(answer).ok
+        else:
+            answer, source = texts_for(language).no_plan_answer, "no_plan"
     else:
         check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
         facts, last_result = check.facts, check.last_result

@@ -255,6 +255,27 @@ async def test_a_context_answer_carries_the_best_chunks_facts_with_its_source() 
     assert any("Quelle" in p for p in kinds) and any("Fakten" in p for p in kinds)
 
 
+async def test_when_no_plan_passes_a_question_the_context_answers_is_answered_from_it() -> None:
+    # Measured with EmbeddingGemma on the travel bench: "Wo wurde Maximus Qvestus III geboren?" ended in "no plan"
+    # (the planner copied an example's cities three times) although the first chunk answers it.
+    model = ReplayChatModel.of(["nope", "still nope", "no plan either"])
+    async with Agent(model=model, tools=travel_tools(), retriever=OneHit(), context=TODAY) as agent:
+        reply = await agent.ask("Wo kann man das Razepato beobachten?")
+    assert model.calls == 3  # three plan attempts, no answer call
+    assert reply.answer.startswith("Für Beobachtungen gelten das Ebro-Becken") and reply.answer.endswith(
+        "(Razepato.txt)"
+    )
+    assert reply.metadata["answer_source"] == "fallback" and reply.metadata["grounded"] is True
+
+
+async def test_when_no_plan_passes_a_question_the_context_does_not_answer_gets_the_honest_sentence() -> None:
+    model = ReplayChatModel.of(["nope", "still nope", "no plan either"])
+    async with Agent(model=model, tools=travel_tools(), retriever=OneHit(), context=TODAY) as agent:
+        reply = await agent.ask("Wie wird das Wetter morgen in Barcelona?")  # the chunk names Barcelona, no weather
+    assert reply.answer.startswith("Ich konnte für diese Frage keinen ausführbaren Plan erstellen")
+    assert reply.metadata["answer_source"] == "no_plan"
+
+
 INTRO = Hit(
     text="Das Razepato ist ein nachtaktives Säugetier der Iberischen Halbinsel, das erst 2011 beschrieben wurde.",
     score=0.91,
