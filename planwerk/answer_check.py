@@ -42,6 +42,9 @@ class AnswerCheck:
     """The best chunk's key facts when the question is a context question (the answer must carry them)."""
     last_result: float | None
     """The last call's result where the profile's answer is the last result (math), else ``None``."""
+    context_suffices: bool = False
+    """Whether the best chunk answers the question by itself (:func:`~planwerk.core.grounding.context_answers`):
+    when no plan passed, its facts are the answer."""
 
     def __call__(self, answer: str) -> GroundingReport:
         """The report on ``answer``: ``ok``, or the problems found."""
@@ -112,7 +115,10 @@ def build_answer_check(
         estimated=estimated_results(calls),
         estimate_words=ESTIMATE_WORDS,
     )
-    return AnswerCheck(sources=sources, settings=settings, facts=facts, last_result=last_result)
+    suffices = context_answers(searched, hits, analyze=analyze)
+    return AnswerCheck(
+        sources=sources, settings=settings, facts=facts, last_result=last_result, context_suffices=suffices
+    )
 
 
 def _takers(plan: Mapping[str, Any] | None) -> dict[str, set[str]]:
@@ -161,20 +167,3 @@ def last_result_of(calls: Sequence[Mapping[str, Any]]) -> float | None:
     if isinstance(result, int | float) and not isinstance(result, bool):
         return float(result)
     return None
-
-
-def context_facts_without_plan(
-    question: str, hits: Sequence[Mapping[str, Any]], retrieval_query: str | None = None
-) -> KeyFacts | None:
-    """The best chunk's key facts when no plan passed the check but the retrieved context answers the question by
-    itself (:func:`~planwerk.core.grounding.context_answers`), else ``None``. Measured with EmbeddingGemma on the
-    travel bench: "Wo wurde Maximus Qvestus III geboren?" ended in "no plan" (the planner copied an example's
-    cities three times) although the first chunk says "… in der Universitätsstadt Valebris geboren"."""
-    from planwerk.rag.chunking import split_sentences
-    from planwerk.rag.lexical import analyze
-
-    searched = retrieval_query or question
-    if not context_answers(searched, hits, analyze=analyze):
-        return None
-    best = best_context_hit(searched, hits, analyze=analyze)
-    return key_facts(searched, best, analyze=analyze, split_sentences=split_sentences)

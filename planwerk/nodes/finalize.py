@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from planwerk.answer_check import context_facts_without_plan, reported_calls
+from planwerk.answer_check import reported_calls
 from planwerk.core.grounding import GroundingReport
 from planwerk.core.language import detect_language
 from planwerk.core.refs import call_subjects
@@ -92,13 +92,13 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     grounded: bool | None = None
     first_problems: list[str] = []
     if plan is None:
-        # The retrieved context may answer the question without any plan; else one sentence in the question's
-        # language (what the checker found is in the replan events and plan_errors).
-        hits, searched = state.get("hits", []), state.get("retrieval_query")
-        facts = await asyncio.to_thread(context_facts_without_plan, state["question"], hits, searched)
-        if facts is not None and facts.sentences:
-            answer, source = fallback_answer([], language, context=facts), "fallback"
-            check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
+        # The retrieved context may answer the question without any plan (measured with EmbeddingGemma: "Wo wurde
+        # Maximus Qvestus III geboren?" had no plan after the planner copied an example's cities three times,
+        # although the first chunk says where); else one sentence in the question's language (what the checker
+        # found is in the replan events and plan_errors).
+        check = await asyncio.to_thread(answer_check_for, state, context, profile, deps) if state.get("hits") else None
+        if check is not None and check.context_suffices and check.facts is not None and check.facts.sentences:
+            answer, source = fallback_answer([], language, context=check.facts), "fallback"
             grounded = check(answer).ok
         else:
             answer, source = texts_for(language).no_plan_answer, "no_plan"
