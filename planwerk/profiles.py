@@ -27,6 +27,11 @@ from planwerk.prompts.travel import REFUSAL_OUT_OF_SCOPE, REFUSAL_OUT_OF_SCOPE_E
 Language = Literal["de", "en"]
 """Languages planwerk's prompts and fixed texts exist in."""
 
+PlanFormat = Literal["json", "expression"]
+"""How the planner writes a plan: ``json`` (steps of calls passing results on with ``$ref``) or ``expression``
+(one arithmetic expression whose operators and function calls become the calls, :mod:`planwerk.core.expressions`;
+for calculation tools that return one number)."""
+
 AUTO = "auto"
 """The default profile spec: ``travel`` when the bundled servers are loaded (no MCP config given), ``generic``
 when the tools come from an MCP config of the user's (they are not the travel ones)."""
@@ -64,6 +69,8 @@ class Profile:
     """Whether a precise number (two decimals or more) a plan writes into an argument must come from the question,
     the conversation, the context or an earlier result (:mod:`planwerk.core.literals`). Travel: yes, coordinates
     come from ``geocode``; math: no, a constant such as 2.54 is the model's to write."""
+    plan_format: PlanFormat = "json"
+    """How the planner writes its plan (see :data:`PlanFormat`); the examples are shown in the same form."""
 
 
 PROFILES: dict[str, Profile] = {
@@ -167,6 +174,8 @@ class ProfileFile(BaseModel):
     """The answer is the last call's result (calculation chains)."""
     sourced_numbers: bool = False
     """Precise numbers in a plan's arguments must come from the question, the context or earlier results."""
+    plan_format: PlanFormat = "json"
+    """``json`` plans, or ``expression``: one arithmetic expression compiled into the calls (calculation tools)."""
     refusals: dict[Language, Text] = {}
     """The sentence for an out-of-domain question, by language; default: the generic refusal."""
 
@@ -223,6 +232,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         refusals=dict(parsed.refusals) or dict(generic.REFUSALS),
         answer_is_last_result=parsed.answer_is_last_result,
         sourced_numbers=parsed.sourced_numbers,
+        plan_format=parsed.plan_format,
     )
 
 

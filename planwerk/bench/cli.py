@@ -102,6 +102,13 @@ def nestful(
             "(to ask again the samples an earlier run got wrong in one way).",
         ),
     ] = None,
+    plan_format: Annotated[
+        str,
+        typer.Option(
+            "--plan-format",
+            help="How the planner writes plans: profile (the math profile's own), json or expression.",
+        ),
+    ] = "profile",
 ) -> None:
     """NESTFUL math: ``--oracle`` runs the gold plans through the engine; ``--model`` lets the planner plan.
 
@@ -123,6 +130,8 @@ def nestful(
         raise fail("--resume and --shard are for --model runs (the oracle run takes seconds)")
     if resume and results is None:
         raise fail("--resume needs --results FILE (the file of the run to go on with)")
+    if plan_format not in ("profile", "json", "expression"):
+        raise fail(f"unknown plan format {plan_format!r}; expected profile, json or expression")
     try:
         part = bench.Shard.parse(shard) if shard else None
         earlier = bench.read_results(results) if resume and results and results.exists() else []
@@ -172,6 +181,7 @@ def nestful(
                         done=earlier,
                         shard=part,
                         ids=only,
+                        plan_format=plan_format,  # type: ignore[arg-type]
                     )
                 )
         finally:

@@ -33,6 +33,7 @@ from langchain_core.language_models import BaseChatModel
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import dependency_depth
 from planwerk.execution import CallRecord, ExecutionPolicy, execute_plan
+from planwerk.graph.context import PlanFormatChoice
 from planwerk.tools.base import ToolError, ToolSource, ToolSpec
 
 Split = Literal["dev", "test"]
@@ -491,15 +492,28 @@ def chat_model_for(spec: str) -> BaseChatModel:
 
 
 async def planner_sample(
-    sample: Sample, tools: ToolSource, model: BaseChatModel, *, max_plan_attempts: int = 3, plan_samples: int = 1
+    sample: Sample,
+    tools: ToolSource,
+    model: BaseChatModel,
+    *,
+    max_plan_attempts: int = 3,
+    plan_samples: int = 1,
+    plan_format: PlanFormatChoice = "profile",
 ) -> SampleResult:
     """Ask the real graph (profile ``math``, no retrieval) ``sample``'s question with only the sample's tools;
-    ``plan_samples`` > 1 switches self-consistency on (the voted result is the prediction)."""
+    ``plan_samples`` > 1 switches self-consistency on (the voted result is the prediction); ``plan_format`` is the
+    run's ``Context.plan_format``."""
     from planwerk.agent import Agent
     from planwerk.core.vote import vote
     from planwerk.graph.context import Context
 
-    context = Context(profile="math", today=TODAY, max_plan_attempts=max_plan_attempts, plan_samples=plan_samples)
+    context = Context(
+        profile="math",
+        today=TODAY,
+        max_plan_attempts=max_plan_attempts,
+        plan_samples=plan_samples,
+        plan_format=plan_format,
+    )
     subset = SubsetToolSource(tools, sample.tool_names)
     thread = uuid.uuid4().hex
     started = time.perf_counter()
@@ -544,6 +558,7 @@ async def run_planner(
     done: Sequence[SampleResult] = (),
     shard: Shard | None = None,
     ids: frozenset[str] | None = None,
+    plan_format: PlanFormatChoice = "profile",
 ) -> Report:
     """The planner on ``split``: plan, execute, score; model calls and tokens per sample (``plan_samples``: see
     :func:`planner_sample`).
@@ -569,7 +584,9 @@ async def run_planner(
         setup = time.perf_counter() - started
         for sample in todo:
             try:
-                result = await planner_sample(sample, tools, chat_model, plan_samples=plan_samples)
+                result = await planner_sample(
+                    sample, tools, chat_model, plan_samples=plan_samples, plan_format=plan_format
+                )
             except Exception as error:  # one sample's crash (model, graph) is a wrong answer, not the end of the run
                 result = SampleResult(
                     sample.sample_id,

@@ -16,6 +16,9 @@ ProfileName = Literal["auto", "travel", "math", "generic", "generic-en"]
 """``auto`` and the names in :data:`planwerk.profiles.PROFILES`, spelled out so the schema lists them (a test keeps
 both equal); a profile may also be the path of a profile file."""
 
+PlanFormatChoice = Literal["profile", "json", "expression"]
+"""How the planner writes plans: the profile's own way, or one of :data:`planwerk.profiles.PlanFormat`."""
+
 AnswerResults = Literal["words", "json"]
 """How the answer model is shown the tool results (see :attr:`Context.answer_results`)."""
 
@@ -108,6 +111,15 @@ class Context:
             "from the profile's library (small models copy the shape of what they are shown)."
         },
     )
+    plan_format: PlanFormatChoice = field(
+        default="profile",
+        metadata={
+            "description": "How the planner writes a plan: 'profile' (the profile's own way: JSON for travel and "
+            "generic, an arithmetic expression for math), 'json' (steps of calls passing results on with $ref) or "
+            "'expression' (one arithmetic expression whose operators and function calls become the tool calls; "
+            "for calculation tools that return one number)."
+        },
+    )
     retry_temperature: float = field(
         default=0.7,
         metadata={
@@ -196,5 +208,7 @@ class Context:
         temperature = self.retry_temperature
         if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
             raise ValueError(f"Context.retry_temperature must be a number from 0 to 2, got {temperature!r}")
+        if self.plan_format not in ("profile", "json", "expression"):
+            raise ValueError(f"Context.plan_format must be 'profile', 'json' or 'expression', got {self.plan_format!r}")
         if not isinstance(self.approve_destructive, bool):
             raise ValueError(f"Context.approve_destructive must be true or false, got {self.approve_destructive!r}")

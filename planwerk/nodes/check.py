@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from planwerk.core.checking import check_plan
+from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.grounding import ProblemKind, format_value
 from planwerk.core.literals import invented_numbers, precise_literals
 from planwerk.core.parsing import PlanParseError, parse_plan
@@ -25,7 +26,9 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
 from planwerk.nodes.common import answer_check_for, context_of, history_before_question, profile_of, visible_specs
+from planwerk.profiles import PlanFormat
 from planwerk.prompts.texts import PromptTexts, texts_for
+from planwerk.tools.base import ToolSpec
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "finalize"]
 CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "finalize")
@@ -42,6 +45,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     When the planner sampled several plans (``Context.plan_samples``), the valid ones with calls run side by side
     as one merged plan (:func:`planwerk.core.vote.merge_candidates`) and ``finalize`` votes on their results."""
     context = context_of(runtime)
+    profile = profile_of(context)
     text = state.get("reply") or ""
     attempts = state.get("attempts", 0)
     checked = await _checked(text, state, context, deps)
@@ -67,7 +71,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         )
         rejected = {
             "reply": text[:MAX_REPLY_IN_FEEDBACK],
-            "problems": texts_for(profile_of(context)).repair_instructions.format(problems="\n".join(problems)),
+            "problems": texts_for(profile).repair_request("\n".join(problems), profile.plan_format),
         }
         update: dict[str, Any] = {
             "plan": None,
@@ -129,7 +133,7 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
     arguments in the genitive written as names. A plan changed in code is checked again like any plan; when it
     fails, the problems of the reply as written go back to the planner."""
     try:
-        candidate = parse_plan(text)
+        candidate = parse_reply(text, profile_of(context).plan_format, deps.tools.specs)
     except PlanParseError as error:
         return Checked(None, [str(error)])
     available = state.get("results", {}).keys()
@@ -155,6 +159,13 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
     if not found:
         return await asyncio.to_thread(_named, Checked(candidate, [], reordered), state)
     return Checked(candidate, [place_text(p, texts) for p in found], reordered)
+
+
+def parse_reply(text: str, plan_format: PlanFormat, specs: Mapping[str, ToolSpec]) -> Plan:
+    """The plan in a planner's reply, written as ``plan_format`` says; :class:`PlanParseError` saying why not."""
+    if plan_format == "expression":
+        return parse_expression_plan(text, specs)
+    return parse_plan(text)
 
 
 def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +29,12 @@ def context_of(runtime: Runtime[Context]) -> Context:
 
 
 def profile_of(context: Context) -> Profile:
-    """The run's profile (``auto`` depends on whether the run has an MCP config of its own)."""
-    return get_profile(context.profile, mcp_config=context.mcp_config)
+    """The run's profile (``auto`` depends on whether the run has an MCP config of its own), with the run's
+    ``Context.plan_format`` when it sets one."""
+    profile = get_profile(context.profile, mcp_config=context.mcp_config)
+    if context.plan_format != "profile" and context.plan_format != profile.plan_format:
+        return replace(profile, plan_format=context.plan_format)
+    return profile
 
 
 def today_of(context: Context) -> date:

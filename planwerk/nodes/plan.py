@@ -72,7 +72,9 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
         # ranking examples (embeds the question; loads the embedder on first use) and resolving the question's
         # dates (dateparser reads its language data on first use). The event loop keeps serving other runs.
         planner = model
-        if context.constrained_decoding and specs and isinstance(model, SupportsPlanSchema):
+        # The plan grammar is JSON's: an expression plan decodes freely (its parser is tolerant, its check strict).
+        json_plans = profile.plan_format == "json"
+        if json_plans and context.constrained_decoding and specs and isinstance(model, SupportsPlanSchema):
             planner = model.with_plan_schema(plan_json_schema(specs))
         if retry and context.retry_temperature > 0:
             planner = sampling_variant(planner, context.retry_temperature, seed=state.get("attempts", 0))
@@ -95,6 +97,7 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
             user_fields=state.get("user", {}),
             feedback=[(item["reply"], item["problems"]) for item in feedback],
             texts=texts_for(profile),
+            plan_format=profile.plan_format,
         )
         return planner, messages
 

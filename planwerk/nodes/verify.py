@@ -7,6 +7,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from planwerk.core.expressions import plan_expression
 from planwerk.core.plan import Plan
 from planwerk.core.verification import Verification, verify_calls
 from planwerk.core.vote import vote
@@ -14,8 +15,9 @@ from planwerk.events import AskUserEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
 from planwerk.nodes.common import context_of, profile_of
+from planwerk.profiles import PlanFormat
 from planwerk.prompts.render import render_result
-from planwerk.prompts.texts import texts_for
+from planwerk.prompts.texts import PromptTexts, texts_for
 
 
 async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -37,11 +39,7 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         runtime.stream_writer(
             ReplanEvent(event="replan", reason=outcome.reason, decision=outcome.decision, attempt=attempts)
         )
-        available = {k: render_result(v, texts)[:300] for k, v in state.get("results", {}).items()}
-        problems = texts.failed_calls_instructions.format(
-            problems=outcome.reason, available=json.dumps(available, ensure_ascii=False) if available else texts.nothing
-        )
-        reply = json.dumps(state["plan"], ensure_ascii=False)
+        problems, reply = _failure_feedback(state, outcome.reason, texts, profile_of(context).plan_format)
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
         question = texts.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
@@ -50,3 +48,18 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     elif outcome.decision == "give_up":
         update["plan_errors"] = outcome.reason.splitlines()
     return update
+
+
+def _failure_feedback(state: AgentState, reason: str, texts: PromptTexts, plan_format: PlanFormat) -> tuple[str, str]:
+    """The planner's feedback after failed calls, and the failed plan as the planner's own earlier reply: in the
+    form it writes plans (an expression planner shown JSON answers in JSON)."""
+    if plan_format == "expression":
+        try:
+            return texts.expression_failed_calls.format(problems=reason), plan_expression(state["plan"])
+        except ValueError:
+            pass  # a plan that is no expression (it calls nothing): shown as JSON like any plan
+    available = {k: render_result(v, texts)[:300] for k, v in state.get("results", {}).items()}
+    problems = texts.failed_calls_instructions.format(
+        problems=reason, available=json.dumps(available, ensure_ascii=False) if available else texts.nothing
+    )
+    return problems, json.dumps(state["plan"], ensure_ascii=False)

@@ -170,3 +170,33 @@ DATES_LINE = "Daten in der Frage: {dates}."
 """The planner's date line when the question names dates (``dates`` joins ``DATE_MENTION``s with "; ")."""
 DATE_MENTION = "„{text}“ = {day}"
 """One date of the question and its ISO date."""
+
+# --- expression plans (Profile.plan_format = "expression") ------------------------------------------------------
+
+EXPRESSION_FORMAT = """Antworte mit genau einem arithmetischen Ausdruck in Python-Syntax, der die Antwort berechnet, in
+einer Zeile, ohne Text davor oder danach und ohne Ergebnis dahinter, zum Beispiel: (200 + 150) / (48 - 40) * 3600"""
+"""The shape of an expression plan: the protocol's first part."""
+
+EXPRESSION_RULES: tuple[str, ...] = (
+    "Nutze die Zahlen der Frage, die unten genannten Operatoren und Funktionen und Klammern.",
+    "Jeder Operator und jede Funktion ist ein Tool-Aufruf: die Tools rechnen, nicht du. Schreibe nie das Ergebnis.",
+    "Bekannte Konstanten (100 für Prozent, 60 Minuten, 1000 Meter) dürfen als Zahlen vorkommen.",
+)
+"""The rules of an expression plan."""
+
+OPERATORS_LABEL = "Operatoren:"
+"""Before the operators an expression may use (expression plans)."""
+FUNCTIONS_LABEL = "Funktionen:"
+"""Before the functions an expression may call (expression plans)."""
+EXPRESSION_LABEL = "Ausdruck:"
+"""Before an example's expression (expression plans)."""
+
+EXPRESSION_REPAIR = """Deine letzte Antwort wurde abgelehnt:
+{problems}
+Schreibe die Rechnung neu, als einen einzigen arithmetischen Ausdruck."""
+"""Feedback after a reply that held no expression that compiles into a plan."""
+
+EXPRESSION_FAILED_CALLS = """Die Rechnung wurde ausgeführt, aber Aufrufe sind fehlgeschlagen:
+{problems}
+Schreibe einen neuen Ausdruck, der den Fehler vermeidet."""
+"""Feedback after execution failures of an expression plan; takes ``{problems}``."""

@@ -157,3 +157,33 @@ DATES_LINE = "Dates in the question: {dates}."
 """The planner's date line when the question names dates (``dates`` joins ``DATE_MENTION``s with "; ")."""
 DATE_MENTION = '"{text}" = {day}'
 """One date of the question and its ISO date."""
+
+# --- expression plans (Profile.plan_format = "expression") ------------------------------------------------------
+
+EXPRESSION_FORMAT = """Answer with exactly one arithmetic expression in Python syntax that computes the answer, on one
+line, with no text before or after it and no result after it, for example: (200 + 150) / (48 - 40) * 3600"""
+"""The shape of an expression plan: the protocol's first part."""
+
+EXPRESSION_RULES: tuple[str, ...] = (
+    "Use the numbers of the question, the operators and functions listed below, and parentheses.",
+    "Every operator and every function is a tool call: the tools compute, you do not. Never write the result.",
+    "Constants you know (100 for a percentage, 60 minutes, 1000 metres) may appear as numbers.",
+)
+"""The rules of an expression plan."""
+
+OPERATORS_LABEL = "Operators:"
+"""Before the operators an expression may use (expression plans)."""
+FUNCTIONS_LABEL = "Functions:"
+"""Before the functions an expression may call (expression plans)."""
+EXPRESSION_LABEL = "Expression:"
+"""Before an example's expression (expression plans)."""
+
+EXPRESSION_REPAIR = """Your last reply was rejected:
+{problems}
+Write the calculation again, as one arithmetic expression only."""
+"""Feedback after a reply that held no expression that compiles into a plan."""
+
+EXPRESSION_FAILED_CALLS = """The calculation ran, but calls failed:
+{problems}
+Write a new expression that avoids the error."""
+"""Feedback after execution failures of an expression plan; takes ``{problems}``."""

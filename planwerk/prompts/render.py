@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, trim_messages
 
 from planwerk.core.dates import find_dates
+from planwerk.core.expressions import DEFAULT_NOTATION, ExpressionNotation, plan_expression
 from planwerk.models.replay import estimate_tokens
 from planwerk.prompts.examples import Example
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
@@ -23,7 +25,7 @@ from planwerk.tools.base import ToolSpec
 from planwerk.tools.content import elide_binary
 
 if TYPE_CHECKING:
-    from planwerk.profiles import Language
+    from planwerk.profiles import Language, PlanFormat
 
 MAX_RESULT_CHARS_IN_PROMPT = 4_000
 """A tool result longer than this is cut in the prompt, with a note saying so."""
@@ -164,8 +166,43 @@ def render_catalog(specs: Mapping[str, ToolSpec], texts: PromptTexts = GERMAN) -
     return "\n".join(render_tool(specs[name], texts) for name in sorted(specs))
 
 
-def render_examples(examples: Sequence[Example], texts: PromptTexts = GERMAN) -> str:
-    """Examples as question → plan, with compact JSON."""
+def render_expression_catalog(
+    specs: Mapping[str, ToolSpec], texts: PromptTexts = GERMAN, notation: ExpressionNotation = DEFAULT_NOTATION
+) -> str:
+    """The catalog for expression plans: the operators whose tools are loaded, then the other tools as functions
+    (a single output field is the call's value, so it is not listed)."""
+    operators = notation.available(specs)
+    functions = [name for name in sorted(specs) if name not in operators.values()]
+    lines = []
+    if operators:
+        lines.append(f"{texts.operators_label} " + ", ".join(f"a {symbol} b" for symbol in operators))
+    if functions:
+        lines.append(texts.functions_label)
+        for name in functions:
+            spec = specs[name]
+            single = len((spec.output_schema or {}).get("properties") or {}) == 1
+            lines.append(render_tool(replace(spec, output_schema=None) if single else spec, texts))
+    return "\n".join(lines) or texts.no_tools
+
+
+def render_examples(
+    examples: Sequence[Example],
+    texts: PromptTexts = GERMAN,
+    *,
+    plan_format: PlanFormat = "json",
+    specs: Mapping[str, ToolSpec] | None = None,
+) -> str:
+    """Examples as question → plan, with compact JSON, or question → expression for expression plans (an example
+    that calls nothing has no expression and is left out)."""
+    if plan_format == "expression":
+        shown = []
+        for e in examples:
+            try:
+                expression = plan_expression(e.plan, specs)
+            except ValueError:
+                continue
+            shown.append(f"{texts.question_label} {e.question}\n{texts.expression_label} {expression}")
+        return "\n\n".join(shown)
     return "\n\n".join(
         f"{texts.question_label} {e.question}\n"
         f"{texts.plan_label} {json.dumps(e.plan, ensure_ascii=False, separators=(',', ':'))}"
@@ -218,17 +255,20 @@ def build_plan_messages(
     user_fields: Mapping[str, Any] | None = None,
     feedback: Sequence[tuple[str, str]] = (),
     texts: PromptTexts = GERMAN,
+    plan_format: PlanFormat = "json",
 ) -> list[BaseMessage]:
     """The planner's prompt. ``feedback`` holds (rejected reply, why) pairs for self-correction.
 
     ``today`` is ``None`` for profiles without dates (``Profile.uses_dates``): then neither the date rule nor a
     date line appears, and the question's dates are not resolved (numbers of a math question are no dates).
-    ``texts`` gives the protocol and the labels in the profile's language.
+    ``texts`` gives the protocol and the labels in the profile's language; ``plan_format`` whether the planner
+    writes JSON plans or expressions (then the catalog lists operators and functions, the examples expressions).
     """
-    protocol = texts.plan_protocol(dates=today is not None)
-    system = f"{persona}\n\n{protocol}\n\n{texts.tools_heading}\n{render_catalog(specs, texts)}"
-    if examples:
-        system += f"\n\n{texts.examples_heading}\n{render_examples(examples, texts)}"
+    protocol = texts.plan_protocol(dates=today is not None, plan_format=plan_format)
+    catalog = render_expression_catalog(specs, texts) if plan_format == "expression" else render_catalog(specs, texts)
+    system = f"{persona}\n\n{protocol}\n\n{texts.tools_heading}\n{catalog}"
+    if examples and (shown := render_examples(examples, texts, plan_format=plan_format, specs=specs)):
+        system += f"\n\n{texts.examples_heading}\n{shown}"
     parts = [render_dates(question, today, texts)] if today is not None else []
     if hits:
         parts.append(f"{texts.context_heading}\n{render_context(hits)}")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from planwerk.prompts import protocol, protocol_en
 
 if TYPE_CHECKING:
-    from planwerk.profiles import Language, Profile
+    from planwerk.profiles import Language, PlanFormat, Profile
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,17 @@ class PromptTexts:
     """Takes ``{dates}``."""
     date_mention: str
     """Takes ``{text}`` and ``{day}``."""
+    expression_format: str
+    """The shape of an expression plan (``Profile.plan_format == "expression"``)."""
+    expression_rules: tuple[str, ...]
+    operators_label: str
+    functions_label: str
+    expression_label: str
+    """Before an example's expression."""
+    expression_repair: str
+    """Takes ``{problems}``."""
+    expression_failed_calls: str
+    """Takes ``{problems}``."""
 
     def answer_request(
         self, *, source: str | None = None, failed_tools: Sequence[str] = (), result: str | None = None
@@ -102,10 +113,19 @@ class PromptTexts:
         )
         return f"{text}\n{self.answer_result.format(value=result)}" if result is not None else text
 
-    def plan_protocol(self, *, dates: bool = True) -> str:
-        """The protocol: the plan's shape and the rules, the date rule only when ``dates``."""
-        rules = [rule for rule in self.plan_rules if dates or rule != self.dates_rule]
-        return f"{self.plan_format}\n\n{self.rules_heading}\n" + "\n".join(f"- {rule}" for rule in rules)
+    def plan_protocol(self, *, dates: bool = True, plan_format: PlanFormat = "json") -> str:
+        """The protocol: the plan's shape and the rules, the date rule only when ``dates``; for ``expression``
+        plans their shape and rules instead (dates play no part in a calculation)."""
+        if plan_format == "expression":
+            shape, rules = self.expression_format, list(self.expression_rules)
+        else:
+            shape, rules = self.plan_format, [rule for rule in self.plan_rules if dates or rule != self.dates_rule]
+        return f"{shape}\n\n{self.rules_heading}\n" + "\n".join(f"- {rule}" for rule in rules)
+
+    def repair_request(self, problems: str, plan_format: PlanFormat = "json") -> str:
+        """The feedback after a rejected reply, asking for a plan in ``plan_format`` again."""
+        template = self.expression_repair if plan_format == "expression" else self.repair_instructions
+        return template.format(problems=problems)
 
 
 def _from_module(language: Language, module: ModuleType) -> PromptTexts:
