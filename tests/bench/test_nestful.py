@@ -309,3 +309,41 @@ def test_cli_ids_errors_say_what_was_expected(tmp_path: Path) -> None:
     assert empty.exit_code == 2 and "names no sample" in empty.output
     missing = _bench("--model", "default", "--ids", f"@{tmp_path / 'none.txt'}")
     assert missing.exit_code == 2 and "cannot read the file" in " ".join(missing.output.split())
+
+
+async def test_expression_plans_through_the_graph_with_repair_and_self_correction() -> None:
+    # The planner writes arithmetic (Context.plan_format="expression"); the graph compiles it into calls of the
+    # real math MCP server, hands a reply that is no expression back with the problem, and after a failed call
+    # shows the planner its own expression (not JSON) with the error.
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from planwerk.core.expressions import plan_expression
+    from planwerk.prompts.texts import ENGLISH
+
+    samples = nestful.load_samples("dev", 2)
+    gold = [plan_expression(nestful.gold_plan(sample.calls)) for sample in samples]
+    values = [json.loads(nestful.replay_script([s], "{value}")[1]) for s in samples]
+    script = [
+        "I think the answer is 5.",  # no expression: back to the planner with the problem
+        gold[0],
+        f"The result is {values[0]}.",
+        "1 / (7 - 7)",  # compiles and runs; the math server refuses to divide by 0: the verifier sends it back
+        gold[1],
+        f"The result is {values[1]}.",
+    ]
+    model = ReplayChatModel.of(script)
+    report = await nestful.run_planner("dev", model, limit=2, plan_format="expression")
+    assert model.calls == len(script)
+    assert [r.correct for r in report.results] == [True, True]
+    assert [list(r.tools_called) for r in report.results][0] == [c["name"] for c in samples[0].calls]
+    first, repaired, _, second, corrected, _ = model.prompts
+    system = str(first[0].content)
+    assert "arithmetic expression" in system and f"{ENGLISH.operators_label} a + b" in system
+    assert ENGLISH.expression_label in system and '"steps"' not in system  # examples as expressions, no JSON
+    assert isinstance(repaired[-2], AIMessage) and repaired[-2].content == "I think the answer is 5."
+    assert "as one arithmetic expression only" in str(repaired[-1].content)
+    assert isinstance(corrected[-2], AIMessage) and corrected[-2].content == "1 / (7 - 7)"
+    assert isinstance(corrected[-1], HumanMessage)
+    assert str(corrected[-1].content).startswith("The calculation ran, but calls failed")
+    assert "divide" in str(corrected[-1].content)
+    assert second != first
