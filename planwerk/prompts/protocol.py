@@ -188,8 +188,6 @@ OPERATORS_LABEL = "Operatoren:"
 """Before the operators an expression may use (expression plans)."""
 FUNCTIONS_LABEL = "Funktionen:"
 """Before the functions an expression may call (expression plans)."""
-EXPRESSION_LABEL = "Ausdruck:"
-"""Before an example's expression (expression plans)."""
 
 EXPRESSION_REPAIR = """Deine letzte Antwort wurde abgelehnt:
 {problems}

@@ -175,8 +175,6 @@ OPERATORS_LABEL = "Operators:"
 """Before the operators an expression may use (expression plans)."""
 FUNCTIONS_LABEL = "Functions:"
 """Before the functions an expression may call (expression plans)."""
-EXPRESSION_LABEL = "Expression:"
-"""Before an example's expression (expression plans)."""
 
 EXPRESSION_REPAIR = """Your last reply was rejected:
 {problems}

@@ -95,8 +95,6 @@ class PromptTexts:
     expression_rules: tuple[str, ...]
     operators_label: str
     functions_label: str
-    expression_label: str
-    """Before an example's expression."""
     expression_repair: str
     """Takes ``{problems}``."""
     expression_failed_calls: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -335,11 +336,15 @@ async def test_expression_plans_through_the_graph_with_repair_and_self_correctio
     report = await nestful.run_planner("dev", model, limit=2, plan_format="expression")
     assert model.calls == len(script)
     assert [r.correct for r in report.results] == [True, True]
-    assert [list(r.tools_called) for r in report.results][0] == [c["name"] for c in samples[0].calls]
+    assert list(report.results[0].tools_called) == [c["name"] for c in samples[0].calls]
     first, repaired, _, second, corrected, _ = model.prompts
     system = str(first[0].content)
     assert "arithmetic expression" in system and f"{ENGLISH.operators_label} a + b" in system
-    assert ENGLISH.expression_label in system and '"steps"' not in system  # examples as expressions, no JSON
+    assert '"steps"' not in system  # no JSON anywhere: the examples are earlier turns, written as expressions
+    example_question, example_reply = first[1:3]
+    assert isinstance(example_question, HumanMessage) and isinstance(example_reply, AIMessage)
+    assert str(example_question.content).startswith(ENGLISH.question_label)
+    assert isinstance(ast.parse(str(example_reply.content), mode="eval").body, ast.BinOp | ast.Call)
     assert isinstance(repaired[-2], AIMessage) and repaired[-2].content == "I think the answer is 5."
     assert "as one arithmetic expression only" in str(repaired[-1].content)
     assert isinstance(corrected[-2], AIMessage) and corrected[-2].content == "1 / (7 - 7)"
