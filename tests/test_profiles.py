@@ -83,6 +83,7 @@ approve = ["convert_time"]
 examples = "clock-examples.json"
 corpus = "docs"
 uses_dates = false
+plan_format = "expression"
 
 [refusals]
 en = "Only times."
@@ -94,12 +95,25 @@ en = "Only times."
     assert profile.allowed_tools == frozenset({"get_current_time"}) and profile.approve == frozenset({"convert_time"})
     assert profile.examples == str(examples) and profile.corpus == str(tmp_path / "docs")
     assert profile.uses_dates is False and profile.refusals == {"en": "Only times."}
+    assert profile.plan_format == "expression"
 
 
 def test_a_minimal_profile_file_takes_the_generic_defaults(tmp_path: Path) -> None:
     profile = load_profile_file(write(tmp_path / "p.toml", 'persona = "Hi."\nname = "mine"\n'))
     assert profile.name == "mine" and profile.language == "en" and profile.examples == "generic"
     assert profile.allowed_tools is None and profile.corpus is None and profile.refusals == generic.REFUSALS
+
+
+def test_a_runs_plan_format_overrides_the_profiles() -> None:
+    from planwerk.graph.context import Context
+    from planwerk.nodes.common import profile_of
+
+    assert profile_of(Context(profile="travel")).plan_format == "json"
+    assert profile_of(Context(profile="travel", plan_format="expression")).plan_format == "expression"
+    assert profile_of(Context(profile="math", plan_format="json")).plan_format == "json"
+    assert profile_of(Context(profile="math")).plan_format == get_profile("math").plan_format
+    with pytest.raises(ValueError, match=r"Context\.plan_format must be 'profile', 'json' or 'expression'"):
+        Context(plan_format="yaml")  # type: ignore[arg-type]
 
 
 def test_an_edited_profile_file_is_read_again(tmp_path: Path) -> None:
@@ -120,6 +134,7 @@ def test_an_edited_profile_file_is_read_again(tmp_path: Path) -> None:
         ('persona = "x"\nrefusals = {fr = "non"}\n', r"refusals\.fr\.\[key\]: Input should be 'de' or 'en'"),
         ('persona = "x"\nexamples = "missing.json"\n', r"examples: cannot read .*missing\.json .*packaged library"),
         ('persona = "x"\ncorpus = "nowhere"\n', r"corpus: .*nowhere does not exist"),
+        ('persona = "x"\nplan_format = "yaml"\n', r"plan_format: Input should be 'json' or 'expression'"),
         ('persona = "x\n', r"not valid TOML"),
     ],
 )
