@@ -107,6 +107,8 @@ def _candidates(text: str) -> Iterator[str]:
     for raw in _FENCE.sub("\n", text).splitlines():
         line = _LABEL.sub("", raw.strip().strip("`")).strip().strip("`").strip()
         line = _ASSIGNMENT.sub("", line, count=1).strip()
+        if len(line) > 2 and line[0] == line[-1] and line[0] in "'\"":  # a quoted expression is still one
+            line = line[1:-1].strip()
         if not line:
             continue
         # "(3 + 4) * 2 = 14": the model's own result is not the calculation; ";" ends a Python statement.

@@ -133,6 +133,7 @@ def test_minus_a_number_is_a_literal_and_minus_a_calculation_calls_negate() -> N
         ("```python\n(3 + 4) * 2\n```", 14),
         ("Expression: `(3 + 4) * 2`", 14),
         ("answer = (3 + 4) * 2", 14),
+        ("'(3 + 4) * 2'", 14),
         ("(3 + 4) * 2 = 14", 14),  # the model's own result after the calculation is not part of it
         ("The trains need the sum of the lengths times 2:\n(3 + 4) * 2\nSo the answer is 14.", 14),
         ("x = 3 + 4; x * 2", 7),  # the first statement that compiles; a name is no number
