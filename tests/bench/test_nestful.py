@@ -231,6 +231,23 @@ def test_cli_planner_with_a_replay_file(tmp_path: Path) -> None:
     assert [row["correct"] for row in rows] == [True, True]
 
 
+def test_cli_planner_with_expression_plans(tmp_path: Path) -> None:
+    from planwerk.core.expressions import plan_expression
+
+    samples = nestful.load_samples("dev", 2)
+    script = []
+    for sample, answer in zip(samples, nestful.replay_script(samples, "The result is {value}.")[1::2], strict=True):
+        script += [plan_expression(nestful.gold_plan(sample.calls)), answer]
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(script), encoding="utf-8")
+    result = _bench("--model", f"replay:{replies}", "--limit", "2", "--plan-format", "expression", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout.strip().splitlines()[-1])["accuracy"] == 1.0
+    bad = _bench("--model", f"replay:{replies}", "--plan-format", "yaml")
+    assert bad.exit_code == 2
+    assert "unknown plan format 'yaml'; expected profile, json or expression" in " ".join(bad.output.split())
+
+
 def _bench(*args: str) -> Result:
     return CliRunner().invoke(app, ["bench", "nestful", "--split", "dev", *args])
 
