@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from pydantic import Field
 from typer.testing import CliRunner, Result
 
 from planwerk.bench import nestful
@@ -369,3 +370,27 @@ async def test_expression_plans_through_the_graph_with_repair_and_self_correctio
     assert str(corrected[-1].content).startswith("The calculation ran, but calls failed")
     assert "divide" in str(corrected[-1].content)
     assert second != first
+
+
+class _SchemaRecordingReplay(ReplayChatModel):
+    """A replay model that supports constrained decoding: it records each plan schema it is bound to."""
+
+    schemas: list[dict[str, object]] = Field(default_factory=list)
+
+    def with_plan_schema(self, schema: dict[str, object]) -> ReplayChatModel:
+        self.schemas.append(dict(schema))
+        return self
+
+
+@pytest.mark.parametrize("plan_format", ["json", "expression"])
+async def test_only_json_plans_are_decoded_under_the_plan_grammar(plan_format: str) -> None:
+    # The plan grammar is JSON's: bound to an expression planner it would force JSON out of it.
+    from planwerk.core.expressions import plan_expression
+
+    sample = nestful.load_samples("dev", 1)[0]
+    plan, answer = nestful.replay_script([sample], "The result is {value}.")
+    reply = plan_expression(json.loads(plan)) if plan_format == "expression" else plan
+    model = _SchemaRecordingReplay(responses=[reply, answer], schemas=[])
+    report = await nestful.run_planner("dev", model, limit=1, plan_format=plan_format)  # type: ignore[arg-type]
+    assert report.results[0].correct
+    assert len(model.schemas) == (1 if plan_format == "json" else 0)
