@@ -12,7 +12,7 @@ import platform
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_args
 
 import typer
 from rich.console import Console
@@ -117,6 +117,7 @@ def nestful(
     they are one ``--results`` file for a ``--resume`` run that only reports.
     """
     from planwerk.bench import nestful as bench
+    from planwerk.graph.context import PlanFormatChoice
 
     def fail(message: str) -> typer.Exit:
         err.print(f"[red]planwerk bench: error:[/red] {escape(message)}")
@@ -130,7 +131,7 @@ def nestful(
         raise fail("--resume and --shard are for --model runs (the oracle run takes seconds)")
     if resume and results is None:
         raise fail("--resume needs --results FILE (the file of the run to go on with)")
-    if plan_format not in ("profile", "json", "expression"):
+    if plan_format not in get_args(PlanFormatChoice):
         raise fail(f"unknown plan format {plan_format!r}; expected profile, json or expression")
     try:
         part = bench.Shard.parse(shard) if shard else None

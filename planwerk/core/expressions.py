@@ -154,7 +154,7 @@ def compile_expression(
         raise ExpressionParseError(f"{expression[:80]!r}… is nested too deeply or is not an expression") from None
     builder = _Builder(specs, notation, expression)
     try:
-        value = builder.value(tree.body)
+        builder.value(tree.body)
     except RecursionError:
         raise ExpressionParseError("the expression is nested too deeply") from None
     if not builder.calls:
@@ -162,14 +162,8 @@ def compile_expression(
             f"{expression!r} computes nothing with the tools; write the calculation with the numbers of the question"
             f" and {builder.operators_text()}, not its result"
         )
-    if not _is_ref_to(value, builder.calls[-1].id):
-        raise ExpressionParseError(f"{expression!r} does not end in a calculation")
+    # Every node that calls a tool makes its own call last: the outermost call is the plan's last call.
     return Plan(steps=builder.steps(), final=None)
-
-
-def _is_ref_to(value: Any, call_id: str) -> bool:
-    text = ref_text(value)
-    return text is not None and (text == call_id or text.startswith(call_id + "."))
 
 
 @dataclass
@@ -245,14 +239,8 @@ class _Builder:
             current = current.value
         if not isinstance(current, ast.Call):
             raise self.fail(f"{ast.unparse(node)!r}: only a tool's result has fields")
-        call_id = self.function_id(current)
-        return {REF_KEY: ".".join([call_id, *path])}
-
-    def function_id(self, node: ast.Call) -> str:
-        value = self.function(node)
-        text = ref_text(value)
-        assert text is not None
-        return parse_ref(text).root
+        self.function(current)  # its call is the last one made (its arguments' calls come before it)
+        return {REF_KEY: ".".join([self.calls[-1].id, *path])}
 
     def call(self, name: str, positional: Sequence[Any], named: Mapping[str, Any], node: ast.expr) -> Any:
         spec = self.specs[name]
@@ -275,7 +263,7 @@ class _Builder:
         level = 1 + max((self.levels[parse_ref(t).root] for t in _refs(arguments)), default=-1)
         self.calls.append(PlannedCall(id=call_id, name=name, arguments=arguments))
         self.levels[call_id] = level
-        fields = _output_fields(spec)
+        fields = output_fields(spec)
         return {REF_KEY: f"{call_id}.{fields[0]}" if len(fields) == 1 else call_id}
 
     def steps(self) -> list[Step]:
@@ -302,7 +290,8 @@ def _refs(arguments: Mapping[str, Any]) -> Iterator[str]:
             yield text
 
 
-def _output_fields(spec: ToolSpec) -> list[str]:
+def output_fields(spec: ToolSpec) -> list[str]:
+    """The fields a tool declares in its result (its output schema's properties); one field is a call's value."""
     schema = spec.output_schema or {}
     return list((schema.get("properties") or {}).keys()) if isinstance(schema, Mapping) else []
 
@@ -337,7 +326,7 @@ def plan_expression(
         call = calls[ref.root]
         tree = call_node(call, seen | {ref.root})
         spec = (specs or {}).get(call.name)
-        fields = _output_fields(spec) if spec is not None else ["result"]
+        fields = output_fields(spec) if spec is not None else ["result"]
         path = [str(p) for p in ref.path]
         if len(fields) == 1 and path == fields:
             return tree

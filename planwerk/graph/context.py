@@ -7,7 +7,7 @@ the LangGraph server hands to Studio (``graph.get_context_jsonschema()``); attri
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 MAX_PLAN_SAMPLES = 16
 """The most plans one self-consistency call samples (a batch this wide is already slow on a CPU)."""
@@ -208,7 +208,7 @@ class Context:
         temperature = self.retry_temperature
         if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
             raise ValueError(f"Context.retry_temperature must be a number from 0 to 2, got {temperature!r}")
-        if self.plan_format not in ("profile", "json", "expression"):
+        if self.plan_format not in get_args(PlanFormatChoice):
             raise ValueError(f"Context.plan_format must be 'profile', 'json' or 'expression', got {self.plan_format!r}")
         if not isinstance(self.approve_destructive, bool):
             raise ValueError(f"Context.approve_destructive must be true or false, got {self.approve_destructive!r}")

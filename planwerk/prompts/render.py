@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, trim_messages
 
 from planwerk.core.dates import find_dates
-from planwerk.core.expressions import DEFAULT_NOTATION, ExpressionNotation, plan_expression
+from planwerk.core.expressions import DEFAULT_NOTATION, ExpressionNotation, output_fields, plan_expression
 from planwerk.models.replay import estimate_tokens
 from planwerk.prompts.examples import Example
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
@@ -180,7 +180,7 @@ def render_expression_catalog(
         lines.append(texts.functions_label)
         for name in functions:
             spec = specs[name]
-            single = len((spec.output_schema or {}).get("properties") or {}) == 1
+            single = len(output_fields(spec)) == 1
             lines.append(render_tool(replace(spec, output_schema=None) if single else spec, texts))
     return "\n".join(lines) or texts.no_tools
 
