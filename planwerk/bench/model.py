@@ -83,14 +83,26 @@ def travel_specs(names: Collection[str] | None = None) -> dict[str, ToolSpec]:
     """The travel MCP server's tool specs (read from the server object; no network, no process)."""
     from planwerk.tools.servers.travel.server import build_server
 
-    tools = asyncio.run(build_server().list_tools())
+    return server_specs(build_server(), "travel", names)
+
+
+def math_specs(names: Collection[str] | None = None) -> dict[str, ToolSpec]:
+    """The math MCP server's tool specs (read from the server object; no network, no process)."""
+    from planwerk.tools.servers.math import build_server
+
+    return server_specs(build_server(), "math", names)
+
+
+def server_specs(server: Any, server_name: str, names: Collection[str] | None = None) -> dict[str, ToolSpec]:
+    """The tool specs a FastMCP ``server`` lists (all, or those in ``names``), as an MCP client sees them."""
+    tools = asyncio.run(server.list_tools())
     return {
         tool.name: ToolSpec(
             name=tool.name,
             description=tool.description or "",
             input_schema=tool.inputSchema,
             output_schema=tool.outputSchema,
-            server="travel",
+            server=server_name,
         )
         for tool in tools
         if names is None or tool.name in names

@@ -1,7 +1,8 @@
 """The model seam: planwerk talks to any langchain-core chat model.
 
 A model that can constrain its decoding to a JSON schema implements :class:`SupportsPlanSchema`; the planner
-then asks it for a variant bound to the schema of valid plans for the loaded tools. A model that can sample
+then asks it for a variant bound to the schema of valid plans for the loaded tools. One that can decode under an
+EBNF grammar implements :class:`SupportsPlanGrammar`, for plans written as expressions. A model that can sample
 implements :class:`SupportsSampling`; :func:`sampling_variant` also covers LangChain models with a ``temperature``
 field (``bind(temperature=...)``), so a retried plan is not decoded greedily into the reply that was just rejected.
 """
@@ -22,6 +23,15 @@ class SupportsPlanSchema(Protocol):
 
     def with_plan_schema(self, schema: Mapping[str, Any]) -> BaseChatModel:
         """A model that generates only text matching ``schema`` (the same model, differently bound)."""
+        ...
+
+
+@runtime_checkable
+class SupportsPlanGrammar(Protocol):
+    """A chat model that can generate under an EBNF grammar (constrained decoding of expression plans)."""
+
+    def with_plan_grammar(self, grammar: str) -> BaseChatModel:
+        """A model that generates only text the EBNF ``grammar`` admits (the same model, differently bound)."""
         ...
 
 

@@ -60,6 +60,8 @@ class GenerationOptions:
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     schema: Mapping[str, Any] | None = None
     """Constrain the output to this JSON schema (xgrammar); ``None`` decodes freely."""
+    grammar: str | None = None
+    """Constrain the output to this EBNF grammar (xgrammar; an expression plan's); ignored when ``schema`` is set."""
     use_prefix_cache: bool = True
     stop: tuple[str, ...] = ()
     repetition: RepetitionPolicy = field(default_factory=RepetitionPolicy)
@@ -230,6 +232,8 @@ class HFRuntime:
         processors = LogitsProcessorList([timing])
         if options.schema is not None:
             processors.append(self.grammars.logits_processor(options.schema))
+        elif options.grammar is not None:
+            processors.append(self.grammars.logits_processor(ebnf=options.grammar))
         repetition = RepetitionStop(len(ids), options.repetition)
         criteria = StoppingCriteriaList([repetition])
         if cancel is not None:
@@ -323,8 +327,11 @@ class HFChatModel(ChatHuggingFace):
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     plan_schema: dict[str, Any] | None = None
     """When set (see :meth:`with_plan_schema`) and :attr:`constrained_decoding` is on, output follows it."""
+    plan_grammar: str | None = None
+    """When set (see :meth:`with_plan_grammar`) and :attr:`constrained_decoding` is on, output follows this EBNF
+    grammar (a bound :attr:`plan_schema` wins)."""
     constrained_decoding: bool = True
-    """``False`` keeps decoding free even when a plan schema is bound (to compare, or to debug the grammar)."""
+    """``False`` keeps decoding free even when a plan schema or grammar is bound (to compare, or to debug)."""
     use_prefix_cache: bool = True
     repetition: RepetitionPolicy = Field(default_factory=RepetitionPolicy)
     temperature: float | None = None
@@ -346,6 +353,13 @@ class HFChatModel(ChatHuggingFace):
             runtime.grammars.compiled(schema)  # compile now: a bad schema fails here, not mid-graph
         return self.model_copy(update={"plan_schema": dict(schema)})
 
+    def with_plan_grammar(self, grammar: str) -> HFChatModel:
+        """The same model (shared weights and caches), generating only text the EBNF ``grammar`` admits."""
+        runtime: HFRuntime = self.runtime
+        if self.constrained_decoding:
+            runtime.grammars.compiled_ebnf(grammar)  # compile now: a bad grammar fails here, not mid-graph
+        return self.model_copy(update={"plan_grammar": grammar})
+
     def with_sampling(self, temperature: float, *, seed: int | None = None, top_p: float | None = None) -> HFChatModel:
         """The same model (shared weights and caches) sampling at ``temperature`` (0: greedy again), seeded with
         ``seed`` for reproducible replies; a bound plan schema still applies (sampling among valid tokens).
@@ -361,9 +375,11 @@ class HFChatModel(ChatHuggingFace):
 
     def _options(self, stop: list[str] | None, kwargs: Mapping[str, Any]) -> GenerationOptions:
         schema = self.plan_schema if self.constrained_decoding else None
+        grammar = self.plan_grammar if self.constrained_decoding else None
         return GenerationOptions(
             max_new_tokens=int(kwargs.get("max_new_tokens", self.max_new_tokens)),
             schema=kwargs.get("schema", schema),
+            grammar=kwargs.get("grammar", grammar),
             use_prefix_cache=self.use_prefix_cache,
             stop=tuple(stop or ()),
             repetition=self.repetition,

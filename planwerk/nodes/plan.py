@@ -9,6 +9,7 @@ prompt gave byte-identical replies on every retry (measured with the 0.5B model)
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -16,12 +17,19 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
+from planwerk.core.expression_grammar import expression_grammar
 from planwerk.core.plan_schema import plan_json_schema
 from planwerk.core.scope import referent_question
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, add_usage
-from planwerk.models.base import SupportsBatchSampling, SupportsPlanSchema, sample_replies, sampling_variant
+from planwerk.models.base import (
+    SupportsBatchSampling,
+    SupportsPlanGrammar,
+    SupportsPlanSchema,
+    sample_replies,
+    sampling_variant,
+)
 from planwerk.nodes.common import (
     context_of,
     history_before_question,
@@ -33,10 +41,11 @@ from planwerk.nodes.common import (
     visible_specs,
 )
 from planwerk.places import default_gazetteer
-from planwerk.profiles import Profile
+from planwerk.profiles import PlanFormat, Profile
 from planwerk.prompts.examples import library, select_examples
 from planwerk.prompts.render import build_plan_messages, trim_history
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
+from planwerk.tools.base import ToolSpec
 
 MAX_FEEDBACK_TURNS = 2
 """Earlier rejected replies shown to the planner (the latest ones)."""
@@ -72,10 +81,8 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
         # ranking examples (embeds the question; loads the embedder on first use) and resolving the question's
         # dates (dateparser reads its language data on first use). The event loop keeps serving other runs.
         planner = model
-        # The plan grammar is JSON's: an expression plan decodes freely (its parser is tolerant, its check strict).
-        json_plans = profile.plan_format == "json"
-        if json_plans and context.constrained_decoding and specs and isinstance(model, SupportsPlanSchema):
-            planner = model.with_plan_schema(plan_json_schema(specs))
+        if context.constrained_decoding and specs:
+            planner = constrained_planner(model, specs, profile.plan_format)
         if retry and context.retry_temperature > 0:
             planner = sampling_variant(planner, context.retry_temperature, seed=state.get("attempts", 0))
         examples = select_examples(
@@ -125,6 +132,20 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
         "attempts": state.get("attempts", 0) + 1,
         "usage": add_usage(usage_of(reply, messages), {"llm_calls": lost}),
     }
+
+
+def constrained_planner(model: Any, specs: Mapping[str, ToolSpec], plan_format: PlanFormat) -> Any:
+    """``model`` bound to the grammar of valid plans in ``plan_format`` where it can decode under one: the plan JSON
+    schema, or the EBNF of expressions over the loaded tools; else ``model`` (its replies meet the parser and the
+    check unconstrained)."""
+    if plan_format == "json" and isinstance(model, SupportsPlanSchema):
+        return model.with_plan_schema(plan_json_schema(specs))
+    if plan_format == "expression" and isinstance(model, SupportsPlanGrammar):
+        try:
+            return model.with_plan_grammar(expression_grammar(specs))
+        except ValueError:  # no loaded tool can be written in an expression: the check will say so
+            return model
+    return model
 
 
 def plan_samples(context: Context, profile: Profile, retry: int) -> int:

@@ -372,25 +372,37 @@ async def test_expression_plans_through_the_graph_with_repair_and_self_correctio
     assert second != first
 
 
-class _SchemaRecordingReplay(ReplayChatModel):
-    """A replay model that supports constrained decoding: it records each plan schema it is bound to."""
+class _GrammarRecordingReplay(ReplayChatModel):
+    """A replay model that supports constrained decoding: it records each plan schema and grammar it is bound to."""
 
     schemas: list[dict[str, object]] = Field(default_factory=list)
+    grammars: list[str] = Field(default_factory=list)
 
     def with_plan_schema(self, schema: dict[str, object]) -> ReplayChatModel:
         self.schemas.append(dict(schema))
         return self
 
+    def with_plan_grammar(self, grammar: str) -> ReplayChatModel:
+        self.grammars.append(grammar)
+        return self
+
 
 @pytest.mark.parametrize("plan_format", ["json", "expression"])
-async def test_only_json_plans_are_decoded_under_the_plan_grammar(plan_format: str) -> None:
-    # The plan grammar is JSON's: bound to an expression planner it would force JSON out of it.
+async def test_each_plan_format_is_decoded_under_its_own_grammar(plan_format: str) -> None:
+    # The JSON schema bound to an expression planner would force JSON out of it, and the reverse.
+    import xgrammar as xgr
+
     from planwerk.core.expressions import plan_expression
 
     sample = nestful.load_samples("dev", 1)[0]
     plan, answer = nestful.replay_script([sample], "The result is {value}.")
     reply = plan_expression(json.loads(plan)) if plan_format == "expression" else plan
-    model = _SchemaRecordingReplay(responses=[reply, answer], schemas=[])
+    model = _GrammarRecordingReplay(responses=[reply, answer])
     report = await nestful.run_planner("dev", model, limit=1, plan_format=plan_format)  # type: ignore[arg-type]
     assert report.results[0].correct
-    assert len(model.schemas) == (1 if plan_format == "json" else 0)
+    assert (len(model.schemas), len(model.grammars)) == ((1, 0) if plan_format == "json" else (0, 1))
+    if plan_format == "expression":
+        # The grammar is the sample's: its tools are in it, and the gold plan written as an expression passes.
+        grammar = xgr.Grammar.from_ebnf(model.grammars[0])
+        assert xgr.testing._is_grammar_accept_string(grammar, reply)
+        assert all(f'"{name}("' in model.grammars[0] for name in sample.tool_names)

@@ -9,9 +9,11 @@ import torch
 from langchain_core.messages import AIMessageChunk, HumanMessage, SystemMessage
 from langgraph.graph import START, MessagesState, StateGraph
 
-from planwerk.bench.model import plan_messages, travel_specs
+from planwerk.bench.model import math_specs, plan_messages, travel_specs
+from planwerk.core.expression_grammar import expression_grammar
+from planwerk.core.expressions import ExpressionParseError, compile_expression, parse_expression_plan
 from planwerk.core.plan_schema import plan_json_schema
-from planwerk.models.base import SupportsPlanSchema
+from planwerk.models.base import SupportsPlanGrammar, SupportsPlanSchema
 from planwerk.models.hf import GenerationOptions, HFChatModel, message_dicts
 from planwerk.models.specs import load_chat_model
 
@@ -105,6 +107,27 @@ async def test_langgraph_messages_stream_gets_model_tokens(default_model):
     assert len(pieces) >= 2
     assert "".join(pieces).strip() == final["messages"][-1].content.strip()
     assert final["messages"][-1].usage_metadata["input_tokens"] > 0
+
+
+def test_expression_grammar_turns_prose_into_a_calculation_that_compiles(default_model):
+    # Asked for words, the model writes words; under the expression grammar the same prompt gives an expression
+    # over the loaded tools that compiles into calls (no names, no "^", not its own result).
+    specs = math_specs({"add", "subtract", "multiply", "divide"})
+    question = "A train goes 120 km in 2 hours, then 60 km in 1 hour. What is its average speed? Show your reasoning."
+    messages = [HumanMessage(question)]
+    free = default_model.invoke(messages, max_new_tokens=60).content
+    with pytest.raises(ExpressionParseError):
+        parse_expression_plan(free, specs)
+    assert isinstance(default_model, SupportsPlanGrammar)
+    reply = default_model.with_plan_grammar(expression_grammar(specs)).invoke(messages, max_new_tokens=60)
+    assert compile_expression(reply.content, specs).steps
+
+
+def test_bad_grammar_fails_when_bound(default_model):
+    from planwerk.models.constrained import SchemaCompileError
+
+    with pytest.raises(SchemaCompileError, match="cannot compile the EBNF grammar"):
+        default_model.with_plan_grammar("root ::= missing_rule")
 
 
 def test_stop_strings_cut_the_output(default_model):
