@@ -89,6 +89,9 @@ PROFILES: dict[str, Profile] = {
         language="en",
         uses_dates=False,
         answer_is_last_result=True,
+        # A calculation as Python arithmetic: twice the NESTFUL test score of JSON plans at a quarter of the tokens
+        # with the default model (BENCHMARKS.md §2).
+        plan_format="expression",
     ),
     # Any tools: no domain of its own, no corpus (the travel corpus would answer questions about other things).
     # German like the project's other texts; generic-en is the same profile with the English protocol.

@@ -4,10 +4,11 @@ Free decoding let the 0.5B default model write names into its arithmetic (``75 /
 its own result instead of a calculation; each of those is a rejected plan and another model call (8 % of NESTFUL
 test questions ended without a plan that compiles, BENCHMARKS.md §2). Decoded under this grammar, a reply is one
 expression over numbers, the operators whose tools are loaded and calls of loaded tools with the number of
-arguments their input schema asks for, and it computes at least one call: :func:`compile_expression` accepts it.
+arguments their input schema asks for, and it computes at least one call; or it is ``answer("…")`` or
+``ask_user("…")`` alone. :func:`compile_expression` accepts every such reply.
 
-The text is EBNF in the dialect xgrammar (and llama.cpp's GBNF) read: ``rule ::= alternatives``, quoted literals,
-character classes. Pure: no I/O.
+The text is EBNF in the dialect both xgrammar and llama.cpp's GBNF read: ``rule ::= alternatives``, quoted literals,
+character classes; rule names of letters, digits and dashes. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ ArgumentKind = Literal["number", "text", "any"]
 _NUMERIC_TYPES = frozenset({"number", "integer"})
 _BASE_RULES = (
     # Python's number literals as models write them; a leading "-" is the operand's, not the number's.
-    'number ::= [0-9]+ ("." [0-9]+)? ([eE] [-+]? [0-9]+)?',
-    'text ::= "\\"" [^"\\\\\\n]* "\\""',
+    # At most 15 digits a part (a double's precision): a runaway of zeros ends instead of crashing on 4e48.
+    'number ::= [0-9]{1,15} ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?',
+    'text ::= "\\"" [^"\\\\\\n]* "\\"" | "\'" [^\'\\\\\\n]* "\'"',
     'ws ::= " "?',
     'sep ::= ws "," ws',
 )
@@ -56,7 +58,8 @@ def argument_kind(schema: Any) -> ArgumentKind | None:
 
 
 def expression_grammar(specs: Mapping[str, ToolSpec], notation: ExpressionNotation = DEFAULT_NOTATION) -> str:
-    """EBNF whose root is one expression that calls at least one tool of ``specs``.
+    """EBNF whose root is one expression that calls at least one tool of ``specs``, or ``answer("…")`` or
+    ``ask_user("…")`` alone (see :class:`ExpressionNotation`).
 
     Operators appear only where their tool is loaded (``notation``); a tool appears as ``name(a, b)`` with its
     required arguments and optionally its others, in input-schema order, each a computed value, a number or a
@@ -73,8 +76,8 @@ def expression_grammar(specs: Mapping[str, ToolSpec], notation: ExpressionNotati
     computed_atoms = ['"(" ws expr ws ")"']
     if calls:
         computed_atoms.append("call")
-        rules.append("call ::= " + " | ".join(f"call_{index}" for index in range(len(calls))))
-        rules.extend(f"call_{index} ::= {body}" for index, body in enumerate(calls))
+        rules.append("call ::= " + " | ".join(f"call-{index}" for index in range(len(calls))))
+        rules.extend(f"call-{index} ::= {body}" for index, body in enumerate(calls))
     # "-3" is a literal; "-" before a computed value calls the negate tool, so only where it is loaded.
     negate = '"-"? ' if notation.negate is not None and notation.negate in specs else ""
     rules.append('operand ::= "-"? number | ' + " | ".join(negate + atom for atom in computed_atoms))
@@ -91,6 +94,8 @@ def expression_grammar(specs: Mapping[str, ToolSpec], notation: ExpressionNotati
     if calls:
         computed.append(negate + "call")
     computed.append(negate + '"(" ws root ws ")"')
+    # answer("…") and ask_user("…") stand alone: a question the tools cannot compute, a number that is missing.
+    computed.extend(f"{_literal(name + '(')} ws text ws {_literal(')')}" for name in notation.replies(specs))
     return "\n".join(["root ::= " + " | ".join(computed), *rules, *_BASE_RULES]) + "\n"
 
 

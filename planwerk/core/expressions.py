@@ -15,7 +15,10 @@ The notation is Python's expression syntax, read with :mod:`ast` (parsed, never 
 - ``name(x, y)`` calls the tool ``name``; positional arguments fill the tool's input schema properties in their
   order, keyword arguments fill them by name;
 - ``f(x).field`` and ``f(x)["field"]`` / ``f(x)[0]`` pass a part of a result on; a bare ``f(x)`` passes the result's
-  only field (``{"result": 3}`` → 3) or the whole result when the tool declares no output fields.
+  only field (``{"result": 3}`` → 3) or the whole result when the tool declares no output fields;
+- ``answer("…")`` alone is a plan without calls whose answer is the text (a question the tools cannot compute), and
+  ``ask_user("…")`` alone asks the user (a number the calculation needs is missing): what a JSON plan says with
+  ``final`` and ``ask_user``. A loaded tool of the same name wins.
 
 Pure: no I/O, never raises anything but :class:`ExpressionParseError`.
 """
@@ -23,6 +26,7 @@ Pure: no I/O, never raises anything but :class:`ExpressionParseError`.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +72,15 @@ class ExpressionNotation:
     """Operator symbol (``+ - * / ** // %``) → the name of the tool with two arguments that computes it."""
     negate: str | None = "negate"
     """The tool with one argument that ``-x`` of a computed ``x`` calls (``-3`` is a literal and calls nothing)."""
+    answer: str = "answer"
+    """``answer("text")``: no calls, the text is the answer (a JSON plan's ``final``); not a tool."""
+    ask_user: str = "ask_user"
+    """``ask_user("question")``: no calls, the user is asked (a JSON plan's ``ask_user``); not a tool."""
+
+    def replies(self, specs: Mapping[str, ToolSpec]) -> dict[str, str]:
+        """The pseudo-calls that are not shadowed by a loaded tool: name → the :class:`Plan` field they fill."""
+        fields = {self.answer: "final", self.ask_user: "ask_user"}
+        return {name: plan_field for name, plan_field in fields.items() if name not in specs}
 
     def available(self, specs: Mapping[str, ToolSpec]) -> dict[str, str]:
         """The operators whose tools are loaded, symbol → tool name."""
@@ -152,6 +165,8 @@ def compile_expression(
         raise ExpressionParseError(f"{expression!r} is not an arithmetic expression: {error.msg}") from None
     except (RecursionError, MemoryError, ValueError):
         raise ExpressionParseError(f"{expression[:80]!r}… is nested too deeply or is not an expression") from None
+    if (reply := _reply_call(tree.body, specs, notation)) is not None:
+        return reply
     builder = _Builder(specs, notation, expression)
     try:
         builder.value(tree.body)
@@ -164,6 +179,19 @@ def compile_expression(
         )
     # Every node that calls a tool makes its own call last: the outermost call is the plan's last call.
     return Plan(steps=builder.steps(), final=None)
+
+
+def _reply_call(node: ast.expr, specs: Mapping[str, ToolSpec], notation: ExpressionNotation) -> Plan | None:
+    """The plan of ``answer("…")`` / ``ask_user("…")`` at the top of an expression, else ``None``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    plan_field = notation.replies(specs).get(node.func.id)
+    if plan_field is None:
+        return None
+    texts = [arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+    if len(node.args) != 1 or node.keywords or len(texts) != 1 or not texts[0].strip():
+        raise ExpressionParseError(f'{node.func.id}(...) takes one text in quotes, e.g. {node.func.id}("…")')
+    return Plan(**{plan_field: texts[0].strip()})
 
 
 @dataclass
@@ -216,6 +244,8 @@ class _Builder:
         if not isinstance(node.func, ast.Name):
             raise self.fail(f"{ast.unparse(node.func)!r} is not a tool name")
         name = node.func.id
+        if name in self.notation.replies(self.specs):
+            raise self.fail(f"{name}(...) stands alone, not inside a calculation")
         if name not in self.specs:
             raise self.fail(f"{name!r} is not a loaded tool; use {self.operators_text()}")
         if any(isinstance(arg, ast.Starred) for arg in node.args) or any(kw.arg is None for kw in node.keywords):
@@ -304,13 +334,19 @@ def plan_expression(
     (a few-shot example, a plan that failed) is shown to a planner that writes expressions.
 
     Operator tools become their symbols, other calls ``name(args)`` with positional arguments in the order of
-    ``specs``' input schema (keyword arguments without ``specs``); a result used twice is written twice. Raises
-    :class:`ValueError` for a plan without calls or with a reference to no earlier call.
+    ``specs``' input schema (keyword arguments without ``specs``); a result used twice is written twice; a plan
+    without calls is ``ask_user("…")`` or ``answer("…")``. Raises :class:`ValueError` for a plan without calls,
+    answer or question, or with a reference to no earlier call.
     """
     model = plan if isinstance(plan, Plan) else Plan.model_validate(plan)
     calls = {call.id: call for _, call in model.calls()}
     if not calls:
-        raise ValueError("the plan has no calls to write as an expression")
+        # Double quotes, as the expression grammar writes texts (ast.unparse would write single ones).
+        if model.ask_user:
+            return f"{notation.ask_user}({json.dumps(model.ask_user, ensure_ascii=False)})"
+        if model.final:
+            return f"{notation.answer}({json.dumps(model.final, ensure_ascii=False)})"
+        raise ValueError("the plan has no calls, no answer and no question to write as an expression")
     symbols = {name: symbol for symbol, name in notation.operators.items()}
     last = list(calls.values())[-1]
 

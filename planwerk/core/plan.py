@@ -6,10 +6,15 @@ workshop notebook, or ``{"ask_user": "<question>"}`` when required information i
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+INT64_MAX = 2**63 - 1
+"""The largest integer a checkpoint stores (msgpack): a model once wrote 4 followed by 48 zeros into a plan, and the
+run crashed when its state was saved."""
 
 
 class PlannedCall(BaseModel):
@@ -22,7 +27,13 @@ class PlannedCall(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     """The tool's name."""
     arguments: dict[str, Any] = Field(default_factory=dict)
-    """Literal values, ``{"$ref": ...}`` objects or ``"$ref:..."`` strings."""
+    """Literal values, ``{"$ref": ...}`` objects or ``"$ref:..."`` strings. An integer beyond 64 bits is kept as the
+    float nearest to it (a checkpoint cannot store it; a tool taking an integer then refuses it, saying why)."""
+
+    @field_validator("arguments")
+    @classmethod
+    def _storable_numbers(cls, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {key: storable(value) for key, value in arguments.items()}
 
 
 class Step(BaseModel):
@@ -54,3 +65,22 @@ class Plan(BaseModel):
     def call_count(self) -> int:
         """How many tool calls the plan makes."""
         return sum(len(step.tools) for step in self.steps)
+
+
+def storable(value: Any) -> Any:
+    """``value`` with every integer beyond 64 bits (anywhere inside lists and dicts) as the nearest float (or an
+    infinity, beyond floats)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if -INT64_MAX - 1 <= value <= INT64_MAX:
+            return value
+        try:
+            return float(value)
+        except OverflowError:  # beyond 1.8e308 (a runaway of digits): infinity, which the tools refuse
+            return math.inf if value > 0 else -math.inf
+    if isinstance(value, list):
+        return [storable(item) for item in value]
+    if isinstance(value, dict):
+        return {key: storable(item) for key, item in value.items()}
+    return value

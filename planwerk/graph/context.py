@@ -102,7 +102,10 @@ class Context:
     )
     constrained_decoding: bool = field(
         default=True,
-        metadata={"description": "Generate plans under the plan's JSON schema where the model supports it."},
+        metadata={
+            "description": "Generate plans under a grammar where the model supports it: the plan's JSON schema, or "
+            "the expressions the loaded tools can compute (plan_format expression)."
+        },
     )
     plan_examples: int = field(
         default=2,

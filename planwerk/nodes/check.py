@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
@@ -162,9 +163,20 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
 
 
 def parse_reply(text: str, plan_format: PlanFormat, specs: Mapping[str, ToolSpec]) -> Plan:
-    """The plan in a planner's reply, written as ``plan_format`` says; :class:`PlanParseError` saying why not."""
+    """The plan in a planner's reply, written as ``plan_format`` says; :class:`PlanParseError` saying why not.
+
+    A reply to an expression prompt that is a JSON plan instead (a model served elsewhere, decoding freely, that
+    was trained on JSON tool plans) is still a plan: it runs when it parses, and the expression's problem is the
+    feedback when it does not."""
     if plan_format == "expression":
-        return parse_expression_plan(text, specs)
+        try:
+            return parse_expression_plan(text, specs)
+        except PlanParseError:
+            if "{" not in text:
+                raise
+            with contextlib.suppress(PlanParseError):
+                return parse_plan(text)
+            raise
     return parse_plan(text)
 
 

@@ -181,6 +181,8 @@ EXPRESSION_RULES: tuple[str, ...] = (
     "Nutze die Zahlen der Frage, die unten genannten Operatoren und Funktionen und Klammern.",
     "Jeder Operator und jede Funktion ist ein Tool-Aufruf: die Tools rechnen, nicht du. Schreibe nie das Ergebnis.",
     "Bekannte Konstanten (100 für Prozent, 60 Minuten, 1000 Meter) dürfen als Zahlen vorkommen.",
+    'Eine Frage, die die Tools nicht berechnen können, bekommt answer("…") mit einem Satz, der das sagt; fehlt eine'
+    ' Zahl für die Rechnung, schreibe ask_user("…") mit deiner Rückfrage.',
 )
 """The rules of an expression plan."""
 

@@ -168,6 +168,8 @@ EXPRESSION_RULES: tuple[str, ...] = (
     "Use the numbers of the question, the operators and functions listed below, and parentheses.",
     "Every operator and every function is a tool call: the tools compute, you do not. Never write the result.",
     "Constants you know (100 for a percentage, 60 minutes, 1000 metres) may appear as numbers.",
+    'A question the tools cannot compute gets answer("…") with one sentence saying so; when a number the'
+    ' calculation needs is missing, write ask_user("…") with your question.',
 )
 """The rules of an expression plan."""
 

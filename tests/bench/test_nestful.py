@@ -139,7 +139,7 @@ async def test_planner_through_the_graph_with_self_correction_and_scoring() -> N
         gold[5],  # its answer states the gold value, not the last result: regenerated once, then "The result is …"
     ]
     model = ReplayChatModel.of(script)
-    report = await nestful.run_planner("dev", model, limit=3)
+    report = await nestful.run_planner("dev", model, limit=3, plan_format="json")  # expression plans: below
     summary = report.summary()
     assert model.calls == len(script)
     assert [r.correct for r in report.results] == [True, True, False]
@@ -406,3 +406,29 @@ async def test_each_plan_format_is_decoded_under_its_own_grammar(plan_format: st
         grammar = xgr.Grammar.from_ebnf(model.grammars[0])
         assert xgr.testing._is_grammar_accept_string(grammar, reply)
         assert all(f'"{name}("' in model.grammars[0] for name in sample.tool_names)
+
+
+async def test_a_json_plan_answered_to_an_expression_prompt_runs() -> None:
+    # A served model trained on JSON tool plans may answer the expression protocol with one: it is still a plan.
+    # A broken one gets the expression's problem back, not JSON's.
+    sample = nestful.load_samples("dev", 1)[0]
+    plan, answer = nestful.replay_script([sample], "The result is {value}.")
+    broken = '{"steps": [oops'
+    model = ReplayChatModel.of([broken, plan, answer])
+    report = await nestful.run_planner("dev", model, limit=1, plan_format="expression")
+    assert report.results[0].correct and report.results[0].plan_attempts == 2
+    feedback = str(model.prompts[1][-1].content)
+    assert "arithmetic expression" in feedback and "JSON" not in feedback
+
+
+@pytest.mark.parametrize("plan_format", ["json", "expression"])
+async def test_a_number_beyond_64_bits_in_a_plan_does_not_crash_the_run(plan_format: str) -> None:
+    # Measured: "1 / 1 + 2 / 1 * 4000…0" (48 zeros) crashed the run when its state was checkpointed.
+    huge = 4 * 10**48
+    plan = json.dumps(
+        {"steps": [{"tools": [{"id": "a", "name": "multiply", "arguments": {"arg_0": huge, "arg_1": 2}}]}]}
+    )
+    reply = plan if plan_format == "json" else f"{huge} * 2"
+    model = ReplayChatModel.of([reply, "Eight.", "Eight."])  # answers the check refuses: the result is stated
+    report = await nestful.run_planner("dev", model, limit=1, plan_format=plan_format)  # type: ignore[arg-type]
+    assert report.results[0].error is None and report.results[0].predicted == pytest.approx(8e48)

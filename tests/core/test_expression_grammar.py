@@ -58,6 +58,9 @@ WITH_OPTIONAL = {
         "scale(3)",
         "scale(3, 2)",
         'scale(3, 2, "km")',
+        "geocode('Paris', 'FR').lon",
+        'answer("I only calculate; the capital of Australia is no calculation.")',
+        'ask_user("Which two numbers should I add?")',
     ],
 )
 def test_admits_calculations_that_compile(text: str) -> None:
@@ -81,6 +84,10 @@ def test_admits_calculations_that_compile(text: str) -> None:
         ("1 + 2 = 3", "the model's own result is not part of it"),
         ("1 +", "unfinished"),
         ("add(1, 2)\nadd(3, 4)", "one expression, one line"),
+        ('add(1, answer("x"))', "answer stands alone"),
+        ('answer("x") + 1', "answer stands alone"),
+        ("answer(42)", "answer takes a text"),
+        ("4" + "0" * 48 + " * 2", "a runaway of digits"),
     ],
 )
 def test_refuses_what_the_model_wrote_unconstrained(text: str, why: str) -> None:
@@ -96,6 +103,13 @@ def test_operators_and_negation_follow_the_loaded_tools() -> None:
     with_floor = ExpressionNotation(operators={"+": "add", "//": "add"})
     assert admits(only_add, "add(7, 2)") and admits(only_add, "7 + 2")
     assert admits(only_add, "7 // 2", with_floor)
+
+
+def test_a_tool_named_like_a_pseudo_call_wins() -> None:
+    # A loaded tool "answer" is called like any tool: the pseudo-call gives way.
+    specs = {"answer": numeric("answer", 1)}
+    assert admits(specs, "answer(3)") and not admits(specs, 'answer("text")')
+    assert compile_expression("answer(3)", specs).call_count == 1
 
 
 def test_no_usable_tool_is_a_clear_error() -> None:

@@ -202,11 +202,18 @@ def test_a_plan_is_written_back_as_the_expression_it_came_from(expression: str) 
     assert compile_expression(plan_expression(plan, SPECS), SPECS) == plan
 
 
-def test_writing_back_fields_and_plans_that_are_no_expression() -> None:
+def test_writing_back_fields_and_plans_without_calls() -> None:
     plan = compile_expression('distance(geocode("Rom").lat, 2)', SPECS)
-    assert plan_expression(plan, SPECS) == "distance(geocode('Rom').lat, 2)"
-    with pytest.raises(ValueError, match="no calls"):
-        plan_expression({"steps": [], "final": "Hello"})
+    assert plan_expression(plan, SPECS) == "distance(geocode('Rom').lat, 2)"  # both quotes are texts
+    # A plan without calls says its answer or asks: the pseudo-calls, which compile back to the same plan.
+    for plan_without_calls, written in [
+        ({"steps": [], "final": 'Only "sums", sorry.'}, 'answer("Only \\"sums\\", sorry.")'),
+        ({"steps": [], "ask_user": "Which two numbers?"}, 'ask_user("Which two numbers?")'),
+    ]:
+        assert plan_expression(plan_without_calls) == written
+        assert compile_expression(written, SPECS) == Plan.model_validate(plan_without_calls)
+    with pytest.raises(ValueError, match="no calls, no answer and no question"):
+        plan_expression({"steps": []})
     loop = {"steps": [{"tools": [{"id": "a", "name": "add", "arguments": {"arg_0": {"$ref": "a.result"}}}]}]}
     with pytest.raises(ValueError, match="names no earlier call"):
         plan_expression(loop)

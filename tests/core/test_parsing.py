@@ -7,6 +7,7 @@ import json
 import pytest
 
 from planwerk.core.parsing import PlanParseError, parse_plan
+from planwerk.core.plan import PlannedCall
 from tests.conftest import FIXTURES
 
 
@@ -93,3 +94,23 @@ def test_final_only_and_ask_user() -> None:
 def test_unrepairable_output_gives_a_precise_error(text: str, expected: str) -> None:
     with pytest.raises(PlanParseError, match=expected):
         parse_plan(text)
+
+
+@pytest.mark.parametrize(
+    ("written", "stored"),
+    [
+        (4 * 10**48, 4e48),
+        (-(2**63) - 1, -9.223372036854775808e18),
+        (10**400, float("inf")),
+        (2**63 - 1, 2**63 - 1),
+        (True, True),
+        ([1, 10**30, {"x": 10**30}], [1, 1e30, {"x": 1e30}]),
+    ],
+)
+def test_integers_beyond_64_bits_are_stored_as_floats(written: object, stored: object) -> None:
+    # A model wrote 4 followed by 48 zeros into a plan; saving the run's state (msgpack) crashed on it.
+    import ormsgpack
+
+    call = PlannedCall(id="a", name="multiply", arguments={"arg_0": written})
+    assert call.arguments["arg_0"] == stored and type(call.arguments["arg_0"]) is type(stored)
+    ormsgpack.packb(call.model_dump())

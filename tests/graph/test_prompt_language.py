@@ -36,39 +36,49 @@ TRAVEL_PLAN = json.dumps(
 )
 
 
-def agent(model: ReplayChatModel, tools: Any, profile: str) -> Agent:
+def agent(model: ReplayChatModel, tools: Any, profile: str, plan_format: str = "profile") -> Agent:
     return Agent(
         model=model,
         tools=tools,
         retriever=False,
         checkpointer=InMemorySaver(),
-        context=Context(profile=profile, today="2026-11-22"),  # type: ignore[arg-type]
+        context=Context(profile=profile, today="2026-11-22", plan_format=plan_format),  # type: ignore[arg-type]
     )
 
 
+@pytest.mark.parametrize("plan_format", ["profile", "json"])
 async def test_math_prompts_are_english_without_dates_and_state_the_argument_order(
-    math_tools: Any, monkeypatch: pytest.MonkeyPatch
+    math_tools: Any, monkeypatch: pytest.MonkeyPatch, plan_format: str
 ) -> None:
     def no_dates(*_: Any, **__: Any) -> list[Any]:
         raise AssertionError("dates resolved for a profile without dates")
 
     monkeypatch.setattr("planwerk.prompts.render.find_dates", no_dates)
-    model = ReplayChatModel.of([MATH_PLAN, "130 customers buy something."])
-    async with agent(model, math_tools, "math") as planwerk:
+    plan = "200 * 0.65" if plan_format == "profile" else MATH_PLAN  # the math profile's own format: expressions
+    model = ReplayChatModel.of([plan, "130 customers buy something."])
+    async with agent(model, math_tools, "math", plan_format) as planwerk:
         reply = await planwerk.ask(MATH_QUESTION)
     assert reply.answer == "130 customers buy something." and reply.metadata["tool_calls"] == 1
     system, *_, human = model.prompts[0]
     assert system.content.startswith(MATH_PERSONA)
-    assert "Always answer with exactly one JSON object" in system.content and "\nRules:\n" in system.content
+    assert "\nRules:\n" in system.content
     assert "Regeln" not in system.content and "Reiseziel" not in system.content
     assert "YYYY-MM-DD" not in system.content  # no date rule without dates
-    assert "- subtract(arg_0: number, arg_1: number): subtract(arg_0, arg_1) = arg_0 - arg_1" in system.content
-    assert "- divide(arg_0: number, arg_1: number): divide(arg_0, arg_1) = arg_0 / arg_1" in system.content
-    assert "→ result fields: result" in system.content
+    if plan_format == "json":
+        assert "Always answer with exactly one JSON object" in system.content
+        assert "- subtract(arg_0: number, arg_1: number): subtract(arg_0, arg_1) = arg_0 - arg_1" in system.content
+        assert "- divide(arg_0: number, arg_1: number): divide(arg_0, arg_1) = arg_0 / arg_1" in system.content
+        assert "→ result fields: result" in system.content
+    else:
+        # Operators carry their order in the notation; functions list their arguments in order.
+        assert "arithmetic expression" in system.content and '"steps"' not in system.content
+        assert f"{ENGLISH.operators_label} a + b, a - b, a * b, a / b" in system.content
+        assert "- volume_sphere(arg_0: number): Calculate the volume of a sphere." in system.content
     # The question only: no date line, so no "„Monday, and 65% of“ = 2065-01-15" for the model to take numbers from.
     assert human.content == f"Question: {MATH_QUESTION}"
     answer_prompt = str(model.prompts[1][-1].content)
-    assert answer_prompt.startswith(f"Question: {MATH_QUESTION}\n\nTool results:\n- a = multiply(")
+    call_id = "var_1" if plan_format == "profile" else "a"  # an expression's calls are numbered
+    assert answer_prompt.startswith(f"Question: {MATH_QUESTION}\n\nTool results:\n- {call_id} = multiply(")
     assert "2026" not in answer_prompt and "Today" not in answer_prompt
     assert answer_prompt.endswith("Answer in English.")
 
