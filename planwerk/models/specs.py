@@ -3,6 +3,8 @@
 Accepted forms:
 
 - ``default`` or empty: the packaged Qwen2.5-Coder-0.5B-Instruct GGUF (:mod:`planwerk.models.packaged`);
+- ``qwen2.5-coder-0.5b`` (the default) or ``qwen2.5-coder-1.5b``: a packaged GGUF by name (the 1.5B one is an
+  optional install, see :data:`planwerk.models.packaged.QWEN25_CODER_15B`);
 - ``hf:<hub id or local folder>``: a transformers checkpoint, from a folder or the local HF cache (never
   downloaded at run time);
 - ``gguf:<file.gguf>[#<tokenizer source>]``: a GGUF file, optionally with the tokenizer and chat template from
@@ -36,11 +38,11 @@ from langchain_core.language_models import BaseChatModel
 
 log = logging.getLogger(__name__)
 
-SpecKind = Literal["default", "hf", "gguf", "endpoint", "replay"]
+SpecKind = Literal["default", "packaged", "hf", "gguf", "endpoint", "replay"]
 
 ACCEPTED_FORMS = (
-    "default, hf:<hub id or local folder>, gguf:<file.gguf>[#<tokenizer source>], "
-    "endpoint:<http(s) url>[#<model name>], replay:<file>"
+    "default, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, hf:<hub id or local folder>, "
+    "gguf:<file.gguf>[#<tokenizer source>], endpoint:<http(s) url>[#<model name>], replay:<file>"
 )
 ENDPOINT_TIMEOUT_S = 120.0
 """Longest silence from an ``endpoint:`` server (connect, or between two streamed chunks) before a request fails;
@@ -78,14 +80,18 @@ class ModelSpec:
     def __str__(self) -> str:
         if self.kind == "default":
             return "default"
+        if self.kind == "packaged":
+            return self.target
         return f"{self.kind}:{self.target}" + (f"#{self.extra}" if self.extra else "")
 
 
 def parse_model_spec(spec: str | None) -> ModelSpec:
     """Parse a model spec string; raises ``ValueError`` naming the accepted forms. No I/O."""
     text = (spec or "").strip()
-    if text in ("", "default"):
+    if text in ("", "default", DEFAULT_PACKAGED):
         return ModelSpec("default")
+    if text in PACKAGED_NAMES:
+        return ModelSpec("packaged", text)
     kind, sep, rest = text.partition(":")
     kind = kind.strip().lower()
     rest = rest.strip()
@@ -108,6 +114,12 @@ def parse_model_spec(spec: str | None) -> ModelSpec:
         raise ValueError(f"model spec {text!r}: expected a .gguf file after 'gguf:'")
     return ModelSpec(kind, target, extra)  # type: ignore[arg-type]
 
+
+DEFAULT_PACKAGED = "qwen2.5-coder-0.5b"
+"""The packaged model ``default`` names."""
+PACKAGED_NAMES = (DEFAULT_PACKAGED, "qwen2.5-coder-1.5b")
+"""Spec names of the packaged models (:data:`planwerk.models.packaged.PACKAGED_MODELS`; kept here so parsing
+imports nothing)."""
 
 _models: dict[ModelSpec, BaseChatModel] = {}
 _spec_locks: dict[ModelSpec, threading.Lock] = {}
@@ -147,13 +159,12 @@ def _load(spec: ModelSpec) -> BaseChatModel:
         except ImportError as exc:
             raise RuntimeError(f"replay models are not available in this build: {exc}") from exc
         return ReplayChatModel.from_file(Path(spec.target).expanduser())
-    if spec.kind == "default":
-        from planwerk.models.packaged import QWEN25_CODER_05B, ensure_packaged_model
+    if spec.kind in ("default", "packaged"):
+        from planwerk.models.packaged import PACKAGED_MODELS, ensure_packaged_model
 
-        gguf = ensure_packaged_model()
-        return _load_local(
-            str(spec), gguf.parent, gguf_file=gguf.name, tokenizer_source=None, identity=QWEN25_CODER_05B.sha256
-        )
+        packaged = PACKAGED_MODELS[spec.target or DEFAULT_PACKAGED]
+        gguf = ensure_packaged_model(packaged)
+        return _load_local(str(spec), gguf.parent, gguf_file=gguf.name, tokenizer_source=None, identity=packaged.sha256)
     if spec.kind == "gguf":
         path = Path(spec.target).expanduser()
         if not path.is_file():

