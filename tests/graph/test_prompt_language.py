@@ -115,3 +115,28 @@ async def test_travel_answer_is_asked_for_in_the_questions_language(question: st
     answer_prompt = str(model.prompts[1][-1].content)
     assert answer_prompt.startswith("Heute ist Sonntag, 2026-11-22.\n\nFrage: ")
     assert answer_prompt.endswith(last_line)
+
+
+async def test_math_expressions_can_decline_and_ask_back(math_tools: Any) -> None:
+    # answer("…") is the math profile's refusal, ask_user("…") its question back: no tool runs for either, and an
+    # answer to the question goes on with a calculation.
+    model = ReplayChatModel.of(
+        [
+            'answer("I only calculate; the capital of Australia is no calculation.")',
+            'ask_user("Which two numbers should I add?")',
+            "2 + 3",
+            "The result is 5.",
+        ]
+    )
+    async with agent(model, math_tools, "math") as planwerk:
+        declined = await planwerk.ask("What is the capital of Australia?")
+        assert declined.answer == "I only calculate; the capital of Australia is no calculation."
+        assert declined.metadata["tool_calls"] == 0
+        asked = await planwerk.ask("Add my two numbers.")
+        [pending] = asked.interrupts
+        assert asked.answer is None
+        assert (pending["kind"], pending["question"]) == ("ask_user", "Which two numbers should I add?")
+        answered = await planwerk.resume("2 and 3", thread_id=asked.thread_id)
+    assert answered.answer == "The result is 5." and answered.metadata["tool_calls"] == 1
+    system = str(model.prompts[0][0].content)
+    assert 'answer("…")' in system and 'ask_user("…")' in system
