@@ -14,6 +14,7 @@ character classes; rule names of letters, digits and dashes. Pure: no I/O.
 from __future__ import annotations
 
 import json
+import keyword
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -26,8 +27,9 @@ ArgumentKind = Literal["number", "text", "any"]
 _NUMERIC_TYPES = frozenset({"number", "integer"})
 _BASE_RULES = (
     # Python's number literals as models write them; a leading "-" is the operand's, not the number's.
-    # At most 15 digits a part (a double's precision): a runaway of zeros ends instead of crashing on 4e48.
-    'number ::= [0-9]{1,15} ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?',
+    # At most 17 digits a part (a double's shortest repr; every such integer fits 64 bits): a runaway of zeros
+    # ends there instead of crashing a checkpoint on 4e48.
+    'number ::= [0-9]{1,17} ("." [0-9]{1,17})? ([eE] [-+]? [0-9]{1,3})?',
     'text ::= "\\"" [^"\\\\\\n]* "\\"" | "\'" [^\'\\\\\\n]* "\'"',
     'ws ::= " "?',
     'sep ::= ws "," ws',
@@ -64,9 +66,9 @@ def expression_grammar(specs: Mapping[str, ToolSpec], notation: ExpressionNotati
     Operators appear only where their tool is loaded (``notation``); a tool appears as ``name(a, b)`` with its
     required arguments and optionally its others, in input-schema order, each a computed value, a number or a
     quoted text as its schema's type says; a tool with several declared result fields may be followed by one of
-    them (``geocode("Paris").lat``). Tools whose names are not identifiers, or with an argument no expression can
-    write (a list, an object), are left out. With no usable operator and no usable tool, the grammar admits nothing
-    that compiles, so :class:`ValueError` says so instead.
+    them (``geocode("Paris").lat``). Tools whose names Python does not read as names (``max-value``, ``lambda``), or
+    with an argument no expression can write (a list, an object), are left out. With no usable operator and no usable
+    tool, the grammar admits nothing that compiles, so :class:`ValueError` says so instead.
     """
     operators = notation.available(specs)
     calls = [rule for name, spec in sorted(specs.items()) if (rule := _call_rule(name, spec)) is not None]
@@ -99,8 +101,13 @@ def expression_grammar(specs: Mapping[str, ToolSpec], notation: ExpressionNotati
     return "\n".join(["root ::= " + " | ".join(computed), *rules, *_BASE_RULES]) + "\n"
 
 
+def _writable(name: str) -> bool:
+    """Whether Python reads ``name`` as a name (``lambda(1)`` or ``f(x).class`` is a syntax error)."""
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
 def _call_rule(name: str, spec: ToolSpec) -> str | None:
-    if not name.isidentifier():
+    if not _writable(name):
         return None
     schema = spec.input_schema if isinstance(spec.input_schema, Mapping) else {}
     properties = schema.get("properties") or {}
@@ -120,9 +127,10 @@ def _call_rule(name: str, spec: ToolSpec) -> str | None:
         tail = f"({lead}{written[index]}{' ' + tail if tail else ''})?"
     arguments = " ".join(part for part in (" sep ".join(written[:needed]), tail) if part)
     body = f"{_literal(name + '(')} ws {arguments} ws {_literal(')')}" if written else _literal(name + "()")
-    fields = [field for field in output_fields(spec) if field.isidentifier()]
-    if len(fields) > 1:
-        body = f"{body} ({' | '.join(_literal('.' + field) for field in fields)})?"
+    # One declared field is the call's value; of several, the ones Python can write may follow.
+    fields = output_fields(spec)
+    if len(fields) > 1 and (writable := [field for field in fields if _writable(field)]):
+        body = f"{body} ({' | '.join(_literal('.' + field) for field in writable)})?"
     elif not fields and not (spec.output_schema or {}):
         body = f'{body} ("." [a-zA-Z_] [a-zA-Z0-9_]*)?'
     return body

@@ -105,6 +105,22 @@ def test_operators_and_negation_follow_the_loaded_tools() -> None:
     assert admits(only_add, "7 // 2", with_floor)
 
 
+def test_names_python_cannot_read_are_left_out() -> None:
+    specs = {
+        "lambda": numeric("lambda", 1),
+        "max-value": numeric("max-value", 1),
+        "größe": numeric("größe", 1),
+        "pair": ToolSpec(
+            "pair",
+            input_schema={"type": "object", "properties": {"x": {"type": "number"}}},
+            output_schema={"type": "object", "properties": {"class": {"type": "number"}, "low": {"type": "number"}}},
+        ),
+    }
+    assert not admits(specs, "lambda(1)") and not admits(specs, "max-value(1)")
+    assert admits(specs, "pair(größe(2)).low") and not admits(specs, "pair(1).class")
+    compile_expression("pair(größe(2)).low", specs)
+
+
 def test_a_tool_named_like_a_pseudo_call_wins() -> None:
     # A loaded tool "answer" is called like any tool: the pseudo-call gives way.
     specs = {"answer": numeric("answer", 1)}
