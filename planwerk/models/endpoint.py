@@ -9,7 +9,8 @@
   "schema": {...}}`` and rejects the first form (HTTP 500 naming the field; the client retries a 500 once). The
   first constrained call tries the forms in :data:`SCHEMA_FORMATS` order and the model remembers the one the server
   took; a server that takes none gets unconstrained requests (logged once as a warning), and the plan check still
-  gates every plan.
+  gates every plan. Expression plans (:meth:`EndpointChatModel.with_plan_grammar`) send their EBNF as the request's
+  ``grammar`` (GBNF, which llama.cpp's servers read); a server that refuses the field is asked again without it.
 - **Tokens are streamed** (``streaming=True``): LangGraph's callbacks see every token, a server that goes away
   mid-reply is noticed at once, and the timeout bounds the silence between two chunks rather than the whole reply
   (a long answer on a slow CPU is not cut off, a hung server is).
@@ -87,6 +88,8 @@ SchemaFormat = Literal["json_schema", "json_object_schema"]
 a ``schema`` (llama-cpp-python's server)."""
 SCHEMA_FORMATS: tuple[SchemaFormat, ...] = ("json_schema", "json_object_schema")
 """The forms a constrained call tries, in this order, until the server takes one."""
+ConstraintForm = SchemaFormat | Literal["grammar"]
+"""How one request is constrained: a ``response_format`` form, or a GBNF ``grammar`` field."""
 
 
 class EndpointError(RuntimeError):
@@ -104,12 +107,14 @@ def response_format_for(schema: Mapping[str, Any], form: SchemaFormat) -> dict[s
     return {"type": "json_object", "schema": dict(schema)}
 
 
-def rejects_response_format(error: openai.APIStatusError) -> bool:
-    """Whether an error answer is the server refusing the ``response_format`` form (rather than anything else):
-    400 or 422 naming the field, or 500 (llama-cpp-python's server answers its own validation errors with 500)."""
+def rejects_response_format(error: openai.APIStatusError, form: ConstraintForm = "json_schema") -> bool:
+    """Whether an error answer is the server refusing the constraint ``form`` (rather than anything else): 400 or 422
+    naming the field, or 500 (llama-cpp-python's server answers its own validation errors with 500)."""
     if error.status_code not in (400, 422, 500):
         return False
     text = f"{error.message} {error.body}".lower()
+    if form == "grammar":
+        return "grammar" in text
     return "response_format" in text or "json_schema" in text
 
 
@@ -138,48 +143,71 @@ class EndpointChatModel(ChatOpenAI):
 
     plan_schema: dict[str, Any] | None = Field(default=None, exclude=True)
     """When set (see :meth:`with_plan_schema`), replies are constrained to this JSON schema where the server can."""
-    _accepted_format: dict[str, SchemaFormat | None] = PrivateAttr(default_factory=dict)
+    plan_grammar: str | None = Field(default=None, exclude=True)
+    """When set (see :meth:`with_plan_grammar`), replies are constrained to this GBNF grammar where the server can."""
+    _accepted_format: dict[str, ConstraintForm | None] = PrivateAttr(default_factory=dict)
     # Shared with every copy made by with_plan_schema (model_copy copies private attributes shallowly), so the
     # form the server took is found once per model, not once per plan.
 
     def with_plan_schema(self, schema: Mapping[str, Any]) -> EndpointChatModel:
         """The same model (same client, same server), its replies constrained to ``schema``."""
-        return self.model_copy(update={"plan_schema": dict(schema)})
+        return self.model_copy(update={"plan_schema": dict(schema), "plan_grammar": None})
+
+    def with_plan_grammar(self, grammar: str) -> EndpointChatModel:
+        """The same model (same client, same server), its replies constrained to the EBNF/GBNF ``grammar``."""
+        return self.model_copy(update={"plan_grammar": grammar, "plan_schema": None})
+
+    def _constraint_key(self) -> str:
+        return "grammar" if self.plan_grammar is not None else "form"
 
     @property
     def schema_format(self) -> SchemaFormat | None:
         """The ``response_format`` form the server took (``None``: not known yet, or the server takes none)."""
-        return self._accepted_format.get("form")
+        form = self._accepted_format.get("form")
+        return form if form != "grammar" else None
 
-    def _format_candidates(self) -> list[SchemaFormat | None]:
+    @property
+    def takes_grammar(self) -> bool | None:
+        """Whether the server took a ``grammar`` field (``None``: not known yet)."""
+        if "grammar" not in self._accepted_format:
+            return None
+        return self._accepted_format["grammar"] == "grammar"
+
+    def _format_candidates(self) -> list[ConstraintForm | None]:
         """The forms to try for this request, ``None`` meaning unconstrained."""
-        if self.plan_schema is None:
+        if self.plan_schema is None and self.plan_grammar is None:
             return [None]
-        if "form" in self._accepted_format:
-            return [self._accepted_format["form"]]
-        return [*SCHEMA_FORMATS, None]
+        if (key := self._constraint_key()) in self._accepted_format:
+            return [self._accepted_format[key]]
+        return ["grammar", None] if self.plan_grammar is not None else [*SCHEMA_FORMATS, None]
 
-    def _request_kwargs(self, form: SchemaFormat | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-        if form is None or self.plan_schema is None:
+    def _request_kwargs(self, form: ConstraintForm | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if form is None:
             return kwargs
         # extra_body, not response_format: langchain-openai would send a response_format through the SDK's
         # parse helpers, which know only OpenAI's forms; extra_body goes into the request JSON as it is.
         extra_body = {**(self.extra_body or {}), **(kwargs.get("extra_body") or {})}
-        extra_body["response_format"] = response_format_for(self.plan_schema, form)
+        if form == "grammar" and self.plan_grammar is not None:
+            extra_body["grammar"] = self.plan_grammar
+        elif form != "grammar" and self.plan_schema is not None:
+            extra_body["response_format"] = response_format_for(self.plan_schema, form)
+        else:
+            return kwargs
         return {**kwargs, "extra_body": extra_body}
 
-    def _refused(self, form: SchemaFormat | None, error: openai.APIStatusError, candidates: list[Any]) -> bool:
-        """Note a refused ``response_format`` form; whether the next candidate should be tried."""
-        if form is None or not rejects_response_format(error) or form is candidates[-1]:
+    def _refused(self, form: ConstraintForm | None, error: openai.APIStatusError, candidates: list[Any]) -> bool:
+        """Note a refused constraint form; whether the next candidate should be tried."""
+        if form is None or not rejects_response_format(error, form) or form is candidates[-1]:
             return False
-        log.info("model server %s refused response_format %s: %s", self.openai_api_base, form, _one_line(error))
+        log.info("model server %s refused %s: %s", self.openai_api_base, form, _one_line(error))
         if candidates[candidates.index(form) + 1] is None:
+            what = "grammar field" if form == "grammar" else "JSON-schema response_format"
             log.warning(
-                "model server %s takes no JSON-schema response_format; plans are not constrained (the plan check "
-                "still gates them)",
+                "model server %s takes no %s; plans are not constrained (the plan check still gates them)",
                 self.openai_api_base,
+                what,
             )
-            self._accepted_format["form"] = None
+            self._accepted_format[self._constraint_key()] = None
         return True
 
     def _stream(
@@ -238,7 +266,9 @@ class EndpointChatModel(ChatOpenAI):
             self._finished(form, started)
             return
 
-    def _try_next_form(self, error: Exception, form: SchemaFormat | None, candidates: list[Any], started: bool) -> bool:
+    def _try_next_form(
+        self, error: Exception, form: ConstraintForm | None, candidates: list[Any], started: bool
+    ) -> bool:
         """Whether a failed request should be retried with the next response form (the server refused this one
         before sending anything); otherwise the caller raises the translated error."""
         return isinstance(error, openai.APIStatusError) and not started and self._refused(form, error, candidates)
@@ -251,12 +281,12 @@ class EndpointChatModel(ChatOpenAI):
     def _cut(self, guard: ReplyGuard) -> None:
         log.info("model server %s: reply cut after %d chunks (%s)", self.openai_api_base, guard.chunks, guard.reason)
 
-    def _finished(self, form: SchemaFormat | None, started: bool) -> None:
+    def _finished(self, form: ConstraintForm | None, started: bool) -> None:
         """After a stream ended: an empty one is an error; a constrained one remembers the form the server took."""
         if not started:  # a server that ignored stream=true (a plain JSON reply) or sent nothing at all
             raise EndpointError(f"model server {self.openai_api_base} sent no streamed reply (stream=true)")
-        if self.plan_schema is not None:
-            self._accepted_format.setdefault("form", form)
+        if self.plan_schema is not None or self.plan_grammar is not None:
+            self._accepted_format.setdefault(self._constraint_key(), form)
 
     def _translated(self, error: Exception) -> Exception:
         """One typed, one-line error for a failed request (the original stays as ``__cause__``)."""

@@ -69,6 +69,9 @@ def picky_server() -> Iterator[tuple[str, list[dict], set[str]]]:
         body = await request.json()
         seen.append(body)
         kind = (body.get("response_format") or {}).get("type")
+        if "grammar" in body and "grammar" in refused:  # as OpenAI's API answers a field it does not know
+            message = "Unrecognized request argument supplied: grammar"
+            return JSONResponse({"error": {"message": message, "type": "invalid_request_error"}}, status_code=400)
         if kind in refused:
             message = (
                 "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
@@ -129,6 +132,26 @@ def test_a_server_without_schema_output_gets_plain_requests(picky_server, caplog
     assert list(dict.fromkeys(forms)) == ["json_schema", "json_object", None] and forms[-1] is None
     assert model.schema_format is None
     assert "takes no JSON-schema response_format" in caplog.text
+
+
+@pytest.mark.parametrize("server_takes_grammar", [True, False])
+def test_an_expression_grammar_goes_as_the_grammar_field(picky_server, caplog, server_takes_grammar: bool) -> None:
+    url, seen, refused = picky_server
+    if not server_takes_grammar:
+        refused.add("grammar")
+    model = endpoint_chat_model(url, "m", timeout_s=30)
+    grammar = 'root ::= "1 + 2"'
+
+    model.with_plan_grammar(grammar).invoke([HumanMessage("plan")])
+    model.with_plan_grammar(grammar).invoke([HumanMessage("again")])  # the server's answer is remembered
+
+    sent = [body.get("grammar") for body in seen]
+    assert sent == ([grammar, grammar] if server_takes_grammar else [grammar, None, None])
+    assert all("response_format" not in body for body in seen)  # a grammar, not a schema
+    assert model.takes_grammar is server_takes_grammar
+    assert ("takes no grammar field" in caplog.text) is not server_takes_grammar
+    model.with_plan_schema(PLAN_SCHEMA).invoke([HumanMessage("a JSON plan")])
+    assert "grammar" not in seen[-1] and seen[-1]["response_format"]["type"] == "json_object"
 
 
 @pytest.fixture
@@ -239,6 +262,21 @@ def test_tokens_stream_and_plans_follow_the_plan_schema(llama_server: LlamaServe
     reply = model.with_plan_schema(schema).invoke(plan_messages("Wie wird das Wetter morgen in Köln?", specs))
     jsonschema.validate(json.loads(reply.text), schema)  # the server's grammar kept the plan inside the schema
     assert model.schema_format == "json_object_schema"  # llama-cpp-python's form of a JSON-schema response
+
+
+@pytest.mark.slow
+def test_an_expression_plan_follows_its_grammar_through_the_server(llama_server: LlamaServer) -> None:
+    # The prompt asks for words; under the GBNF grammar the server can only write an expression that compiles.
+    from planwerk.bench.model import math_specs
+    from planwerk.core.expression_grammar import expression_grammar
+    from planwerk.core.expressions import compile_expression
+
+    model = endpoint_chat_model(llama_server.base_url, timeout_s=300)
+    specs = math_specs({"add", "subtract", "multiply", "divide"})
+    question = "A train goes 120 km in 2 hours, then 60 km in 1 hour. What is its average speed? Show your reasoning."
+    reply = model.with_plan_grammar(expression_grammar(specs)).invoke([HumanMessage(question)])
+    assert compile_expression(str(reply.content), specs).steps
+    assert model.takes_grammar is True
 
 
 @pytest.mark.slow
