@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import keyword
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from planwerk.core.expressions import DEFAULT_NOTATION, ExpressionNotation, output_fields
@@ -41,22 +41,20 @@ def argument_kind(schema: Any) -> ArgumentKind | None:
     object, a boolean: an expression has no literal for them)."""
     if not isinstance(schema, Mapping):
         return "any"
-    if "anyOf" in schema or "oneOf" in schema:
-        kinds = {argument_kind(option) for option in schema.get("anyOf") or schema.get("oneOf") or []}
-        kinds.discard(None)
-        return kinds.pop() if len(kinds) == 1 else ("any" if kinds else None)
+    if options := schema.get("anyOf") or schema.get("oneOf"):
+        return _one_kind(argument_kind(option) for option in options)
     kind = schema.get("type")
+    if isinstance(kind, list):
+        return _one_kind(argument_kind({"type": k}) for k in kind if k != "null")
     if kind is None:
         return "any"
-    if isinstance(kind, list):
-        kinds = {argument_kind({"type": k}) for k in kind if k != "null"}
-        kinds.discard(None)
-        return kinds.pop() if len(kinds) == 1 else ("any" if kinds else None)
-    if kind in _NUMERIC_TYPES:
-        return "number"
-    if kind == "string":
-        return "text"
-    return None
+    return "number" if kind in _NUMERIC_TYPES else "text" if kind == "string" else None
+
+
+def _one_kind(kinds: Iterable[ArgumentKind | None]) -> ArgumentKind | None:
+    """The kind of a union: its one writable kind, ``any`` for several, ``None`` for none."""
+    writable = {kind for kind in kinds if kind is not None}
+    return writable.pop() if len(writable) == 1 else ("any" if writable else None)
 
 
 def expression_grammar(specs: Mapping[str, ToolSpec], notation: ExpressionNotation = DEFAULT_NOTATION) -> str:

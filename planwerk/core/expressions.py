@@ -188,10 +188,10 @@ def _reply_call(node: ast.expr, specs: Mapping[str, ToolSpec], notation: Express
     plan_field = notation.replies(specs).get(node.func.id)
     if plan_field is None:
         return None
-    texts = [arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
-    if len(node.args) != 1 or node.keywords or len(texts) != 1 or not texts[0].strip():
+    text = node.args[0] if len(node.args) == 1 and not node.keywords else None
+    if not (isinstance(text, ast.Constant) and isinstance(text.value, str) and text.value.strip()):
         raise ExpressionParseError(f'{node.func.id}(...) takes one text in quotes, e.g. {node.func.id}("…")')
-    return Plan(**{plan_field: texts[0].strip()})
+    return Plan(**{plan_field: text.value.strip()})
 
 
 @dataclass

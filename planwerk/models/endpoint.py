@@ -163,8 +163,7 @@ class EndpointChatModel(ChatOpenAI):
     @property
     def schema_format(self) -> SchemaFormat | None:
         """The ``response_format`` form the server took (``None``: not known yet, or the server takes none)."""
-        form = self._accepted_format.get("form")
-        return form if form != "grammar" else None
+        return self._accepted_format.get("form")  # type: ignore[return-value]  # "grammar" is kept apart
 
     @property
     def takes_grammar(self) -> bool | None:
