@@ -27,9 +27,9 @@ ArgumentKind = Literal["number", "text", "any"]
 _NUMERIC_TYPES = frozenset({"number", "integer"})
 _BASE_RULES = (
     # Python's number literals as models write them; a leading "-" is the operand's, not the number's.
-    # At most 17 digits a part (a double's shortest repr; every such integer fits 64 bits): a runaway of zeros
-    # ends there instead of crashing a checkpoint on 4e48.
-    'number ::= [0-9]{1,17} ("." [0-9]{1,17})? ([eE] [-+]? [0-9]{1,3})?',
+    # Bounded like Python's float repr (up to 17 digits before the point, which fit 64 bits; up to 20 after it, as
+    # in 0.00013921265591716547): a runaway of zeros ends there instead of crashing a checkpoint on 4e48.
+    'number ::= [0-9]{1,17} ("." [0-9]{1,20})? ([eE] [-+]? [0-9]{1,3})?',
     'text ::= "\\"" [^"\\\\\\n]* "\\"" | "\'" [^\'\\\\\\n]* "\'"',
     'ws ::= " "?',
     'sep ::= ws "," ws',
