@@ -33,6 +33,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S, thread_lock
 from planwerk.graph.threads_file import Access, check_threads_file
+from planwerk.nodes.common import model_spec_of
 from planwerk.nodes.prepare import check_question_text
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
@@ -102,10 +103,10 @@ class Agent:
         if mcp_config is not None:
             overrides["mcp_config"] = str(mcp_config)
         self.context = replace(context or Context(), **overrides)
-        get_profile(self.context.profile)  # fail early on an unknown profile
+        get_profile(self.context.profile, mcp_config=self.context.mcp_config)  # fail early on an unknown profile
         self._chat_model = None if model is None or isinstance(model, str) else model
         if self._chat_model is None:
-            _check_model_spec(self.context.model)
+            _check_model_spec(model_spec_of(self.context))
         self._tools = tools
         self._retriever = retriever
         self._db = Path(db) if db else None
@@ -344,7 +345,7 @@ def _check_model_spec(spec: str) -> None:
     from planwerk.models.specs import parse_model_spec
 
     if not spec.strip():
-        raise ValueError("the model spec is empty; expected e.g. default, hf:<id or folder> or replay:<file>")
+        raise ValueError("the model spec is empty; expected e.g. profile, default, hf:<id or folder> or replay:<file>")
     parsed = parse_model_spec(spec)
     if parsed.kind == "replay" and not Path(parsed.target).expanduser().is_file():
         raise ValueError(f"replay file not found: {parsed.target}; expected a JSON array of strings")

@@ -46,7 +46,11 @@ ThreadOption = Annotated[str | None, typer.Option("--thread", "-t", help="Thread
 ModelOption = Annotated[
     str,
     typer.Option(
-        "--model", "-m", help="default | hf:<id or folder> | gguf:<file>[#<tokenizer>] | endpoint:<url> | replay:<file>"
+        "--model",
+        "-m",
+        help="profile (the profile's model: qwen2.5-coder-1.5b for math, default for the others) | default "
+        "(qwen2.5-coder-0.5b) | qwen2.5-coder-1.5b | hf:<id or folder> | gguf:<file>[#<tokenizer>] | endpoint:<url> "
+        "| replay:<file>",
     ),
 ]
 McpOption = Annotated[Path | None, typer.Option("--mcp-config", help='An {"mcpServers": ...} JSON file.')]
@@ -268,7 +272,7 @@ def _fail(error: BaseException) -> NoReturn:
 def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     thread: ThreadOption = None,
-    model: ModelOption = "default",
+    model: ModelOption = "profile",
     mcp_config: McpOption = None,
     profile: ProfileOption = "auto",
     json_output: JsonOption = False,
@@ -295,7 +299,7 @@ def ask(
 def resume(
     thread: Annotated[str, typer.Option("--thread", "-t", help="The thread to resume.")],
     answer: Annotated[str | None, typer.Argument(help="Answer to the agent's question; omit to continue.")] = None,
-    model: ModelOption = "default",
+    model: ModelOption = "profile",
     mcp_config: McpOption = None,
     profile: ProfileOption = "auto",
     json_output: JsonOption = False,
@@ -335,7 +339,7 @@ def state(
 @app.command()
 def chat(
     thread: ThreadOption = None,
-    model: ModelOption = "default",
+    model: ModelOption = "profile",
     mcp_config: McpOption = None,
     profile: ProfileOption = "auto",
     db: DbOption = None,

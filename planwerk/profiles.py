@@ -17,8 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
 
+from planwerk.models.specs import PACKAGED_MATH_MODEL, PROFILE_MODEL, parse_model_spec
 from planwerk.prompts import generic
 from planwerk.prompts.math import MATH_PERSONA
 from planwerk.prompts.travel import PERSONA as TRAVEL_PERSONA
@@ -71,6 +72,9 @@ class Profile:
     come from ``geocode``; math: no, a constant such as 2.54 is the model's to write."""
     plan_format: PlanFormat = "json"
     """How the planner writes its plan (see :data:`PlanFormat`); the examples are shown in the same form."""
+    model: str = "default"
+    """The chat model spec of a run that names none (``Context.model`` is ``profile``): ``default`` is the packaged
+    Qwen2.5-Coder-0.5B (:mod:`planwerk.models.specs` lists the forms)."""
 
 
 PROFILES: dict[str, Profile] = {
@@ -92,6 +96,10 @@ PROFILES: dict[str, Profile] = {
         # A calculation as Python arithmetic: twice the NESTFUL test score of JSON plans at a quarter of the tokens
         # with the default model (BENCHMARKS.md §2).
         plan_format="expression",
+        # The 1.5B model plans calculations about two and a half times as often right as the 0.5B one (NESTFUL test:
+        # 20 % against 8 %, BENCHMARKS.md §2) at about a third of its speed on a CPU; a wrong number is the costlier
+        # failure here. Travel keeps the 0.5B model: its targets hold with it and it starts faster.
+        model=PACKAGED_MATH_MODEL,
     ),
     # Any tools: no domain of its own, no corpus (the travel corpus would answer questions about other things).
     # German like the project's other texts; generic-en is the same profile with the English protocol.
@@ -179,6 +187,18 @@ class ProfileFile(BaseModel):
     """Precise numbers in a plan's arguments must come from the question, the context or earlier results."""
     plan_format: PlanFormat = "json"
     """``json`` plans, or ``expression``: one arithmetic expression compiled into the calls (calculation tools)."""
+    model: Text = "default"
+    """The chat model spec for runs that name none: ``default``, ``qwen2.5-coder-1.5b``, ``hf:...``, ``gguf:...``,
+    ``endpoint:...``."""
+
+    @field_validator("model")
+    @classmethod
+    def _model_spec(cls, value: str) -> str:
+        if value.strip() == PROFILE_MODEL:
+            raise ValueError(f"{PROFILE_MODEL!r} would name the profile itself; expected a model spec such as default")
+        parse_model_spec(value)  # ValueError naming the accepted forms
+        return value.strip()
+
     refusals: dict[Language, Text] = {}
     """The sentence for an out-of-domain question, by language; default: the generic refusal."""
 
@@ -236,6 +256,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         answer_is_last_result=parsed.answer_is_last_result,
         sourced_numbers=parsed.sourced_numbers,
         plan_format=parsed.plan_format,
+        model=parsed.model,
     )
 
 

@@ -4,8 +4,9 @@ Both faces build their graph from :func:`open_deps`: the LangGraph server's fact
 (:func:`planwerk.graph.server.make_graph`) and :class:`planwerk.agent.Agent` once per ``async with``. So the model,
 the MCP tools and the retriever are resolved the same way whoever asks:
 
-- the **model** from ``Context.model``, loaded off the event loop (loaded models are cached per process; a
-  ``replay:`` spec starts a fresh replay on every load), unless the caller hands in a model object;
+- the **model** from ``Context.model``, or the profile's model when it says ``profile``
+  (:func:`~planwerk.nodes.common.model_spec_of`), loaded off the event loop (loaded models are cached per process;
+  a ``replay:`` spec starts a fresh replay on every load), unless the caller hands in a model object;
 - the **tools** from ``Context.mcp_config`` (the bundled servers when empty), one MCP session per server for as
   long as the context manager is open, unless the caller hands in a tool source it owns;
 - the **retriever** of the profile's corpus, loaded once per process off the event loop; a failed load is logged
@@ -31,6 +32,7 @@ from langchain_core.language_models import BaseChatModel
 
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.nodes.common import model_spec_of
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
 from planwerk.tools.base import ToolSource
@@ -70,7 +72,7 @@ async def open_deps(
     # server's other runs, and a cold start costs the slowest load, not their sum.
     config, model, found = await asyncio.gather(
         _load_config(context) if tools is None else _given(None),
-        _load_model(context.model) if chat_model is None else _given(chat_model),
+        _load_model(model_spec_of(context)) if chat_model is None else _given(chat_model),
         shared_retriever(context) if retriever is PROFILE_RETRIEVER else _given(retriever),
     )
     if tools is not None:

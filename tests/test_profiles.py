@@ -116,6 +116,24 @@ def test_a_runs_plan_format_overrides_the_profiles() -> None:
         Context(plan_format="yaml")  # type: ignore[arg-type]
 
 
+def test_a_run_takes_its_profiles_model_unless_it_names_one(tmp_path: Path) -> None:
+    from planwerk.nodes.common import model_spec_of
+
+    assert Context().model == "profile"
+    assert model_spec_of(Context()) == model_spec_of(Context(profile="travel")) == "default"
+    assert model_spec_of(Context(profile="math")) == "qwen2.5-coder-1.5b"
+    assert model_spec_of(Context(profile="math", model="default")) == "default"
+    assert model_spec_of(Context(profile="generic-en", model="qwen2.5-coder-1.5b")) == "qwen2.5-coder-1.5b"
+    own = write(tmp_path / "own.toml", 'persona = "x"\nmodel = " endpoint:http://127.0.0.1:8080/v1 "\n')
+    assert model_spec_of(Context(profile=str(own))) == "endpoint:http://127.0.0.1:8080/v1"
+    plain = write(tmp_path / "plain.toml", 'persona = "x"\n')
+    assert model_spec_of(Context(profile=str(plain))) == "default"
+    with pytest.raises(ValueError, match="stands for the run's profile's model"):
+        from planwerk.models.specs import load_chat_model
+
+        load_chat_model("profile")  # loading needs a resolved spec; it never guesses a profile
+
+
 def test_an_edited_profile_file_is_read_again(tmp_path: Path) -> None:
     path = write(tmp_path / "p.toml", 'persona = "First."\n')
     assert get_profile(str(path)).persona == "First."
@@ -135,6 +153,8 @@ def test_an_edited_profile_file_is_read_again(tmp_path: Path) -> None:
         ('persona = "x"\nexamples = "missing.json"\n', r"examples: cannot read .*missing\.json .*packaged library"),
         ('persona = "x"\ncorpus = "nowhere"\n', r"corpus: .*nowhere does not exist"),
         ('persona = "x"\nplan_format = "yaml"\n', r"plan_format: Input should be 'json' or 'expression'"),
+        ('persona = "x"\nmodel = "gpt"\n', r"model: .*unknown model spec 'gpt'; expected one of: default"),
+        ('persona = "x"\nmodel = "profile"\n', r"model: .*'profile' would name the profile itself"),
         ('persona = "x\n', r"not valid TOML"),
     ],
 )
@@ -228,6 +248,24 @@ def test_cli_takes_a_profile_file_and_names_a_bad_one(tmp_path: Path, time_confi
     assert done.returncode == 2, done.stderr
     assert "language: Input should be 'de' or 'en'" in done.stderr and str(bad) in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_cli_runs_the_model_a_profile_file_names_when_the_run_names_none(tmp_path: Path, time_config: Path) -> None:
+    replies = write(tmp_path / "replies.json", json.dumps([TIME_PLAN, "The profile's own model answered."]))
+    profile = write(tmp_path / "clock.toml", f'persona = "You are a clock."\nmodel = "replay:{replies}"\n')
+    args = ["ask", "What time is it in Tokyo?", "--json", "--no-retrieval", "--profile", str(profile)]
+    args += ["--mcp-config", str(time_config), "--today", "2026-11-22"]
+    env = {"PATH": "/usr/bin:/bin", "PLANWERK_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    done = subprocess.run(
+        [sys.executable, "-m", "planwerk.cli", *args], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["answer"] == "The profile's own model answered."
+    # A profile whose model cannot work is named before any server starts.
+    gone = tmp_path / "gone.json"
+    write(profile, f'persona = "You are a clock."\nmodel = "replay:{gone}"\n')
+    with pytest.raises(ValueError, match=r"replay file not found: .*gone\.json"):
+        Agent(profile=str(profile), mcp_config=time_config)
 
 
 def test_cli_runs_with_a_profile_file(tmp_path: Path, time_config: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import platform
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
@@ -73,7 +74,13 @@ def nestful(
     split: Annotated[str, typer.Option("--split", help="dev | test (tune on dev, report on test).")] = "dev",
     oracle: Annotated[bool, typer.Option("--oracle", help="Run the gold call sequences (tests the engine).")] = False,
     model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Planner model spec (default | hf:... | gguf:... | replay:...).")
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Planner model spec: profile (the math profile's, qwen2.5-coder-1.5b) | default (the 0.5B) | "
+            "qwen2.5-coder-1.5b | hf:... | gguf:... | endpoint:... | replay:...",
+        ),
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N samples.")] = None,
     json_out: JsonOption = False,
@@ -147,10 +154,8 @@ def nestful(
     total = len(chosen) - len(done_ids)
     stream = None
     if results and not oracle:  # one line per sample as it is scored, after the earlier run's lines (resume)
-        results.parent.mkdir(parents=True, exist_ok=True)
-        stream = results.open("w", encoding="utf-8")  # rewritten: drops a line the earlier run was killed writing
-        for result in earlier:
-            stream.write(_result_line(result))
+        _rewrite_results(results, earlier)  # drops a line the earlier run was killed writing
+        stream = results.open("a", encoding="utf-8")
     with _progress() as progress:
         task = progress.add_task(f"NESTFUL {split} ({'oracle' if oracle else model})", total=total, status="")
         correct = done = 0
@@ -200,6 +205,18 @@ def nestful(
         _plot_by_depth(summary, plot)
     if json_out:
         out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+
+
+def _rewrite_results(path: Path, results: list[SampleResult]) -> None:
+    """``path`` holding exactly ``results``, replaced in one step: a run killed while loading its model must not
+    cost the earlier run's lines (a truncated file buffers them until the first new sample)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    with partial.open("w", encoding="utf-8") as out:
+        out.writelines(_result_line(result) for result in results)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(partial, path)
 
 
 def _result_line(result: SampleResult) -> str:

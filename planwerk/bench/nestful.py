@@ -479,6 +479,14 @@ def _require_tools(tools: ToolSource, samples: Sequence[Sample]) -> None:
         raise RuntimeError(f"the MCP tools lack {', '.join(missing)}{why}; is the math server configured?")
 
 
+def math_model_spec(spec: str) -> str:
+    """``spec``, or the math profile's model for ``profile``: what the samples run with and the report names."""
+    from planwerk.graph.context import Context
+    from planwerk.nodes.common import model_spec_of
+
+    return model_spec_of(Context(profile="math", model=spec))
+
+
 def chat_model_for(spec: str) -> BaseChatModel:
     """The model ``spec`` names; a ``replay:`` spec gets a fresh replay model (the process cache would share
     its position between runs)."""
@@ -575,6 +583,8 @@ async def run_planner(
     finished = {result.sample_id: result for result in done if result.sample_id in wanted}
     todo = [sample for sample in samples if sample.sample_id not in finished]
     started = time.perf_counter()
+    if isinstance(model, str):
+        model = math_model_spec(model)
     spec = model if isinstance(model, str) else type(model).__name__
     if not todo:  # all answered already: the report alone, without loading the model
         return Report("nestful", split, "planner", spec, _in_order(samples, finished), 0.0, 0.0)

@@ -28,11 +28,12 @@ class Context:
     """How a run behaves. Every field can be set per assistant and per run."""
 
     model: str = field(
-        default="default",
+        default="profile",
         metadata={
-            "description": "Chat model spec: 'default' (the packaged Qwen2.5-Coder-0.5B), 'hf:<hub id or folder>', "
-            "'gguf:<file>[#<tokenizer>]', 'endpoint:<url>' (an OpenAI-compatible server) or 'replay:<file>' "
-            "(recorded replies, for tests and demos)."
+            "description": "Chat model spec: 'profile' (the profile's model: the packaged Qwen2.5-Coder-1.5B for "
+            "math, the 0.5B one for the others), 'default' (the packaged Qwen2.5-Coder-0.5B), 'qwen2.5-coder-1.5b', "
+            "'hf:<hub id or folder>', 'gguf:<file>[#<tokenizer>]', 'endpoint:<url>' (an OpenAI-compatible server) or "
+            "'replay:<file>' (recorded replies, for tests and demos)."
         },
     )
     profile: ProfileName | str = field(

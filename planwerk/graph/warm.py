@@ -240,16 +240,19 @@ def warm_context(env: Mapping[str, str] | None = None) -> Context:
 async def warm_start(parts: tuple[WarmPart, ...] | None = None, context: Context | None = None) -> dict[str, float]:
     """Load ``parts`` for ``context`` (defaults: from the environment), concurrently, logging each step; the
     seconds each took. A part that fails is logged and left to the first run (which then loads it itself)."""
+    from planwerk.nodes.common import model_spec_of
+
     try:
         parts = warm_parts() if parts is None else parts
         context = warm_context() if context is None else context
+        model_spec = model_spec_of(context)  # the profile's model; a broken profile file raises here
     except ValueError as error:
         log.error("warm start skipped: %s", error)
         return {}
     if not parts:
         log.info("warm start: nothing to load (%s=none)", WARM_START_ENV)
         return {}
-    log.info("warm start: loading %s for model %s, profile %s", ", ".join(parts), context.model, context.profile)
+    log.info("warm start: loading %s for model %s, profile %s", ", ".join(parts), model_spec, context.profile)
     timings: dict[str, float] = {}
 
     async def load(part: WarmPart) -> None:
@@ -258,7 +261,7 @@ async def warm_start(parts: tuple[WarmPart, ...] | None = None, context: Context
             if part == "model":
                 from planwerk.models.specs import load_chat_model
 
-                await asyncio.to_thread(load_chat_model, context.model)
+                await asyncio.to_thread(load_chat_model, model_spec)
             elif part == "tools":
                 from planwerk.tools.config import load_config
 

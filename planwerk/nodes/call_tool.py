@@ -21,7 +21,7 @@ from planwerk.execution import ExecutionPolicy, call_one, call_timeout, result_e
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import CallInput, CallTask
-from planwerk.nodes.common import context_of, profile_of
+from planwerk.nodes.common import context_of, model_spec_of, profile_of
 from planwerk.prompts.render import render_result
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 from planwerk.tools.call_options import ToolProgress, call_options
@@ -113,7 +113,7 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
     channel = channel_for_call(
         task["id"],
         task["tool"],
-        model=lambda: deps.model_for(context.model),
+        model=lambda: deps.model_for(model_spec_of(context)),
         emit=runtime.stream_writer,
         run_key=run_key(runtime.execution_info),
     )

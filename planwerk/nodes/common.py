@@ -1,4 +1,4 @@
-"""Helpers the nodes share: the profile of a run, usage accounting, the conversation before the question."""
+"""Helpers the nodes share: the profile and model of a run, usage accounting, the conversation before the question."""
 
 from __future__ import annotations
 
@@ -35,6 +35,15 @@ def profile_of(context: Context) -> Profile:
     if context.plan_format != "profile" and context.plan_format != profile.plan_format:
         return replace(profile, plan_format=context.plan_format)
     return profile
+
+
+def model_spec_of(context: Context) -> str:
+    """The run's chat model spec: ``Context.model``, or its profile's model when it says ``profile`` (the default)."""
+    from planwerk.models.specs import PROFILE_MODEL
+
+    if context.model.strip() == PROFILE_MODEL:
+        return profile_of(context).model
+    return context.model
 
 
 def today_of(context: Context) -> date:

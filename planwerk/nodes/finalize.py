@@ -38,6 +38,7 @@ from planwerk.nodes.common import (
     counters,
     history_before_question,
     lost_model_calls,
+    model_spec_of,
     profile_of,
     prompt_today,
     reply_text,
@@ -110,7 +111,7 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         if not calls and plan.get("final"):
             answer, source = str(plan["final"]), "planner"
         else:
-            model = await deps.model_for(context.model)
+            model = await deps.model_for(model_spec_of(context))
             messages = _answer_messages(state, context, profile, language, last_result)
             lost = await lost_model_calls()
             reply = await model.ainvoke(messages, config={"tags": list(ANSWER_TAGS)})
@@ -124,7 +125,7 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         if not report.ok:
             first_problems = [describe(p, language) for p in report.problems]
             _rejected(runtime, answer, first_problems, attempt=1, next_="regenerate")
-            model = model or await deps.model_for(context.model)
+            model = model or await deps.model_for(model_spec_of(context))
             messages = messages or _answer_messages(state, context, profile, language, last_result)
             retry = [*messages, AIMessage(answer), HumanMessage(regenerate_request(report.problems, language))]
             lost = await lost_model_calls()

@@ -34,6 +34,7 @@ from planwerk.nodes.common import (
     context_of,
     history_before_question,
     lost_model_calls,
+    model_spec_of,
     profile_of,
     prompt_today,
     reply_text,
@@ -71,7 +72,7 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
     context = context_of(runtime)
     profile = profile_of(context)
     specs = visible_specs(deps.tools, profile)
-    model = await deps.model_for(context.model)
+    model = await deps.model_for(model_spec_of(context))
     # Replies rejected (or plans failed) since the last plan that passed: 0 on a first call.
     retry = len(state.get("feedback", []))
     feedback = state.get("feedback", [])[-MAX_FEEDBACK_TURNS:]

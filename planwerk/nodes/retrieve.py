@@ -22,7 +22,7 @@ from planwerk.events import RetrievalEvent, ServerErrorEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, add_usage
-from planwerk.nodes.common import context_of, lost_model_calls, profile_of, reply_text, usage_of
+from planwerk.nodes.common import context_of, lost_model_calls, model_spec_of, profile_of, reply_text, usage_of
 from planwerk.profiles import Language
 from planwerk.prompts.texts import texts_for
 from planwerk.rag.embeddings import is_multilingual
@@ -73,7 +73,7 @@ async def _translated(question: str, context: Context, deps: Deps) -> tuple[str 
         messages += [HumanMessage(asked), AIMessage(translated)]
     messages.append(HumanMessage(question))
     try:
-        model = await deps.model_for(context.model)
+        model = await deps.model_for(model_spec_of(context))
         lost = await lost_model_calls()
         reply = await model.ainvoke(messages, config={"tags": list(TRANSLATE_TAGS)})
     except Exception as error:  # the planner's call will meet the same model; retrieval goes on untranslated

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import ast
 import json
+import socket
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -293,6 +296,34 @@ def test_cli_writes_each_result_as_it_comes_and_resumes_and_shards(tmp_path: Pat
     summary = json.loads(report.stdout.strip().splitlines()[-1])
     assert summary["samples"] == 4 and summary["accuracy"] == 1.0
     assert summary["run_here"] == 0  # a report over earlier results: the machine field covers no sample
+
+
+def test_a_resumed_run_killed_before_its_first_sample_keeps_the_earlier_lines(tmp_path: Path) -> None:
+    """kill -9 while the resumed run waits for its model: the earlier run's results must all still be there (the
+    file is rewritten before new samples are appended to it)."""
+    samples = nestful.load_samples("dev", 3)
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(nestful.replay_script(samples[:2])), encoding="utf-8")
+    results = tmp_path / "results.jsonl"
+    assert _bench("--model", f"replay:{replies}", "--limit", "2", "--results", str(results)).exit_code == 0
+    before = results.read_text(encoding="utf-8")
+    # A "model server" that accepts connections and never answers: the run is held at sample 3's first model call.
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.settimeout(120)
+        port = server.getsockname()[1]
+        command = [sys.executable, "-m", "planwerk.cli", "bench", "nestful", "--split", "dev", "--limit", "3"]
+        command += ["--model", f"endpoint:http://127.0.0.1:{port}/v1", "--results", str(results), "--resume"]
+        run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            connection, _ = server.accept()
+            connection.close()
+        finally:
+            run.kill()
+            run.wait(timeout=30)
+    assert results.read_text(encoding="utf-8") == before
+    assert [r.sample_id for r in nestful.read_results(results)] == [s.sample_id for s in samples[:2]]
 
 
 def test_cli_resume_and_shard_errors_say_what_was_expected(tmp_path: Path) -> None:
