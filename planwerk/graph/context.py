@@ -118,10 +118,10 @@ class Context:
     plan_format: PlanFormatChoice = field(
         default="profile",
         metadata={
-            "description": "How the planner writes a plan: 'profile' (the profile's own way; JSON for every built-in "
-            "profile), 'json' (steps of calls passing results on with $ref) or 'expression' (one arithmetic "
-            "expression whose operators and function calls become the tool calls; for calculation tools that return "
-            "one number: the 0.5B model solved 16 of 196 NESTFUL test samples so, 8 with JSON plans)."
+            "description": "How the planner writes a plan: 'profile' (the profile's own way: expressions for math, "
+            "JSON for the others), 'json' (steps of calls passing results on with $ref) or 'expression' (one "
+            "arithmetic expression whose operators and function calls become the tool calls; for calculation tools "
+            "that return one number: the 0.5B model solved 16 of 196 NESTFUL test samples so, 8 with JSON plans)."
         },
     )
     retry_temperature: float = field(
