@@ -15,7 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, cast, get_args
 
 import typer
 from rich.console import Console
@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from planwerk.agent import Agent, check_thread_id, read_state
-from planwerk.graph.context import Context
+from planwerk.graph.context import Context, PlanFormatChoice
 from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S
 from planwerk.rag.cli import index_app
 
@@ -74,6 +74,13 @@ ToolTimeoutOption = Annotated[
         help="Seconds one tool call may take, for every tool (default: each MCP server's configured timeout).",
     ),
 ]
+PlanFormatOption = Annotated[
+    str,
+    typer.Option(
+        "--plan-format",
+        help="profile (the profile's own: expression for math, json for the others) | json | expression",
+    ),
+]
 WaitOption = Annotated[
     float,
     typer.Option(
@@ -93,9 +100,12 @@ def _agent(
     retrieval: bool,
     wait: float = DEFAULT_THREAD_WAIT_S,
     tool_timeout: float | None = None,
+    plan_format: str = "profile",
 ) -> Agent:
     if today is not None:
         _check_today(today)
+    if plan_format not in get_args(PlanFormatChoice):
+        raise ValueError(f"--plan-format {plan_format!r}: expected profile, json or expression")
     if mcp_config is not None and not mcp_config.is_file():
         raise ValueError(f'MCP config file not found: {mcp_config}; expected a JSON file with "mcpServers"')
     return Agent(
@@ -104,7 +114,7 @@ def _agent(
         mcp_config=mcp_config,
         retriever=retrieval,
         db=_threads_db(db),
-        context=Context(today=today, tool_timeout_s=tool_timeout),
+        context=Context(today=today, tool_timeout_s=tool_timeout, plan_format=cast(PlanFormatChoice, plan_format)),
         thread_wait_s=wait,
     )
 
@@ -281,12 +291,13 @@ def ask(
     retrieval: RetrievalOption = True,
     wait: WaitOption = DEFAULT_THREAD_WAIT_S,
     tool_timeout: ToolTimeoutOption = None,
+    plan_format: PlanFormatOption = "profile",
 ) -> None:
     """Answer one question (on a new or an existing thread)."""
 
     async def main() -> None:
         thread_id = _new_or_given(thread)
-        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout) as agent:
+        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout, plan_format) as agent:
             sink = _json_line if json_output else EventPrinter(console)
             pending = await _drive(agent.events(question, thread_id=thread_id), sink, not json_output)
             if pending and not json_output:
@@ -308,13 +319,14 @@ def resume(
     retrieval: RetrievalOption = True,
     wait: WaitOption = DEFAULT_THREAD_WAIT_S,
     tool_timeout: ToolTimeoutOption = None,
+    plan_format: PlanFormatOption = "profile",
 ) -> None:
     """Answer an ``ask_user`` question, or finish a run that was killed, without repeating finished tool calls."""
 
     async def main() -> None:
         # A clear error for an unknown thread id before any MCP server starts or the model loads.
         await read_state(thread, db=_threads_db(db))
-        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout) as agent:
+        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout, plan_format) as agent:
             sink = _json_line if json_output else EventPrinter(console)
             await _drive(agent.events(thread_id=thread, resume=answer_value(answer)), sink, not json_output)
 
@@ -347,12 +359,13 @@ def chat(
     retrieval: RetrievalOption = True,
     wait: WaitOption = DEFAULT_THREAD_WAIT_S,
     tool_timeout: ToolTimeoutOption = None,
+    plan_format: PlanFormatOption = "profile",
 ) -> None:
     """A conversation on one thread; an empty line or Ctrl-D ends it."""
 
     async def main() -> None:
         thread_id = _new_or_given(thread)
-        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout) as agent:
+        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout, plan_format) as agent:
             console.print(f"[dim]planwerk chat · thread {thread_id} · leere Zeile beendet[/dim]")
             printer = EventPrinter(console)
             while True:

@@ -139,6 +139,24 @@ def test_ask_prints_readable_progress_and_answer(home: Path, math_config: Path) 
     assert "2 model calls" in result.stdout
 
 
+@pytest.mark.parametrize("plan_format", ["expression", "profile"])
+def test_plan_format_sets_how_the_planner_writes(home: Path, math_config: Path, plan_format: str) -> None:
+    """generic-en plans in JSON; with --plan-format expression the same reply is a calculation that runs."""
+    expression_replies = ["(12 + 30) * 3", "The result is 126."]
+    model = replay(home, *(expression_replies if plan_format == "expression" else ["(12 + 30) * 3"] * 4))
+    args = ["ask", "What is (12 + 30) * 3?", "--json", "--model", model, "--profile", "generic-en"]
+    args += ["--mcp-config", str(math_config), "--no-retrieval", "--plan-format", plan_format]
+    result = runner.invoke(args)
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    results = [e["result"] for e in events if e["event"] == "tool_result"]
+    if plan_format == "expression":
+        assert results == [{"result": 42}, {"result": 126}]
+        assert events[-1]["answer"] == "The result is 126."
+    else:  # a JSON planner cannot read an expression: three rejected plans, no call
+        assert results == [] and any(e["event"] == "replan" for e in events)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -146,6 +164,7 @@ def test_ask_prints_readable_progress_and_answer(home: Path, math_config: Path) 
         (["--model", "replay:/nonexistent.json"], "replay file not found: /nonexistent.json"),
         (["--mcp-config", "/nonexistent.json"], "MCP config file not found"),
         (["--profile", "poetry"], "unknown profile 'poetry'; known profiles: auto, generic, generic-en, math, travel"),
+        (["--plan-format", "yaml"], "--plan-format 'yaml': expected profile, json or expression"),
     ],
 )
 def test_bad_input_gets_a_one_line_error(home: Path, args: list[str], message: str) -> None:
