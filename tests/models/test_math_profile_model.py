@@ -11,7 +11,9 @@ import pytest
 from planwerk.agent import Agent
 from planwerk.bench.nestful import MATH_ONLY_CONFIG
 from planwerk.graph.context import Context
-from planwerk.models.specs import PACKAGED_MATH_MODEL, loaded_models
+from planwerk.graph.deps import NoTools
+from planwerk.models.specs import PACKAGED_MATH_MODEL, load_chat_model
+from planwerk.runtime import open_deps
 
 pytestmark = pytest.mark.slow
 
@@ -21,12 +23,13 @@ async def test_the_math_profile_plans_with_its_packaged_1_5b_model(tmp_path: Pat
     config.write_text(json.dumps(MATH_ONLY_CONFIG), encoding="utf-8")
     context = Context(profile="math", today="2026-01-15", max_plan_attempts=2)
     assert context.model == "profile"  # the user names no model
+    async with open_deps(context, tools=NoTools(), retriever=None) as deps:
+        assert deps.chat_model is load_chat_model(PACKAGED_MATH_MODEL)  # the process cache: one object per spec
     async with Agent(mcp_config=config, retriever=False, context=context) as agent:
         reply = await agent.ask(
             "A crate holds 12 boxes of 8 pencils each, and 5 loose pencils lie beside it. "
             "How many pencils are there in all?"
         )
-    assert PACKAGED_MATH_MODEL in loaded_models() and "default" not in loaded_models()
     results = [e for e in reply.events if e["event"] == "tool_result"]
     assert {e["tool"] for e in results} == {"multiply", "add"}, reply.events
     assert results[-1]["result"] == {"result": 101}
