@@ -8,6 +8,7 @@ not have. All problems are collected into one message for the planner. Pure: no 
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -195,3 +196,21 @@ def _deref(node: Any, root: Mapping[str, Any]) -> Mapping[str, Any] | None:
         if len(options) == 1:
             return _deref(options[0], root)
     return node if isinstance(node, Mapping) else None
+
+
+ECHO_SIMILARITY = 0.9
+"""How alike (difflib's ratio over the normalized texts) a question asked back must be to the user's question to
+count as the same question."""
+
+
+def echoes_question(asked: str, question: str) -> bool:
+    """Whether ``asked`` (a plan's ``ask_user``) is the user's ``question`` again, up to case, punctuation and
+    spacing: asking it back gets the user nowhere."""
+    mine, theirs = _normalized(asked), _normalized(question)
+    if not mine or not theirs:
+        return False
+    return difflib.SequenceMatcher(None, mine, theirs).ratio() >= ECHO_SIMILARITY
+
+
+def _normalized(text: str) -> str:
+    return " ".join("".join(c if c.isalnum() else " " for c in text.casefold()).split())

@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from planwerk.core.checking import check_plan
+from planwerk.core.checking import check_plan, echoes_question
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.grounding import ProblemKind, format_value
 from planwerk.core.literals import invented_numbers, precise_literals
@@ -28,7 +28,7 @@ from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
 from planwerk.nodes.common import answer_check_for, context_of, history_before_question, profile_of, visible_specs
 from planwerk.profiles import PlanFormat
-from planwerk.prompts.texts import PromptTexts, texts_for
+from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
 from planwerk.tools.base import ToolSpec
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "finalize"]
@@ -190,6 +190,8 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         available=state.get("results", {}).keys(),
     )
     texts = texts_for(profile)
+    if plan.ask_user is not None and echoes_question(plan.ask_user, state.get("question", "")):
+        problems.append(texts.echoed_question.format(decline=DECLINE_BY_FORMAT[profile.plan_format]))
     if profile.sourced_numbers and precise_literals(plan):  # the sources (results as JSON) only when needed
         sources = [state.get("question", ""), *place_sources(state)]
         problems += [

@@ -108,6 +108,13 @@ SERVERS_DOWN = (
 )
 """Plan check: a plan names an unknown tool while servers are down (takes ``{servers}``)."""
 
+ECHOED_QUESTION = (
+    "Die Rückfrage wiederholt die Frage des Nutzers, statt nach einer fehlenden Angabe zu fragen; beantworte die "
+    "Frage mit den Tools, frage nur nach dem, was fehlt, oder lehne mit {decline} ab, wenn die Tools sie nicht "
+    "beantworten können."
+)
+"""Plan check: ``ask_user`` asks the user's own question back (the 1.5B model did so for an out-of-domain question)."""
+
 FINAL_UNBACKED = (
     "Der Plan ruft kein Werkzeug auf, aber seine Antwort nennt {claims}, was weder ein Werkzeug noch der Kontext "
     "noch die Frage sagt. Plane die Aufrufe, die es ermitteln; ohne passendes Werkzeug antworte nur mit dem, was der "

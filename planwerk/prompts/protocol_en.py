@@ -96,6 +96,12 @@ SERVERS_DOWN = (
 )
 """Plan check: a plan names an unknown tool while servers are down (takes ``{servers}``)."""
 
+ECHOED_QUESTION = (
+    "ask_user repeats the user's question instead of asking for something that is missing; answer the question with "
+    "the tools, ask only for what is missing, or decline with {decline} when the tools cannot answer it."
+)
+"""Plan check: ``ask_user`` asks the user's own question back (the 1.5B model did so for an out-of-domain question)."""
+
 FINAL_UNBACKED = (
     "the plan calls no tool, but its answer states {claims}, which neither a tool nor the context nor the question "
     "says. Plan the calls that find it out; without a fitting tool, answer only with what the context says, or decline."

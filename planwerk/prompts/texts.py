@@ -57,6 +57,9 @@ class PromptTexts:
     """Takes ``{call}``, ``{argument}`` and ``{value}``: a precise literal no source contains."""
     servers_down: str
     """Takes ``{servers}``: why tools the plan names may be missing (their MCP server is down)."""
+    echoed_question: str
+    """Plan check: ``ask_user`` asks the user's own question back; takes ``{decline}``, how a plan of the run's
+    format declines (:data:`DECLINE_BY_FORMAT`)."""
     final_unbacked: str
     """Takes ``{claims}``: a plan that calls nothing answers with numbers, dates or places nothing backs."""
     previous_question: str
@@ -124,6 +127,10 @@ class PromptTexts:
         """The feedback after a rejected reply, asking for a plan in ``plan_format`` again."""
         template = self.expression_repair if plan_format == "expression" else self.repair_instructions
         return template.format(problems=problems)
+
+
+DECLINE_BY_FORMAT: dict[PlanFormat, str] = {"json": '{"steps": [], "final": "…"}', "expression": 'answer("…")'}
+"""How a plan declines a question, by plan format (named in the feedback on a question asked back)."""
 
 
 def _from_module(language: Language, module: ModuleType) -> PromptTexts:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
-from planwerk.core.checking import PlanCheckError, check_plan, ensure_valid
+from planwerk.core.checking import PlanCheckError, check_plan, echoes_question, ensure_valid
 from planwerk.core.plan import Plan
 from planwerk.tools.base import FunctionToolSource
 
@@ -142,3 +143,19 @@ def test_empty_plan_and_ask_user() -> None:
     assert check_plan(Plan(), SPECS) == []  # nothing to call: the finalizer answers from the context
     assert check_plan(Plan(ask_user="Wohin?"), SPECS) == []
     assert check_plan(Plan(final="Hallo"), SPECS) == []
+
+
+@pytest.mark.parametrize(
+    ("asked", "question", "echo"),
+    [
+        ("What is the capital of Australia?", "What is the capital of Australia?", True),
+        ("what is the capital of australia", "What is the capital of  Australia?!", True),
+        ("Wie wird das Wetter in Barcelona?", "Wie wird das Wetter in Barcelona am 1. Dezember?", False),
+        ("Für welche Stadt?", "Wie wird das Wetter?", False),
+        ("Which two numbers should I add?", "Add my two numbers.", False),
+        ("", "What?", False),
+        ("?", "?", False),  # nothing left to compare after punctuation
+    ],
+)
+def test_a_question_asked_back_is_an_echo_only_when_it_is_the_users_own(asked: str, question: str, echo: bool) -> None:
+    assert echoes_question(asked, question) is echo

@@ -13,7 +13,7 @@ from planwerk.agent import Agent
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.prompts.math import MATH_PERSONA
-from planwerk.prompts.texts import ENGLISH
+from planwerk.prompts.texts import ENGLISH, GERMAN
 from tests.graph.tools import travel_tools
 
 MATH_QUESTION = "A shop is open Monday, and 65% of its 200 customers buy something. How many customers buy?"
@@ -140,3 +140,32 @@ async def test_math_expressions_can_decline_and_ask_back(math_tools: Any) -> Non
     assert answered.answer == "The result is 5." and answered.metadata["tool_calls"] == 1
     system = str(model.prompts[0][0].content)
     assert 'answer("…")' in system and 'ask_user("…")' in system
+
+
+@pytest.mark.parametrize(
+    ("profile", "echo", "then", "question"),
+    [
+        (
+            "math",
+            'ask_user("What is the capital of Australia?")',
+            'answer("I only calculate.")',
+            "What is the capital of Australia?",
+        ),
+        (
+            "travel",
+            json.dumps({"ask_user": "wie wird das wetter in barcelona"}),
+            json.dumps({"steps": [], "final": "Das kann ich nicht sagen."}),
+            "Wie wird das Wetter in Barcelona?",
+        ),
+    ],
+)
+async def test_asking_the_users_question_back_is_refused(profile: str, echo: str, then: str, question: str) -> None:
+    # Measured: the 1.5B model asked an out-of-domain question back word for word instead of declining.
+    model = ReplayChatModel.of([echo, then])
+    async with agent(model, travel_tools(), profile) as planwerk:
+        reply = await planwerk.ask(question)
+    assert not reply.interrupts
+    [replan] = [e for e in reply.events if e["event"] == "replan"]
+    texts, decline = (ENGLISH, 'answer("…")') if profile == "math" else (GERMAN, '{"steps": [], "final": "…"}')
+    assert texts.echoed_question.format(decline=decline) in replan["reason"]
+    assert reply.answer in ("I only calculate.", "Das kann ich nicht sagen.")
