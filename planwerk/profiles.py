@@ -94,10 +94,10 @@ PROFILES: dict[str, Profile] = {
         uses_dates=False,
         answer_is_last_result=True,
         # A calculation as Python arithmetic: twice the NESTFUL test score of JSON plans at a quarter of the tokens
-        # with the default model (BENCHMARKS.md §2).
+        # with the 0.5B model (BENCHMARKS.md §2).
         plan_format="expression",
-        # The 1.5B model plans calculations about two and a half times as often right as the 0.5B one (NESTFUL test:
-        # 20 % against 8 %, BENCHMARKS.md §2) at about a third of its speed on a CPU; a wrong number is the costlier
+        # The 1.5B model plans calculations nearly three times as often right as the 0.5B one (NESTFUL test:
+        # 22 % against 8 %, BENCHMARKS.md §2) at about a third of its speed on a CPU; a wrong number is the costlier
         # failure here. Travel keeps the 0.5B model: its targets hold with it and it starts faster.
         model=PACKAGED_MATH_MODEL,
     ),
