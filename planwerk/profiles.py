@@ -190,6 +190,8 @@ class ProfileFile(BaseModel):
     model: Text = "default"
     """The chat model spec for runs that name none: ``default``, ``qwen2.5-coder-1.5b``, ``hf:...``, ``gguf:...``,
     ``endpoint:...``."""
+    refusals: dict[Language, Text] = {}
+    """The sentence for an out-of-domain question, by language; default: the generic refusal."""
 
     @field_validator("model")
     @classmethod
@@ -198,9 +200,6 @@ class ProfileFile(BaseModel):
             raise ValueError(f"{PROFILE_MODEL!r} would name the profile itself; expected a model spec such as default")
         parse_model_spec(value)  # ValueError naming the accepted forms
         return value.strip()
-
-    refusals: dict[Language, Text] = {}
-    """The sentence for an out-of-domain question, by language; default: the generic refusal."""
 
 
 class ExampleEntry(BaseModel):

@@ -15,6 +15,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from planwerk.core.grounding import fold
 from planwerk.core.plan import Plan
 from planwerk.core.refs import USER_ROOT, Ref, RefError, iter_refs, ref_text
 from planwerk.tools.base import ToolSpec
@@ -213,4 +214,4 @@ def echoes_question(asked: str, question: str) -> bool:
 
 
 def _normalized(text: str) -> str:
-    return " ".join("".join(c if c.isalnum() else " " for c in text.casefold()).split())
+    return " ".join("".join(c if c.isalnum() else " " for c in fold(text)).split())

@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
+from planwerk.models.specs import PROFILE_MODEL
 from planwerk.profiles import Profile, get_profile
 from planwerk.tools.base import ToolSource, ToolSpec
 
@@ -39,8 +40,6 @@ def profile_of(context: Context) -> Profile:
 
 def model_spec_of(context: Context) -> str:
     """The run's chat model spec: ``Context.model``, or its profile's model when it says ``profile`` (the default)."""
-    from planwerk.models.specs import PROFILE_MODEL
-
     if context.model.strip() == PROFILE_MODEL:
         return profile_of(context).model
     return context.model
