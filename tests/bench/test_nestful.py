@@ -326,6 +326,18 @@ def test_a_resumed_run_killed_before_its_first_sample_keeps_the_earlier_lines(tm
     assert [r.sample_id for r in nestful.read_results(results)] == [s.sample_id for s in samples[:2]]
 
 
+def test_cli_model_profile_is_the_math_profiles_model_and_the_report_names_it(tmp_path: Path) -> None:
+    samples = nestful.load_samples("dev", 1)
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(nestful.replay_script(samples)), encoding="utf-8")
+    results = tmp_path / "results.jsonl"
+    assert _bench("--model", f"replay:{replies}", "--limit", "1", "--results", str(results)).exit_code == 0
+    # Every sample is answered already: the report alone, no model loaded, named as the samples would have run.
+    report = _bench("--model", "profile", "--limit", "1", "--results", str(results), "--resume", "--json")
+    assert report.exit_code == 0, report.output
+    assert json.loads(report.stdout.strip().splitlines()[-1])["model"] == "qwen2.5-coder-1.5b"
+
+
 def test_cli_resume_and_shard_errors_say_what_was_expected(tmp_path: Path) -> None:
     assert "--resume needs --results FILE" in _bench("--model", "default", "--resume").output
     bad = _bench("--model", "default", "--shard", "2/2")
