@@ -9,11 +9,26 @@ from typing_extensions import TypedDict
 CallStatus = Literal["ok", "error", "skipped"]
 """``ok``: the call returned a result; ``error``: it failed; ``skipped``: it never ran (an upstream call failed)."""
 
-FailureKind = Literal["timeout", "unavailable", "invalid_arguments", "ref", "skipped", "not_found", "rejected", "error"]
+FailureKind = Literal[
+    "timeout",
+    "unavailable",
+    "unauthorized",
+    "forbidden",
+    "invalid_arguments",
+    "ref",
+    "skipped",
+    "not_found",
+    "rejected",
+    "error",
+]
 """Why a call failed, from the tool source (or the resolver) to the verifier:
 
 - ``timeout``: the call did not finish in time;
 - ``unavailable``: the server or service cannot be reached (down, crashed, connection refused);
+- ``unauthorized``: the server refused planwerk's credentials (HTTP 401 after a token refresh, or 403); the
+  operator's configuration must change, so it is not retried;
+- ``forbidden``: planwerk refused the call before sending it (an argument names a file outside the server's
+  ``roots`` while the profile enforces them);
 - ``invalid_arguments``: the arguments do not fit the tool (the planner can fix them);
 - ``ref``: a ``$ref`` could not be resolved against the earlier results (the planner can fix it);
 - ``skipped``: not run because a call it depends on failed;

@@ -950,8 +950,9 @@ def collect_sources(
 
 # -------------------------------------------------------------------------------------------- failed services
 
-DOWN_KINDS: frozenset[FailureKind] = frozenset({"timeout", "unavailable"})
-"""Failure kinds that mean a service is down: the answer must say so and state nothing the call would deliver."""
+DOWN_KINDS: frozenset[FailureKind] = frozenset({"timeout", "unavailable", "unauthorized", "forbidden"})
+"""Failure kinds that mean a service is down or refused (credentials, a path outside its roots): the answer must say
+so and state nothing the call would deliver."""
 
 
 @dataclass(frozen=True)

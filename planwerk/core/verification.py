@@ -16,8 +16,9 @@ Decision = Literal["done", "self_correct", "replan", "ask_user", "give_up"]
 
 FIXABLE_KINDS: frozenset[FailureKind] = frozenset({"invalid_arguments", "ref", "skipped"})
 """Failures the planner can fix with other arguments or references (self-correction)."""
-SERVICE_KINDS: frozenset[FailureKind] = frozenset({"timeout", "unavailable"})
-"""A service that is down stays down for the next plan too: answer honestly with what there is instead."""
+SERVICE_KINDS: frozenset[FailureKind] = frozenset({"timeout", "unavailable", "unauthorized"})
+"""A service that is down (or refuses planwerk's credentials) stays so for the next plan too: answer honestly with
+what there is instead."""
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,10 @@ def verify_calls(calls: Sequence[CallRecord], attempts: int, max_attempts: int) 
     """Decide from the latest record of each call of the plan that ran.
 
     - every call succeeded: ``done``;
-    - a person rejected a call: ``give_up`` (planning around their decision is not the agent's call);
-    - services unreachable or timed out (and only skips besides): ``give_up``, an honest answer;
+    - a person rejected a call, or it was forbidden (a path outside the server's roots): ``give_up`` (planning
+      around their decision is not the agent's call);
+    - services unreachable, timed out or refusing the credentials (and only skips besides): ``give_up``, an
+      honest answer;
     - no planner attempts left: ``give_up``;
     - something the user named was not found, on the second attempt or later: ``ask_user``;
     - only fixable failures (bad arguments, references, skips), or a first "not found": ``self_correct``;
@@ -46,7 +49,7 @@ def verify_calls(calls: Sequence[CallRecord], attempts: int, max_attempts: int) 
         return Verification("done")
     reason = "\n".join(f"- {c['id']} ({c['tool']}, {c['kind']}): {c['error']}" for c in failed)
     kinds = {c["kind"] or "error" for c in failed}
-    if "rejected" in kinds:
+    if kinds & {"rejected", "forbidden"}:  # a person's or the operator's decision: not the agent's to plan around
         return Verification("give_up", reason)
     if kinds <= SERVICE_KINDS | {"skipped"} and kinds & SERVICE_KINDS:
         return Verification("give_up", reason)

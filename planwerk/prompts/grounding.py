@@ -113,6 +113,8 @@ Antwort.""",
     failure_kinds={
         "timeout": "Zeitüberschreitung",
         "unavailable": "Dienst nicht erreichbar",
+        "unauthorized": "Zugang verweigert: der Dienst hat die Zugangsdaten abgelehnt",
+        "forbidden": "nicht erlaubt: der Pfad liegt außerhalb der freigegebenen Ordner",
         "invalid_arguments": "ungültige Argumente",
         "ref": "Verweis auf ein früheres Ergebnis nicht auflösbar",
         "skipped": "nicht ausgeführt, weil ein vorheriger Aufruf fehlschlug",
@@ -191,6 +193,8 @@ contain. If a tool failed, say so and state nothing it would have delivered. Rep
     failure_kinds={
         "timeout": "timed out",
         "unavailable": "service unreachable",
+        "unauthorized": "access denied: the service refused the credentials",
+        "forbidden": "not allowed: the path is outside the permitted folders",
         "invalid_arguments": "invalid arguments",
         "ref": "a reference to an earlier result could not be resolved",
         "skipped": "not run because an earlier call failed",
@@ -264,6 +268,9 @@ FAILURE_WORDS: tuple[str, ...] = (
     "zeitüberschreitung",
     "keine verbindung",
     "keine daten",
+    "verweigert",
+    "nicht erlaubt",
+    "abgelehnt",
     "konnte nicht",
     "konnten nicht",
     "kann nicht",
@@ -281,6 +288,11 @@ FAILURE_WORDS: tuple[str, ...] = (
     "timed out",
     "timeout",
     "no data",
+    "denied",
+    "refused",
+    "not allowed",
+    "unauthorized",
+    "not authorized",
 )
 """Phrases (German and English, lower case) that say a call failed."""
 

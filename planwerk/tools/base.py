@@ -21,10 +21,14 @@ CALL_DEADLINE: ContextVar[float | None] = ContextVar("planwerk_call_deadline", d
 :func:`planwerk.execution.call_one` around :meth:`ToolSource.call`. A source can tell from it that a cancellation
 is the caller's timeout (which says the tool did not answer in time) and not, say, a cancelled run."""
 
-ToolFailureKind = Literal["error", "timeout", "unavailable", "invalid_arguments", "not_found"]
+ToolFailureKind = Literal[
+    "error", "timeout", "unavailable", "invalid_arguments", "not_found", "unauthorized", "forbidden"
+]
 """The failure kinds a tool source reports (a subset of :data:`planwerk.core.calls.FailureKind`):
 ``error`` (the tool reported one), ``timeout``, ``unavailable`` (server or service unreachable),
-``invalid_arguments`` and ``not_found`` (the tool ran and found nothing for the input)."""
+``invalid_arguments``, ``not_found`` (the tool ran and found nothing for the input), ``unauthorized`` (the server
+refused planwerk's credentials, after a token refresh) and ``forbidden`` (refused before it was sent: an argument
+names a file outside the server's roots)."""
 
 
 @dataclass(frozen=True)

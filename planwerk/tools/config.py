@@ -1,12 +1,16 @@
 """MCP server configuration: the common ``{"mcpServers": {name: {...}}}`` JSON form, validated.
 
 A server is either stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP (``url``, ``headers``).
+An HTTP server may also have ``auth``: a static ``bearer`` token, a ``token_file`` or ``token_command`` asked again
+after a 401, or OAuth ``client_credentials`` (:mod:`planwerk.tools.auth`, ``docs/tools.md``).
 Every string may use ``${VAR}`` or ``${VAR:-default}``; ``${PYTHON}`` is the running interpreter unless the
 environment sets ``PYTHON``. Per server: ``timeout`` (seconds for start-up and for every call, default 30),
 ``allowed_tools`` (a list of tool names; others are hidden), ``disabled`` (skip it), ``roots``
 (the directories the server may work in, offered to it as MCP roots: paths or ``file://`` URIs, or objects with
 ``uri`` or ``path`` and an optional ``name``; see ``docs/capabilities.md``). Header and env values are
-secrets: they never appear in ``repr``, logs or error messages.
+secrets, and so are the values of an HTTP server's URL query (``?api_key=...``), its URL's password and its
+``auth`` tokens and client secret: they never appear in ``repr``, logs, events, state or prompts
+(:mod:`planwerk.tools.redaction`).
 
 Tool names: ``prefix`` names a server's tools ``<prefix>_<tool>`` (``true``: the server's name is the prefix).
 Without it, a tool name that two servers share is prefixed with each one's server name (``a_read_file``,
@@ -30,6 +34,15 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from planwerk.tools.auth import (
+    AuthConfig,
+    BearerAuth,
+    ClientCredentialsAuth,
+    TokenCommandAuth,
+    TokenFileAuth,
+)
 
 # redact lives with the secret policy; imported here too because callers import it from the config module.
 from planwerk.tools.redaction import env_secrets
@@ -42,7 +55,7 @@ DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _STDIO_KEYS = {"command", "args", "env", "cwd", "inherit_env"}
-_HTTP_KEYS = {"url", "headers"}
+_HTTP_KEYS = {"url", "headers", "auth"}
 _CAPABILITY_KEYS = {"roots"}
 _NAMING_KEYS = {"prefix"}
 _PREFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
@@ -156,18 +169,28 @@ class HttpServer:
     """Offered as MCP roots; empty: the session does not advertise roots."""
     tool_prefix: str | None = None
     """See :attr:`StdioServer.tool_prefix`."""
+    auth: AuthConfig | None = None
+    """How requests authenticate (:mod:`planwerk.tools.auth`); None: only what ``headers`` carry."""
     transport: Literal["streamable_http"] = "streamable_http"
 
     def __repr__(self) -> str:
         headers = {k: "***" for k in self.headers}
-        return f"HttpServer(name={self.name!r}, url={self.url!r}, headers={headers})"
+        auth = f", auth={self.auth.type}" if self.auth is not None else ""
+        return f"HttpServer(name={self.name!r}, url={shown_url(self.url)!r}, headers={headers}{auth})"
 
     def secrets(self) -> tuple[str, ...]:
-        """Values that must never be shown (whole header values and, for ``Bearer x``, the token ``x``)."""
+        """Values that must never be shown: whole header values and, for ``Bearer x``, the token ``x``; the URL's
+        query values and password; a static token and a client secret. (Tokens a supplier hands out join while the
+        sessions are open: :class:`planwerk.tools.redaction.SecretStore`.)"""
         out: list[str] = []
         for value in self.headers.values():
             out.append(value)
             out.extend(part for part in value.split() if len(part) >= 6)
+        out.extend(url_secrets(self.url))
+        if isinstance(self.auth, BearerAuth):
+            out.append(self.auth.token)
+        elif isinstance(self.auth, ClientCredentialsAuth):
+            out.append(self.auth.client_secret)
         return tuple(v for v in out if v)
 
     def connection(self, parent_env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -183,6 +206,33 @@ class HttpServer:
 
 
 ServerConfig = StdioServer | HttpServer
+
+
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The parts of a URL that may be credentials: every query value (``?api_key=...``, ``?token=...``) and the
+    password of ``user:password@``. Values of 4 characters or more (shorter ones are settings such as ``v=2``)."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return ()
+    values = [value for _, value in parse_qsl(parts.query, keep_blank_values=False)]
+    if password:
+        values.append(password)
+    return tuple(v for v in values if len(v) >= 4)
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be shown: query values and the password replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "***"
+    netloc = f"{parts.username}:***@{host}{port}" if parts.password else parts.netloc
+    query = "&".join(f"{key}=***" for key, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 @dataclass(frozen=True)
@@ -282,7 +332,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
 
     if transport == "stdio":
         if set(raw) & _HTTP_KEYS:
-            raise ConfigError(f"{where}: a stdio server takes command/args/env/cwd/inherit_env, not url/headers")
+            raise ConfigError(f"{where}: a stdio server takes command/args/env/cwd/inherit_env, not url/headers/auth")
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():
             raise ConfigError(f"{where}.command: expected a non-empty string")
@@ -310,22 +360,83 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
             tool_prefix=prefix,
         )
     if set(raw) & _STDIO_KEYS:
-        raise ConfigError(f"{where}: an HTTP server takes url/headers, not command/args/env/cwd")
+        raise ConfigError(f"{where}: an HTTP server takes url/headers/auth, not command/args/env/cwd")
     url = raw.get("url")
     if not isinstance(url, str) or not url.strip():
         raise ConfigError(f"{where}.url: expected a non-empty string such as http://127.0.0.1:8000/mcp")
     url = expand(url, env, f"{where}.url")
     if not url.startswith(("http://", "https://")):
         raise ConfigError(f"{where}.url: expected an http:// or https:// URL, got {url!r}")
+    headers = _string_map(raw.get("headers", {}), f"{where}.headers", env)
+    auth = _auth(raw["auth"], f"{where}.auth", env, timeout) if "auth" in raw else None
+    if auth is not None and any(key.lower() == "authorization" for key in headers):
+        raise ConfigError(f'{where}: has both "auth" and an Authorization header; keep one of them')
     return HttpServer(
         name=name,
         url=url,
-        headers=_string_map(raw.get("headers", {}), f"{where}.headers", env),
+        auth=auth,
+        headers=headers,
         max_message_bytes=limit,
         timeout_s=float(timeout),
         allowed_tools=allowed_set,
         roots=roots,
         tool_prefix=prefix,
+    )
+
+
+_AUTH_KEYS: dict[str, tuple[set[str], set[str]]] = {
+    "bearer": ({"token"}, set()),
+    "token_file": ({"path"}, set()),
+    "token_command": ({"command"}, {"timeout"}),
+    "client_credentials": ({"client_id", "client_secret", "issuer"}, {"scope", "token_endpoint_auth_method"}),
+}
+"""Per ``auth`` type: its required keys and its optional ones (besides ``type``)."""
+
+
+def _auth(raw: Any, where: str, env: Mapping[str, str], timeout: float) -> AuthConfig:
+    """An HTTP server's ``auth``: ``{"type": "bearer" | "token_file" | "token_command" | "client_credentials",
+    ...}``. Values are never shown in errors (they may be secrets)."""
+    types = ", ".join(f'"{t}"' for t in _AUTH_KEYS)
+    if not isinstance(raw, Mapping) or raw.get("type") not in _AUTH_KEYS:
+        raise ConfigError(f'{where}: expected an object with "type" one of {types}')
+    kind = str(raw["type"])
+    required, optional = _AUTH_KEYS[kind]
+    if unknown := sorted(set(raw) - required - optional - {"type"}):
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} for type {kind!r}")
+    if missing := sorted(required - set(raw)):
+        raise ConfigError(f"{where}: type {kind!r} needs {', '.join(missing)}")
+
+    def text(key: str) -> str:
+        value = raw[key]
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where}.{key}: expected a non-empty string, got {type(value).__name__}")
+        return expand(value, env, f"{where}.{key}")
+
+    if kind == "bearer":
+        return BearerAuth(token=text("token"))
+    if kind == "token_file":
+        return TokenFileAuth(path=text("path"))
+    if kind == "token_command":
+        command = raw["command"]
+        if not isinstance(command, list) or not command or not all(isinstance(a, str) and a for a in command):
+            raise ConfigError(f"{where}.command: expected a list of strings (the program and its arguments)")
+        seconds = raw.get("timeout", min(timeout, 10.0))
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
+            raise ConfigError(f"{where}.timeout: expected a positive number of seconds, got {seconds!r}")
+        args = tuple(expand(a, env, f"{where}.command[{i}]") for i, a in enumerate(command))
+        return TokenCommandAuth(command=args, timeout_s=float(seconds))
+    issuer = text("issuer")
+    if not issuer.startswith(("https://", "http://")):
+        raise ConfigError(f"{where}.issuer: expected the authorization server's http(s) issuer URL")
+    method = raw.get("token_endpoint_auth_method", "client_secret_basic")
+    if method not in ("client_secret_basic", "client_secret_post"):
+        raise ConfigError(f'{where}.token_endpoint_auth_method: expected "client_secret_basic" or "client_secret_post"')
+    return ClientCredentialsAuth(
+        client_id=text("client_id"),
+        client_secret=text("client_secret"),
+        issuer=issuer,
+        scope=text("scope") if "scope" in raw else None,
+        token_endpoint_auth_method=method,
     )
 
 

@@ -17,6 +17,9 @@ never from the wording of a message:
 - ``timeout``: the call ran past the server's timeout (ours, or the MCP session's read timeout: JSON-RPC code 408);
 - ``unavailable``: the transport broke or the connection closed (JSON-RPC ``CONNECTION_CLOSED``); the server is
   then marked dead;
+- ``unauthorized``: the server refused the credentials (HTTP 401 that a token refresh did not cure, or 403), or
+  none could be had (a token file or command failed, the OAuth flow failed; :mod:`planwerk.tools.auth`); the
+  server is marked dead like an unavailable one and reconnected on demand, so a token that works again is used;
 - ``invalid_arguments``: the arguments do not fit the tool's input schema (checked here before sending, see
   ``planwerk.tools.repair``), an unknown tool name while every server is up (with a server down, the name may be
   one of its tools: ``unavailable``), or a JSON-RPC ``INVALID_PARAMS`` (-32602) error from the server;
@@ -36,6 +39,11 @@ server is reconnected again later whenever a call needs it (:data:`HTTP_RECONNEC
 calls work again once the server accepts the token again. A timed-out or
 cancelled call is cancelled on the server (``notifications/cancelled``, see ``planwerk.tools.transport``), so
 abandoned calls do not pile up there.
+
+**Secrets.** Everything a server sends back (results, error texts, progress messages) and every reason a server is
+down passes through the config's :class:`~planwerk.tools.redaction.Redactor` before it leaves this module: no
+form of a configured secret (or of a token a supplier handed out) reaches the graph's state, events, checkpoints
+or prompts.
 
 **Tool names.** A tool is offered under its own name unless a server's config gives it a ``prefix`` or another
 server has a tool of the same name: then it is ``<prefix or server name>_<name>``
@@ -83,12 +91,13 @@ from mcp.types import (
 from pydantic import ValidationError
 
 from planwerk.core.sanitize import sanitize_value
+from planwerk.tools.auth import http_auth, is_unauthorized
 from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolFailureKind, ToolSpec
 from planwerk.tools.call_options import CALL_OPTIONS, ProgressSink, ToolProgress
 from planwerk.tools.client_features import ServerFeatures, offered_tools
-from planwerk.tools.config import MCPConfig, ServerConfig, load_config, offered_tool_names, redact
+from planwerk.tools.config import HttpServer, MCPConfig, ServerConfig, load_config, offered_tool_names
 from planwerk.tools.content import resource_value, tool_result_value
-from planwerk.tools.redaction import secrets_redacted
+from planwerk.tools.redaction import SecretStore, secrets_redacted
 from planwerk.tools.repair import check_arguments
 from planwerk.tools.resources import NOT_FOUND_CODE, READ_RESOURCE, ResourceCatalog, choose_server, read_resource_spec
 from planwerk.tools.servers.failures import failure_kind
@@ -164,12 +173,15 @@ class _Server:
     """
 
     config: ServerConfig
-    secrets: tuple[str, ...]
+    store: SecretStore
+    """The secrets of the whole config (a server may echo another's), tokens of suppliers included."""
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once the first session is up."""
     dead: asyncio.Event = field(default_factory=asyncio.Event)
     reason: str = ""
+    down_kind: ToolFailureKind = "unavailable"
+    """Why the current session is gone: ``unavailable``, or ``unauthorized`` (credentials refused)."""
     tools: list[BaseTool] = field(default_factory=list)
     """The current session's tools."""
     listed: dict[str, Tool] = field(default_factory=dict)
@@ -193,8 +205,17 @@ class _Server:
     failed_at: float | None = None
     """Loop time of the last failed on-demand reconnect attempt (calls fail fast for a while after one)."""
 
+    auth: httpx.Auth | None = field(default=None, init=False, repr=False)
+    """The HTTP server's auth, kept across reconnects (it holds the current token)."""
+
     def __post_init__(self) -> None:
         self.features = ServerFeatures(self.config.name, self.config.roots)
+        if isinstance(self.config, HttpServer) and self.config.auth is not None:
+            self.auth = http_auth(self.config.auth, self.config.url, self.store.add)
+
+    def redact(self, text: str) -> str:
+        """``text`` without any form of a secret."""
+        return self.store.redactor.text(text)
 
     @property
     def name(self) -> str:
@@ -204,12 +225,15 @@ class _Server:
         """The current session's tool ``name``."""
         return next((t for t in self.tools if t.name == name), None)
 
-    def mark_dead(self, reason: str, session: asyncio.Event | None = None) -> None:
-        """Mark ``session`` (default: the current one) gone, with ``reason``."""
+    def mark_dead(
+        self, reason: str, session: asyncio.Event | None = None, kind: ToolFailureKind = "unavailable"
+    ) -> None:
+        """Mark ``session`` (default: the current one) gone, with ``reason`` and the failure kind its calls get."""
         dead = self.dead if session is None else session
         if not dead.is_set():
             if dead is self.dead:
-                self.reason = redact(reason, self.secrets)
+                self.reason = self.redact(reason)
+                self.down_kind = kind
             dead.set()
 
     @property
@@ -250,8 +274,11 @@ class _Server:
 class MCPToolSource:
     """The tools of the open MCP sessions; implements :class:`~planwerk.tools.base.ToolSource`."""
 
-    def __init__(self, servers: Mapping[str, _Server], allowed: set[str] | None = None):
+    def __init__(
+        self, servers: Mapping[str, _Server], allowed: set[str] | None = None, secrets: SecretStore | None = None
+    ):
         self._servers = dict(servers)
+        self._secrets = secrets if secrets is not None else SecretStore()
         self._tools: dict[str, tuple[_Server, BaseTool]] = {}
         self._specs: dict[str, ToolSpec] = {}
         self._names: dict[str, str] = {}
@@ -312,21 +339,32 @@ class MCPToolSource:
 
     @property
     def unavailable(self) -> Mapping[str, str]:
-        """Servers that are down (failed at start or died since), with the reason."""
-        return {name: s.reason for name, s in self._servers.items() if s.dead.is_set()}
+        """Servers that are down (failed at start or died since), with the reason (redacted)."""
+        return {name: s.redact(s.reason) for name, s in self._servers.items() if s.dead.is_set()}
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        """Call tool ``name``; the normalised result, or :class:`ToolError` naming server and tool."""
+        """Call tool ``name``; the normalised result, or :class:`ToolError` naming server and tool. Both are
+        redacted: no form of a configured secret is in them."""
+        try:
+            result = await self._call(name, arguments)
+        except ToolError as error:
+            message = self._secrets.redactor.text(str(error))
+            raise ToolError(message, tool=error.tool, server=error.server, kind=error.kind) from None
+        # The redactor as it is after the call: a token a refresh during the call fetched is in it.
+        return self._secrets.redactor.value(result)
+
+    async def _call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         if name == READ_RESOURCE and self._resource_servers:
             return await self._read_resource(arguments)
         if name not in self._tools:
             if down := self._down_servers_for(name):
-                reasons = "; ".join(f"server {s.name} is unavailable ({s.reason})" for s in down)
+                reasons = "; ".join(f"server {s.name} is {_down_words(s)} ({s.reason})" for s in down)
+                unauthorized = all(s.down_kind == "unauthorized" for s in down)
                 raise ToolError(
                     f"{name}: no available server offers it, and {reasons}",
                     tool=name,
                     server=down[0].name if len(down) == 1 else None,
-                    kind="unavailable",
+                    kind="unauthorized" if unauthorized else "unavailable",
                 )
             known = ", ".join(sorted(self._tools)) or "none"
             raise ToolError(f"unknown tool {name!r}; available tools: {known}", tool=name, kind="invalid_arguments")
@@ -337,10 +375,10 @@ class MCPToolSource:
         if server.dead.is_set() or tool is None:
             reason = server.reason if server.dead.is_set() else "the tool is gone since the server was reconnected"
             raise ToolError(
-                f"{name}: server {server.name} is unavailable ({reason})",
+                f"{name}: server {server.name} is {_down_words(server)} ({reason})",
                 tool=name,
                 server=server.name,
-                kind="unavailable",
+                kind=server.down_kind if server.dead.is_set() else "unavailable",
             )
         # Lone surrogates cannot be encoded for the wire and would break the session: U+FFFD instead.
         arguments = sanitize_value(arguments)
@@ -368,7 +406,7 @@ class MCPToolSource:
         # secret) before we redact it: the call is traced through the redacted events and the call log.
         options = CALL_OPTIONS.get()
         timeout = options.timeout_s or server.config.timeout_s
-        progress = _progress_callback(options.on_progress, tool.name)
+        progress = _progress_callback(options.on_progress, tool.name, server.store)
 
         async def call(session: ClientSession) -> CallToolResult:
             result = await session.call_tool(
@@ -397,10 +435,10 @@ class MCPToolSource:
         server = self._resource_servers[name]
         if server.dead.is_set() or server.session is None:
             raise ToolError(
-                f"{READ_RESOURCE}: server {server.name} is unavailable ({server.reason})",
+                f"{READ_RESOURCE}: server {server.name} is {_down_words(server)} ({server.reason})",
                 tool=READ_RESOURCE,
                 server=server.name,
-                kind="unavailable",
+                kind=server.down_kind if server.dead.is_set() else "unavailable",
             )
         timeout = CALL_OPTIONS.get().timeout_s or server.config.timeout_s
 
@@ -468,11 +506,14 @@ class MCPToolSource:
                 with contextlib.suppress(BaseException):
                     await invoke
         if invoke.cancelled():
+            refused = server.down_kind == "unauthorized"
             raise ToolError(
-                f"{tool}: server {server.name} went away during the call ({server.reason})",
+                f"{tool}: server {server.name} "
+                + ("refused the credentials" if refused else "went away")
+                + f" during the call ({server.reason})",
                 tool=tool,
                 server=server.name,
-                kind="unavailable",
+                kind=server.down_kind,
             )
         try:
             result = invoke.result()
@@ -492,14 +533,22 @@ class MCPToolSource:
         elif not isinstance(leaf, _TRANSPORT_ERRORS) and code != CONNECTION_CLOSED:
             server.answered()  # an error is an answer
         if isinstance(leaf, _ReportedFailure):  # the tool ran and reported an error result, with its kind
-            text = redact(str(leaf), server.secrets)
+            text = server.redact(str(leaf))
             return ToolError(
                 f"{tool} on server {server.name} failed: {text}", tool=tool, server=server.name, kind=leaf.kind
             )
         if isinstance(leaf, ToolException):  # an error result that bypassed the interceptor: no kind to read
-            text = redact(str(leaf), server.secrets)
+            text = server.redact(str(leaf))
             return ToolError(f"{tool} on server {server.name} failed: {text}", tool=tool, server=server.name)
-        what = redact(_describe(leaf), server.secrets)
+        what = server.redact(_describe(leaf))
+        if is_unauthorized(leaf):
+            server.mark_dead(what, session, kind="unauthorized")
+            return ToolError(
+                f"{tool}: server {server.name} refused the credentials ({what})",
+                tool=tool,
+                server=server.name,
+                kind="unauthorized",
+            )
         if code in _TIMEOUT_CODES:
             return ToolError(
                 f"{tool} on server {server.name} timed out: {what}",
@@ -525,9 +574,16 @@ class MCPToolSource:
         return ToolError(f"{tool} on server {server.name} failed: {what}", tool=tool, server=server.name)
 
 
-def _progress_callback(sink: ProgressSink | None, tool: str) -> Callable[..., Awaitable[None]] | None:
-    """The MCP progress callback that hands notifications to ``sink``; None (no progress token is sent) without
-    one."""
+def _down_words(server: _Server) -> str:
+    """How a down server's state reads in a message."""
+    return "refusing the credentials" if server.down_kind == "unauthorized" else "unavailable"
+
+
+def _progress_callback(
+    sink: ProgressSink | None, tool: str, store: SecretStore | None = None
+) -> Callable[..., Awaitable[None]] | None:
+    """The MCP progress callback that hands notifications to ``sink`` (messages redacted with ``store``); None (no
+    progress token is sent) without one."""
     if sink is None:
         return None
     # The session's reader task calls back, outside the caller's context; the sink runs in the caller's (LangGraph's
@@ -535,6 +591,8 @@ def _progress_callback(sink: ProgressSink | None, tool: str) -> Callable[..., Aw
     context = contextvars.copy_context()
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        if message and store is not None:
+            message = store.redactor.text(message)
         try:
             context.run(sink, ToolProgress(progress=progress, total=total, message=message))
         except Exception:  # a failing sink must not break the session's reader task
@@ -565,7 +623,7 @@ async def _supervise(server: _Server) -> None:
     A new session starts while the old one still shuts down (closing a stdio server may take seconds: stdin is
     closed, then the process tree is terminated), so calls fail fast only until the new one is up.
     """
-    sessions: set[asyncio.Task[str]] = set()
+    sessions: set[asyncio.Task[tuple[str, ToolFailureKind]]] = set()
     loop = asyncio.get_running_loop()
     try:
         attempt = 0
@@ -581,8 +639,9 @@ async def _supervise(server: _Server) -> None:
             if not up.is_set():
                 if attempt > 0:
                     done, _ = await asyncio.wait({task}, timeout=1)
-                    why = task.result() if done and not task.cancelled() else "no answer"
-                    server.reason = redact(f"{server.reason}; reconnecting failed: {why}", server.secrets)
+                    why, kind = task.result() if done and not task.cancelled() else ("no answer", "unavailable")
+                    server.reason = server.redact(f"{server.reason}; reconnecting failed: {why}")
+                    server.down_kind = kind
                 server.failed_at = loop.time()
                 server.settled.set()
                 if not server.reconnects_on_demand or not await _reconnect_wanted(server):
@@ -643,17 +702,21 @@ async def _first(*waits: Awaitable[Any]) -> None:
             task.cancel()
 
 
-async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event) -> str:
+async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event) -> tuple[str, ToolFailureKind]:
     """Open one session, load its tools, then hold it until ``stop`` or until ``gone`` (or until it breaks).
 
-    Returns why it ended (redacted).
+    Returns why it ended (redacted) and the failure kind that says it (``unauthorized`` or ``unavailable``).
     """
     config = server.config
     limits = MessageLimits(max_message_bytes=getattr(config, "max_message_bytes", MessageLimits.max_message_bytes))
     reason = "closed"
+    kind: ToolFailureKind = "unavailable"
     try:
         # The session's callbacks answer what the server asks of planwerk (elicitation, sampling, roots).
         connection = config.connection()
+        if server.auth is not None:
+            connection["auth"] = server.auth
+        connection["secrets"] = server.store
         callbacks = server.features.session_kwargs()
         connection["session_kwargs"] = {**connection.get("session_kwargs", {}), **callbacks}
         async with connect(connection, limits=limits) as session:
@@ -672,10 +735,13 @@ async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event)
             up.set()
             await _first(server.stop.wait(), gone.wait())
     except (Exception, BaseExceptionGroup) as exc:  # the session broke: this server only is gone
-        reason = _describe(_leaf(exc))
+        leaf = _leaf(exc)
+        reason = _describe(leaf)
+        if is_unauthorized(leaf):
+            kind = "unauthorized"
     finally:
-        server.mark_dead(reason, gone)
-    return redact(reason, server.secrets)
+        server.mark_dead(reason, gone, kind)
+    return server.redact(reason), kind
 
 
 async def _list_resources(session: ClientSession, name: str) -> ResourceCatalog | None:
@@ -736,22 +802,22 @@ async def open_tools(
     started is logged as a warning naming it, and the others are used.
     """
     cfg = config if isinstance(config, MCPConfig) else load_config(config)
-    with secrets_redacted(cfg.secrets()):
-        async with _open_sessions(cfg, allowed) as source:
+    with secrets_redacted(cfg.secrets()) as store:
+        async with _open_sessions(cfg, allowed, store) as source:
             yield source
 
 
 @contextlib.asynccontextmanager
-async def _open_sessions(cfg: MCPConfig, allowed: set[str] | None) -> AsyncIterator[MCPToolSource]:
-    servers = {name: _Server(config=s, secrets=s.secrets()) for name, s in cfg.servers.items()}
+async def _open_sessions(cfg: MCPConfig, allowed: set[str] | None, store: SecretStore) -> AsyncIterator[MCPToolSource]:
+    servers = {name: _Server(config=s, store=store) for name, s in cfg.servers.items()}
     for server in servers.values():
         server.task = asyncio.create_task(_supervise(server), name=f"mcp-server-{server.name}")
     try:
         await asyncio.gather(*(_wait_started(s) for s in servers.values()))
         for server in servers.values():
             if not server.ready.is_set():
-                log.warning("MCP server %s is unavailable: %s", server.name, server.reason)
-        yield MCPToolSource(servers, allowed)
+                log.warning("MCP server %s is %s: %s", server.name, _down_words(server), server.reason)
+        yield MCPToolSource(servers, allowed, store)
     finally:
         for server in servers.values():
             server.stop.set()

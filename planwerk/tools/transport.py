@@ -12,6 +12,9 @@ Three things the MCP SDK (1.30) does not do, measured on this project's machine:
 - **Large HTTP messages.** The SDK reads a streamable-HTTP message whole before parsing it; :func:`connect` gives
   it an httpx client whose transport counts each message's bytes as they stream in
   (:mod:`planwerk.tools.http_guard`), with the same limit and the same error.
+- **Secrets in a server's stderr.** The SDK hands the server's stderr to planwerk's; a server that prints its
+  environment or a token would put it in planwerk's logs. :func:`stdio_transport` reads it line by line and
+  writes each line redacted (:class:`planwerk.tools.redaction.SecretStore`) to planwerk's stderr.
 - **Cancelling abandoned requests.** ``BaseSession.send_request`` sends no ``notifications/cancelled`` when the
   awaiting task is cancelled or the read timeout passes, so the server kept running every timed-out call (5 → 25
   running tasks after 20 timeouts). :class:`CancellingSession` sends it in both cases.
@@ -21,9 +24,11 @@ Three things the MCP SDK (1.30) does not do, measured on this project's machine:
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import logging
 import re
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -52,10 +57,13 @@ from mcp.types import (
 from planwerk.tools.http_answers import streamable_http_client
 from planwerk.tools.http_guard import MESSAGE_TOO_LARGE as MESSAGE_TOO_LARGE
 from planwerk.tools.http_guard import guarded_client
+from planwerk.tools.redaction import SecretStore
 
 log = logging.getLogger(__name__)
 
 
+MAX_STDERR_LINE = 64 * 1024
+"""A longer stderr line of a server is written (redacted) in pieces of this many characters."""
 CANCEL_SEND_TIMEOUT_S = 2.0
 """How long sending ``notifications/cancelled`` may take; a server that does not read its input cannot hold the
 caller longer."""
@@ -169,10 +177,12 @@ async def stdio_transport(
     env: dict[str, str],
     cwd: str | Path | None = None,
     limits: MessageLimits = MessageLimits(),
-    errlog: TextIO = sys.stderr,
+    errlog: TextIO | None = None,
+    secrets: SecretStore | None = None,
 ) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[Any]]]:
     """The MCP SDK's ``stdio_client`` with a linear, size-guarded reader; ``env`` is the server's whole environment.
 
+    The server's stderr goes to ``errlog`` (default: planwerk's stderr) line by line, redacted with ``secrets``.
     Process start and shutdown (close stdin, wait 2 s, then terminate the process tree) are the SDK's own.
     """
     # Private helpers of the SDK: the platform-specific start (new session / job object) and tree termination.
@@ -187,7 +197,11 @@ async def stdio_transport(
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     try:
         process = await _create_platform_compatible_process(
-            command=_get_executable_command(command), args=args, env=env, errlog=errlog, cwd=cwd
+            command=_get_executable_command(command),
+            args=args,
+            env=env,
+            errlog=subprocess.PIPE,  # type: ignore[arg-type]  # read and redacted by stderr_reader
+            cwd=cwd,
         )
     except OSError:
         for stream in (read_stream, write_stream, read_writer, write_reader):
@@ -214,6 +228,32 @@ async def stdio_transport(
         except anyio.ClosedResourceError:
             await anyio.lowlevel.checkpoint()
 
+    async def stderr_reader() -> None:
+        stream = getattr(process, "stderr", None)
+        if stream is None:
+            return
+        out = errlog if errlog is not None else sys.stderr
+        pending = ""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+        def write(line: str) -> None:
+            text = secrets.redactor.text(line) if secrets is not None else line
+            with contextlib.suppress(Exception):  # a closed or odd stderr must not break the session
+                out.write(text)
+                out.flush()
+
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            async for chunk in stream:
+                pending += decoder.decode(chunk)
+                *lines, pending = pending.split("\n")
+                for line in lines:
+                    write(line + "\n")
+                while len(pending) > MAX_STDERR_LINE:
+                    write(pending[:MAX_STDERR_LINE] + "\n")
+                    pending = pending[MAX_STDERR_LINE:]
+        if pending := pending + decoder.decode(b"", final=True):
+            write(pending + "\n")
+
     async def stdin_writer() -> None:
         assert process.stdin is not None
         try:
@@ -227,6 +267,7 @@ async def stdio_transport(
     async with anyio.create_task_group() as group, process:
         group.start_soon(stdout_reader)
         group.start_soon(stdin_writer)
+        group.start_soon(stderr_reader)
         try:
             yield read_stream, write_stream
         finally:
@@ -258,6 +299,7 @@ async def connect(
             env=dict(connection["env"]),
             cwd=connection.get("cwd"),
             limits=limits,
+            secrets=connection.get("secrets"),
         )
         async with transport as (read, write), CancellingSession(read, write, **session_kwargs) as session:
             await session.initialize()
@@ -271,6 +313,7 @@ async def connect(
         headers=dict(connection.get("headers") or {}),
         timeout=httpx.Timeout(seconds, read=300),
         limit=limits.max_message_bytes,
+        auth=connection.get("auth"),  # an httpx.Auth (planwerk.tools.auth), as langchain-mcp-adapters takes it
     )
     async with (
         client,

@@ -16,6 +16,7 @@ from mcp.types import CONNECTION_CLOSED, ErrorData, ToolAnnotations
 from planwerk.tools.base import FunctionToolSource, ToolError
 from planwerk.tools.config import StdioServer
 from planwerk.tools.mcp import MCPToolSource, _Server, is_destructive, open_tools
+from planwerk.tools.redaction import SecretStore
 from planwerk.tools.servers.failures import FAILURE_META_KEY, failure_kind, failure_result
 from planwerk.tools.servers.launch import free_port
 from tests.tools.conftest import ECHO_SCRIPT, UNKNOWN_PLACE, http_server, upstream_env
@@ -127,7 +128,7 @@ def test_failure_kind_reads_only_known_kinds_from_meta() -> None:
 
 
 def test_json_rpc_codes_decide_timeout_and_closed_connections_not_their_text() -> None:
-    server = _Server(config=StdioServer(name="s", command="x"), secrets=())
+    server = _Server(config=StdioServer(name="s", command="x"), store=SecretStore())
     source = MCPToolSource({})
     slow = source._tool_error(server, "t", McpError(ErrorData(code=408, message="Zeitüberschreitung")))
     assert slow.kind == "timeout" and not server.dead.is_set()

@@ -1,0 +1,125 @@
+"""MCP over HTTP authenticates like the MCP spec says: a token from a file or a command is fetched again after a
+401 and the call goes through; a server that keeps refusing is reported as ``unauthorized``, never as a service
+that cannot be reached.
+
+A real streamable-HTTP MCP server on loopback behind bearer auth (``auth_server.py``): it accepts only the token in
+its own token file and answers anything else with 401 and ``WWW-Authenticate``. A test rotates that token.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planwerk.core.calls import call_record
+from planwerk.core.verification import verify_calls
+from planwerk.prompts.grounding import ENGLISH, GERMAN
+from planwerk.tools.base import ToolError
+from planwerk.tools.mcp import open_tools
+from tests.tools.third_party.test_server_errors_http import TOKEN, auth_server
+
+ROTATED = "tok-0815-rotated-one"
+TIMEOUT_S = 20.0
+
+
+def config(port: int, auth: dict[str, Any]) -> dict[str, Any]:
+    return {"mcpServers": {"auth": {"url": f"http://127.0.0.1:{port}/mcp", "timeout": TIMEOUT_S, "auth": auth}}}
+
+
+async def test_a_token_file_is_read_again_after_a_401_and_the_call_goes_through(tmp_path: Path) -> None:
+    accepted, ours = tmp_path / "accepted", tmp_path / "ours"
+    accepted.write_text(TOKEN)
+    ours.write_text(TOKEN + "\n")
+    with auth_server(accepted) as server:
+        async with open_tools(config(server.port, {"type": "token_file", "path": str(ours)})) as tools:
+            assert await tools.call("echo_text", {"text": "hi"}) == {"result": "hi"}
+            accepted.write_text(ROTATED)  # the server now refuses the old token with 401
+            ours.write_text(ROTATED)  # and the supplier has the new one
+            assert await tools.call("echo_text", {"text": "after"}) == {"result": "after"}
+            assert tools.unavailable == {}
+
+
+async def test_a_token_command_is_run_again_after_a_401(tmp_path: Path) -> None:
+    accepted, source = tmp_path / "accepted", tmp_path / "source"
+    accepted.write_text(TOKEN)
+    source.write_text(TOKEN)
+    # A short-lived JWT supplier in miniature: prints the current token as JSON, as token endpoints answer.
+    script = "import json, sys; print(json.dumps({'access_token': open(sys.argv[1]).read().strip()}))"
+    auth = {"type": "token_command", "command": [sys.executable, "-c", script, str(source)], "timeout": 15}
+    with auth_server(accepted) as server:
+        async with open_tools(config(server.port, auth)) as tools:
+            assert await tools.call("echo_text", {"text": "hi"}) == {"result": "hi"}
+            accepted.write_text(ROTATED)
+            source.write_text(ROTATED)
+            assert await tools.call("echo_text", {"text": "after"}) == {"result": "after"}
+
+
+async def test_a_server_that_keeps_refusing_is_unauthorized_not_unreachable(tmp_path: Path) -> None:
+    accepted, ours = tmp_path / "accepted", tmp_path / "ours"
+    accepted.write_text(TOKEN)
+    ours.write_text(TOKEN)
+    with auth_server(accepted) as server:
+        async with open_tools(config(server.port, {"type": "token_file", "path": str(ours)})) as tools:
+            assert await tools.call("echo_text", {"text": "hi"}) == {"result": "hi"}
+            accepted.write_text(ROTATED)  # refused, and the file has nothing newer
+            with pytest.raises(ToolError) as caught:
+                await tools.call("echo_text", {"text": "x"})
+            error = caught.value
+            assert error.kind == "unauthorized" and error.server == "auth", error
+            assert "401" in str(error) and TOKEN not in str(error) and "unavailable" not in str(error)
+            # The next call (the server is reconnected on demand) is refused the same way.
+            with pytest.raises(ToolError) as again:
+                await tools.call("echo_text", {"text": "y"})
+            assert again.value.kind == "unauthorized"
+            ours.write_text(ROTATED)  # the operator's supplier has the new token: calls work again
+            result = await until_answered(tools)
+            assert result == {"result": "again"}
+    record = call_record("c1", "echo_text", error=str(error), kind=error.kind)
+    assert verify_calls([record], attempts=1, max_attempts=3).decision == "give_up"
+    for texts in (ENGLISH, GERMAN):
+        words = texts.failure_kinds["unauthorized"].lower()
+        assert "erreichbar" not in words and "unreachable" not in words
+
+
+async def test_a_static_bearer_token_that_is_refused_is_unauthorized(tmp_path: Path) -> None:
+    accepted = tmp_path / "accepted"
+    accepted.write_text(TOKEN)
+    with auth_server(accepted) as server:
+        async with open_tools(config(server.port, {"type": "bearer", "token": TOKEN})) as tools:
+            assert await tools.call("echo_text", {"text": "hi"}) == {"result": "hi"}
+            accepted.write_text(ROTATED)
+            with pytest.raises(ToolError) as caught:
+                await tools.call("echo_text", {"text": "x"})
+            assert caught.value.kind == "unauthorized" and TOKEN not in str(caught.value)
+
+
+async def test_a_failing_token_command_is_unauthorized_and_says_why(tmp_path: Path) -> None:
+    accepted = tmp_path / "accepted"
+    accepted.write_text(TOKEN)
+    auth = {"type": "token_command", "command": [sys.executable, "-c", "raise SystemExit(3)"]}
+    with auth_server(accepted) as server:
+        async with open_tools(config(server.port, auth)) as tools:
+            assert "auth" in tools.unavailable
+            assert "exited with status 3" in tools.unavailable["auth"]
+            with pytest.raises(ToolError) as caught:
+                await tools.call("echo_text", {"text": "x"})
+            assert caught.value.kind == "unauthorized", caught.value
+
+
+async def until_answered(tools: Any, limit_s: float = 30) -> Any:
+    """Call until the server answers (the reconnect is on demand, at most every couple of seconds); only a hang
+    is bounded, no timing is asserted."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit_s
+    while True:
+        try:
+            return await tools.call("echo_text", {"text": "again"})
+        except ToolError as error:
+            assert error.kind == "unauthorized", error
+            assert loop.time() < deadline, f"no answer within {limit_s} s: {error}"
+            await asyncio.sleep(0.2)
