@@ -75,6 +75,10 @@ class Profile:
     model: str = "default"
     """The chat model spec of a run that names none (``Context.model`` is ``profile``): ``default`` is the packaged
     Qwen2.5-Coder-0.5B (:mod:`planwerk.models.specs` lists the forms)."""
+    enforce_roots: bool = False
+    """Whether a tool call whose arguments name a file outside its MCP server's configured ``roots`` is refused
+    before it is sent (failure kind ``forbidden``; :mod:`planwerk.tools.paths` says what counts as a file
+    argument). Off: roots are only offered to the servers, which may ignore them."""
 
 
 PROFILES: dict[str, Profile] = {
@@ -192,6 +196,8 @@ class ProfileFile(BaseModel):
     ``endpoint:...``."""
     refusals: dict[Language, Text] = {}
     """The sentence for an out-of-domain question, by language; default: the generic refusal."""
+    enforce_roots: bool = False
+    """Refuse tool calls whose arguments name a file outside the MCP server's ``roots`` (kind ``forbidden``)."""
 
     @field_validator("model")
     @classmethod
@@ -256,6 +262,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         sourced_numbers=parsed.sourced_numbers,
         plan_format=parsed.plan_format,
         model=parsed.model,
+        enforce_roots=parsed.enforce_roots,
     )
 
 

@@ -120,7 +120,11 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
     # The override reaches the tool source too (planwerk.tools.call_options), so a server's own shorter timeout
     # does not cut the call; progress notifications become tool_progress events.
     async with deps.call_slots(context.max_concurrency):
-        with call_options(timeout_s=context.tool_timeout_s, on_progress=progress):
+        with call_options(
+            timeout_s=context.tool_timeout_s,
+            on_progress=progress,
+            enforce_roots=profile_of(context).enforce_roots,
+        ):
             record = await call_with_client_features(
                 lambda: call_one(deps.tools, call, policy),
                 channel,

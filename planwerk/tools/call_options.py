@@ -1,7 +1,8 @@
 """Per-call settings a caller hands to a tool source without changing ``ToolSource.call``'s signature.
 
 :func:`planwerk.nodes.call_tool.call_tool` sets them around one call: a timeout that overrides the source's own
-(``--tool-timeout``, ``Context.tool_timeout_s``) and where progress notifications go (``tool_progress`` events).
+(``--tool-timeout``, ``Context.tool_timeout_s``), where progress notifications go (``tool_progress`` events) and
+whether file arguments must stay inside the server's roots (the profile's ``enforce_roots``).
 They travel in a context variable, as :data:`planwerk.tools.base.CALL_DEADLINE` does, so any tool source may read
 them and one that does not simply ignores them.
 """
@@ -38,6 +39,9 @@ class CallOptions:
     """Overrides the source's own per-call timeout (an MCP server's configured ``timeout``); None keeps it."""
     on_progress: ProgressSink | None = None
     """Where progress notifications go; None: the server is not asked for progress (no progress token is sent)."""
+    enforce_roots: bool = False
+    """Refuse (kind ``forbidden``) a call whose arguments name a file outside the server's roots
+    (:mod:`planwerk.tools.paths`); the profile's ``enforce_roots``."""
 
     def __post_init__(self) -> None:
         timeout = self.timeout_s
@@ -52,9 +56,11 @@ CALL_OPTIONS: ContextVar[CallOptions] = ContextVar("planwerk_call_options", defa
 
 
 @contextlib.contextmanager
-def call_options(timeout_s: float | None = None, on_progress: ProgressSink | None = None) -> Iterator[CallOptions]:
+def call_options(
+    timeout_s: float | None = None, on_progress: ProgressSink | None = None, *, enforce_roots: bool = False
+) -> Iterator[CallOptions]:
     """Set the options of the calls made inside the block (in this task and the tasks it starts)."""
-    options = CallOptions(timeout_s=timeout_s, on_progress=on_progress)
+    options = CallOptions(timeout_s=timeout_s, on_progress=on_progress, enforce_roots=enforce_roots)
     token = CALL_OPTIONS.set(options)
     try:
         yield options

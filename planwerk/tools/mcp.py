@@ -45,6 +45,10 @@ down passes through the config's :class:`~planwerk.tools.redaction.Redactor` bef
 form of a configured secret (or of a token a supplier handed out) reaches the graph's state, events, checkpoints
 or prompts.
 
+**Paths.** With the profile's ``enforce_roots`` (:class:`~planwerk.tools.call_options.CallOptions`), a call
+whose arguments (or a ``read_resource`` ``file://`` URI) name a file outside the server's configured ``roots`` is
+refused before it is sent, with kind ``forbidden`` (:mod:`planwerk.tools.paths`).
+
 **Tool names.** A tool is offered under its own name unless a server's config gives it a ``prefix`` or another
 server has a tool of the same name: then it is ``<prefix or server name>_<name>``
 (:func:`planwerk.tools.config.offered_tool_names`). No tool is hidden by a collision; a call goes to the tool's own
@@ -62,6 +66,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -95,8 +100,9 @@ from planwerk.tools.auth import http_auth, is_unauthorized
 from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolFailureKind, ToolSpec
 from planwerk.tools.call_options import CALL_OPTIONS, ProgressSink, ToolProgress
 from planwerk.tools.client_features import ServerFeatures, offered_tools
-from planwerk.tools.config import HttpServer, MCPConfig, ServerConfig, load_config, offered_tool_names
+from planwerk.tools.config import HttpServer, MCPConfig, ServerConfig, StdioServer, load_config, offered_tool_names
 from planwerk.tools.content import resource_value, tool_result_value
+from planwerk.tools.paths import outside_roots
 from planwerk.tools.redaction import SecretStore, secrets_redacted
 from planwerk.tools.repair import check_arguments
 from planwerk.tools.resources import NOT_FOUND_CODE, READ_RESOURCE, ResourceCatalog, choose_server, read_resource_spec
@@ -383,6 +389,8 @@ class MCPToolSource:
         # Lone surrogates cannot be encoded for the wire and would break the session: U+FFFD instead.
         arguments = sanitize_value(arguments)
         args = check_arguments(self._specs[name].input_schema, arguments, tool=name, server=server.name)
+        if CALL_OPTIONS.get().enforce_roots:
+            _check_roots(server, name, self._specs[name].input_schema, args)
         return await self._invoke(server, tool, args)
 
     def _down_servers_for(self, name: str) -> list[_Server]:
@@ -433,6 +441,8 @@ class MCPToolSource:
         catalogs = [s.resources for s in self._resource_servers.values() if s.resources is not None]
         name, uri = choose_server(args, catalogs)
         server = self._resource_servers[name]
+        if CALL_OPTIONS.get().enforce_roots:
+            _check_roots(server, READ_RESOURCE, None, {"uri": uri})
         if server.dead.is_set() or server.session is None:
             raise ToolError(
                 f"{READ_RESOURCE}: server {server.name} is {_down_words(server)} ({server.reason})",
@@ -572,6 +582,25 @@ class MCPToolSource:
                 kind="unavailable",
             )
         return ToolError(f"{tool} on server {server.name} failed: {what}", tool=tool, server=server.name)
+
+
+def _check_roots(server: _Server, tool: str, schema: Mapping[str, Any] | None, args: Mapping[str, Any]) -> None:
+    """Refuse (kind ``forbidden``) a call whose arguments name a file outside the server's roots, before it is
+    sent (:mod:`planwerk.tools.paths`)."""
+    config = server.config
+    base = (config.cwd or os.getcwd()) if isinstance(config, StdioServer) else None
+    outside = outside_roots(schema, args, [root.uri for root in config.roots], base)
+    if not outside:
+        return
+    first = outside[0]
+    roots = ", ".join(root.uri for root in config.roots) or "none configured"
+    raise ToolError(
+        f"{tool}: argument {first.where} = {first.value!r} names a file outside the roots of server {server.name} "
+        f"(roots: {roots}); the call was not sent (the profile enforces roots)",
+        tool=tool,
+        server=server.name,
+        kind="forbidden",
+    )
 
 
 def _down_words(server: _Server) -> str:
@@ -717,7 +746,7 @@ async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event)
         if server.auth is not None:
             connection["auth"] = server.auth
         connection["secrets"] = server.store
-        callbacks = server.features.session_kwargs()
+        callbacks = _redacting(server.features.session_kwargs(), server.store)
         connection["session_kwargs"] = {**connection.get("session_kwargs", {}), **callbacks}
         async with connect(connection, limits=limits) as session:
             # One listing gives both the LangChain tools and what the adapter does not keep in a usable form
@@ -742,6 +771,24 @@ async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event)
     finally:
         server.mark_dead(reason, gone, kind)
     return server.redact(reason), kind
+
+
+def _redacting(callbacks: dict[str, Any], store: SecretStore) -> dict[str, Any]:
+    """The session's callbacks for what a server asks (sampling, elicitation), with the request's texts redacted
+    first: they reach the run's model, its events and the thread's interrupt."""
+
+    def wrap(callback: Callable[[Any, Any], Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
+        async def redacted(context: Any, params: Any) -> Any:
+            data = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            cleaned = store.redactor.value(data)
+            return await callback(context, params if cleaned is data else type(params).model_validate(cleaned))
+
+        return redacted
+
+    return {
+        name: wrap(callback) if name in ("sampling_callback", "elicitation_callback") else callback
+        for name, callback in callbacks.items()
+    }
 
 
 async def _list_resources(session: ClientSession, name: str) -> ResourceCatalog | None:

@@ -87,8 +87,9 @@ def _base64_fragments(secret: str) -> set[str]:
     for offset in range(3):
         encoded = base64.b64encode(b"\0" * offset + data).decode("ascii")
         start, end = -(-8 * offset // 6), 8 * (offset + len(data)) // 6  # whole 6-bit groups inside the secret
-        fragment = encoded[start:end]
-        out.update({fragment, fragment.replace("+", "-").replace("/", "_")})
+        # The middle (the secret inside a longer text), and the tail with its padding (the secret at the end).
+        for fragment in (encoded[start:end], encoded[start:]):
+            out.update({fragment, fragment.replace("+", "-").replace("/", "_")})
     return out
 
 

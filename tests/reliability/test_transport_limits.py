@@ -197,7 +197,8 @@ async def test_a_stdio_server_sees_only_the_basics_and_what_its_config_names(
         assert "PATH" in names
     named = heavy(env={"GIVEN": "${PLANWERK_TEST_SECRET}"}, inherit_env=["PLANWERK_TEST_SETTING"])
     async with open_tools(named) as tools:
-        assert (await tools.call("getenv", {"name": "GIVEN"}))["result"] == "parent-secret-value"
+        # The server has the value; echoed back it is a configured secret, redacted (planwerk.tools.redaction).
+        assert (await tools.call("getenv", {"name": "GIVEN"}))["result"] == "***"
         assert (await tools.call("getenv", {"name": "PLANWERK_TEST_SETTING"}))["result"] == "eu-west"
         assert (await tools.call("getenv", {"name": "PLANWERK_TEST_SECRET"}))["result"] == ""
     figures.record("transport/stdio_environment", variables_seen=len(names))
