@@ -8,10 +8,16 @@ its own token file and answers anything else with 401 and ``WWW-Authenticate``. 
 
 from __future__ import annotations
 
+import logging
+import os
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from planwerk.core.calls import call_record
@@ -19,6 +25,7 @@ from planwerk.core.verification import verify_calls
 from planwerk.prompts.grounding import ENGLISH, GERMAN
 from planwerk.tools.base import ToolError
 from planwerk.tools.mcp import open_tools
+from tests.ports import Started, kill, start_server
 from tests.tools.third_party.test_server_errors_http import TOKEN, auth_server
 
 ROTATED = "tok-0815-rotated-one"
@@ -123,3 +130,64 @@ async def until_answered(tools: Any, limit_s: float = 30) -> Any:
             assert error.kind == "unauthorized", error
             assert loop.time() < deadline, f"no answer within {limit_s} s: {error}"
             await asyncio.sleep(0.2)
+
+
+OAUTH_SERVER = Path(__file__).with_name("oauth_server.py")
+CLIENT_ID, CLIENT_SECRET = "planwerk-test", "cs-91b2c3d4e5f6a7b8"
+
+
+@contextmanager
+def oauth_server(tmp_path: Path) -> Iterator[Started]:
+    """The OAuth resource + authorization server on a free loopback port, until the block ends."""
+    log = tmp_path / "oauth.log"
+
+    def spawn(port: int) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "OAUTH_CLIENT_ID": CLIENT_ID, "OAUTH_CLIENT_SECRET": CLIENT_SECRET}
+        with log.open("ab") as out:
+            return subprocess.Popen(
+                [sys.executable, str(OAUTH_SERVER), "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
+            )
+
+    def probe(port: int) -> str | None:
+        try:
+            answer = httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-authorization-server", timeout=2)
+            issuer = answer.json().get("issuer")
+        except (httpx.HTTPError, ValueError) as exc:
+            return f"no metadata ({type(exc).__name__})"
+        return None if issuer == f"http://127.0.0.1:{port}" else f"issuer {issuer!r}"
+
+    server = start_server(spawn, probe, what="the OAuth server", log=log, timeout_s=30)
+    try:
+        yield server
+    finally:
+        kill(server.process)
+
+
+def oauth_config(port: int, secret: str = CLIENT_SECRET) -> dict[str, Any]:
+    auth = {"type": "client_credentials", "client_id": CLIENT_ID, "client_secret": secret,
+            "issuer": f"http://127.0.0.1:{port}", "scope": "tools"}  # fmt: skip
+    return config(port, auth)
+
+
+async def test_oauth_client_credentials_get_a_token_and_a_new_one_after_it_is_revoked(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with oauth_server(tmp_path) as server:
+        async with open_tools(oauth_config(server.port)) as tools:
+            assert await tools.call("echo_text", {"text": "hi"}) == {"result": "hi"}
+            assert await tools.call("revoke_tokens", {}) == {"result": 1}  # the token is gone: 401 next
+            assert await tools.call("echo_text", {"text": "after"}) == {"result": "after"}
+            assert await tools.call("revoke_tokens", {}) == {"result": 1}  # a new token was fetched
+    logs = "\n".join(record.getMessage() for record in caplog.records)
+    assert CLIENT_SECRET not in logs and "at-1-" not in logs and "at-2-" not in logs
+
+
+async def test_oauth_with_a_wrong_client_secret_is_unauthorized(tmp_path: Path) -> None:
+    with oauth_server(tmp_path) as server:
+        async with open_tools(oauth_config(server.port, secret="cs-wrong-0000000")) as tools:
+            assert "auth" in tools.unavailable
+            with pytest.raises(ToolError) as caught:
+                await tools.call("echo_text", {"text": "x"})
+            assert caught.value.kind == "unauthorized", caught.value
+            assert "cs-wrong-0000000" not in str(caught.value)
