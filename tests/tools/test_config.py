@@ -127,3 +127,49 @@ def test_secrets_never_show_in_repr_or_errors() -> None:
     with pytest.raises(ConfigError) as info:
         load_config({"mcpServers": {"a": {"url": "http://h", "headers": {"Authorization": ["Bearer tok-1"]}}}}, env={})
     assert "tok-1" not in str(info.value)
+
+
+def test_http_auth_is_parsed_and_its_secrets_and_url_keys_are_secrets() -> None:
+    oauth_auth = {"type": "client_credentials", "client_id": "c", "client_secret": "cs-abcdefgh"}
+    oauth_auth["issuer"] = "https://login.example"
+    raw = {
+        "mcpServers": {
+            "static": {"url": "http://h/mcp?api_key=ak-12345678&v=2", "auth": {"type": "bearer", "token": "${T}"}},
+            "file": {"url": "http://u:pw-secret-1@h/mcp", "auth": {"type": "token_file", "path": "/run/t"}},
+            "cmd": {"url": "http://h/mcp", "timeout": 5, "auth": {"type": "token_command", "command": ["mint", "x"]}},
+            "oauth": {"url": "http://h/mcp", "auth": oauth_auth},
+        }
+    }
+    config = load_config(raw, env={"T": "tok-987654321"})
+    static, file, cmd, oauth = (config.servers[n] for n in ("static", "file", "cmd", "oauth"))
+    assert isinstance(cmd, HttpServer) and cmd.auth is not None and cmd.auth.type == "token_command"
+    assert cmd.auth.command == ("mint", "x") and cmd.auth.timeout_s == 5  # type: ignore[union-attr]
+    secrets = set(config.secrets())
+    assert {"tok-987654321", "ak-12345678", "pw-secret-1", "cs-abcdefgh"} <= secrets and "2" not in secrets
+    shown = repr(static) + repr(file) + repr(oauth)
+    assert "ak-12345678" not in shown and "pw-secret-1" not in shown and "cs-abcdefgh" not in shown
+    assert "api_key=***" in shown and "v=***" in shown
+
+
+@pytest.mark.parametrize(
+    ("auth", "message"),
+    [
+        ({"type": "basic"}, 'mcpServers.a.auth: expected an object with "type" one of "bearer", "token_file"'),
+        ({"type": "bearer"}, "mcpServers.a.auth: type 'bearer' needs token"),
+        ({"type": "bearer", "token": "x", "path": "y"}, "mcpServers.a.auth: unknown key(s) path for type 'bearer'"),
+        ({"type": "token_command", "command": "mint --x"}, "mcpServers.a.auth.command: expected a list of strings"),
+        ({"type": "client_credentials", "client_id": "c", "client_secret": "s"}, "needs issuer"),
+    ],
+)
+def test_a_malformed_auth_is_named(auth: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config({"mcpServers": {"a": {"url": "http://h/mcp", "auth": auth}}}, env={})
+    assert message in str(info.value)
+
+
+def test_auth_and_an_authorization_header_together_are_an_error() -> None:
+    server = {"url": "http://h/mcp", "headers": {"Authorization": "Bearer x"}, "auth": {"type": "bearer", "token": "y"}}
+    with pytest.raises(ConfigError, match='has both "auth" and an Authorization header'):
+        load_config({"mcpServers": {"a": server}}, env={})
+    with pytest.raises(ConfigError, match="a stdio server takes command/args/env/cwd/inherit_env, not url/heade"):
+        load_config({"mcpServers": {"a": {"command": "x", "auth": {"type": "bearer", "token": "y"}}}}, env={})
