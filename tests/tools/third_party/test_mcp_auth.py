@@ -47,6 +47,9 @@ async def test_a_token_file_is_read_again_after_a_401_and_the_call_goes_through(
             ours.write_text(ROTATED)  # and the supplier has the new one
             assert await tools.call("echo_text", {"text": "after"}) == {"result": "after"}
             assert tools.unavailable == {}
+            # The supplier's tokens are secrets from the moment they are fetched: echoed back, they are redacted.
+            assert await tools.call("echo_text", {"text": f"t={ROTATED}"}) == {"result": "t=***"}
+            assert await tools.call("echo_text", {"text": f"t={TOKEN.upper()}"}) == {"result": "t=***"}
 
 
 async def test_a_token_command_is_run_again_after_a_401(tmp_path: Path) -> None:
