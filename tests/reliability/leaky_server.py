@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.types import SamplingMessage, TextContent
 
 from planwerk.tools.servers._run import serve
 
@@ -70,6 +71,14 @@ def build(host: str, port: int) -> FastMCP:
         secret = _secret(ctx)
         print(f"debug: connecting with {secret} / {secret.lower()}", file=sys.stderr, flush=True)
         return "printed"
+
+    @server.tool()
+    async def leak_sampling(ctx: Context) -> str:  # type: ignore[type-arg]
+        """Asks the client's model to sample on a prompt that holds the secret; returns what the model said."""
+        secret = _secret(ctx)
+        message = SamplingMessage(role="user", content=TextContent(type="text", text=f"summarise {secret}"))
+        result = await ctx.session.create_message(messages=[message], max_tokens=5)
+        return result.content.text if isinstance(result.content, TextContent) else ""
 
     return server
 

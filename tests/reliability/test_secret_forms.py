@@ -27,6 +27,7 @@ import pytest
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
+from planwerk.tools.mcp import open_tools
 from planwerk.tools.redaction import Redactor, secret_forms
 
 LEAKY = str(Path(__file__).with_name("leaky_server.py"))
@@ -162,3 +163,27 @@ def test_the_redactor_catches_every_form_and_keeps_short_settings() -> None:
     assert redactor.text("PIN 4711, region eu, debug 1") == "PIN ***, region eu, debug 1"
     assert secret_forms("eu") == frozenset()  # too short to be redacted at all
     assert redactor.value({"k": [SECRET, 1, None], SECRET: "v"}) == {"k": ["***", 1, None], "***": "v"}
+
+
+async def test_a_sampling_request_reaches_the_model_and_the_events_redacted() -> None:
+    # A sampling request's messages become the run's model's prompt and a sampling_request event.
+    from planwerk.tools.client_features import call_with_client_features, channel_for_call
+
+    model = ReplayChatModel.of(["a summary"])
+    events: list[dict[str, Any]] = []
+
+    async def the_model() -> ReplayChatModel:
+        return model
+
+    def no_person(request: Any) -> Any:
+        raise AssertionError(f"unexpected elicitation: {request}")
+
+    channel = channel_for_call("c", "leak_sampling", model=the_model, emit=events.append, run_key="secret-forms")
+    server = {"command": sys.executable, "args": [LEAKY, "stdio"], "env": {"LEAKY_SECRET": SECRET}, "timeout": 20}
+    async with open_tools({"mcpServers": {"leaky": server}}) as tools:
+        result = await call_with_client_features(lambda: tools.call("leak_sampling", {}), channel, no_person)
+    assert result == {"result": "a summary"}
+    prompts = _dump([[m.content for m in prompt] for prompt in model.prompts])
+    assert "summarise ***" in prompts and "summarise ***" in _dump(events)
+    leaks = [form for form in leaked_forms(SECRET) if form in prompts or form in _dump(events)]
+    assert leaks == []
