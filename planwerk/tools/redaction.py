@@ -12,8 +12,8 @@ a token supplier's fresh token joins it before it is first sent.
 reaches the graph's state, events, checkpoints and prompts (``planwerk.tools.mcp``); a stdio server's stderr goes
 through it line by line (``planwerk.tools.transport``). Libraries below us log raw traffic at DEBUG (the MCP SDK
 logs every streamable-HTTP message, httpx logs requests with their URLs): while a store is open, a log-record
-factory redacts each record's message. A record factory (not a logger filter) is used because filters on a parent
-logger do not apply to records propagated from its children.
+factory redacts each record's message, traceback and stack. A record factory (not a logger filter) is used
+because filters on a parent logger do not apply to records propagated from its children.
 
 **Which values.** Not every configured value is a secret: ``REGION=eu`` or ``DEBUG=1`` redacted out of a tool's
 error turns "region eu" into "region ***" and every "1" into "***". :class:`SecretPolicy` says which environment
@@ -203,6 +203,8 @@ class SecretStore:
         return f"SecretStore({len(self._secrets)} secrets)"
 
 
+_EXCEPTIONS = logging.Formatter()
+"""Formats tracebacks the way every standard formatter does (for :func:`_scrubbing_factory`)."""
 _lock = threading.Lock()
 _active: list[SecretStore] = []
 _installed = False
@@ -222,6 +224,16 @@ def _scrubbing_factory(original: logging.LogRecordFactory) -> logging.LogRecordF
                 cleaned = store.redactor.text(cleaned)
             if cleaned != message:
                 record.msg, record.args = cleaned, ()
+            # A traceback is formatted from exc_text when it is set: set it, redacted (an exception's message may
+            # hold a URL with its query, or a server's careless error).
+            if record.exc_info and not record.exc_text:
+                text = _EXCEPTIONS.formatException(record.exc_info)
+                for store in stores:
+                    text = store.redactor.text(text)
+                record.exc_text = text
+            if record.stack_info:
+                for store in stores:
+                    record.stack_info = store.redactor.text(record.stack_info)
         return record
 
     return factory

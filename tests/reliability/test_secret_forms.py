@@ -187,3 +187,15 @@ async def test_a_sampling_request_reaches_the_model_and_the_events_redacted() ->
     assert "summarise ***" in prompts and "summarise ***" in _dump(events)
     leaks = [form for form in leaked_forms(SECRET) if form in prompts or form in _dump(events)]
     assert leaks == []
+
+
+def test_a_logged_traceback_is_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    from planwerk.tools.redaction import secrets_redacted
+
+    log = logging.getLogger("tests.secret_forms")
+    with secrets_redacted([API_KEY]):
+        try:
+            raise ValueError(f"GET http://h/mcp?api_key={API_KEY} failed")
+        except ValueError:
+            log.exception("the request failed")
+    assert "ValueError: GET http://h/mcp?api_key=*** failed" in caplog.text and API_KEY not in caplog.text
