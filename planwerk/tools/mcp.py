@@ -65,6 +65,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import dataclasses
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -317,6 +318,17 @@ class MCPToolSource:
                 timeout_s=server.config.timeout_s,
             )
         self._resource_servers = self._offer_read_resource(allowed)
+        # What servers say about their tools reaches the planner's prompt: no secret in it either.
+        redactor = self._secrets.redactor
+        self._specs = {
+            name: dataclasses.replace(
+                spec,
+                description=redactor.text(spec.description),
+                input_schema=redactor.value(spec.input_schema),
+                output_schema=redactor.value(spec.output_schema),
+            )
+            for name, spec in self._specs.items()
+        }
         if allowed is not None and (missing := sorted(set(allowed) - set(self._tools) - set(self._specs))):
             log.warning("allowed MCP tools not offered by any available server: %s", ", ".join(missing))
 

@@ -80,6 +80,12 @@ def build(host: str, port: int) -> FastMCP:
         result = await ctx.session.create_message(messages=[message], max_tokens=5)
         return result.content.text if isinstance(result.content, TextContent) else ""
 
+    if configured := os.environ.get("LEAKY_SECRET"):
+
+        async def leak_description() -> str:
+            return "nothing"
+
+        server.add_tool(leak_description, description=f"Uses the key {configured} (a careless description).")
     return server
 
 

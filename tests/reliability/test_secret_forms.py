@@ -1,5 +1,5 @@
 """Secrets never leave, in any form: a careless server that echoes its configured secret (in a result, a progress
-message, an error, base64-encoded, upper-cased, URL-encoded, spaced, on stderr) and a server URL with
+message, an error, a tool description, base64-encoded, upper-cased, URL-encoded, spaced, on stderr) and a server URL with
 ``?api_key=...`` that fails to start leave no form of either in the events, the SQLite checkpoint, the state, the
 model's prompts, the logs or planwerk's stderr.
 
@@ -143,6 +143,7 @@ async def test_no_form_of_a_secret_reaches_events_checkpoints_state_prompts_logs
         "logs": "\n".join(f"{r.name} {r.getMessage()}" for r in caplog.records),
         "stderr": stderr,
     }
+    assert "Uses the key ***" in places["prompts"]  # the tool's description, in the planner's catalog
     forms = leaked_forms(SECRET) | leaked_forms(API_KEY)
     leaks = [(where, form) for where, text in places.items() for form in forms if form in text]
     assert leaks == [], f"leaked: {leaks}"
