@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -295,3 +296,23 @@ def load_verifier(env: Mapping[str, str] | None = None) -> TokenVerifier:
             f", audience {settings.audience!r}" if settings.audience else "",
         )
     return TokenVerifier(settings)
+
+
+def mint_token(
+    secret: str,
+    subject: str,
+    *,
+    operator: bool = False,
+    ttl_s: float = 3600.0,
+    audience: str | None = None,
+    **claims: Any,
+) -> str:
+    """An HS256 token for ``subject`` (tests, benchmarks, local use; real deployments get tokens from their
+    identity provider): expires in ``ttl_s`` seconds, the operator role in ``roles`` when ``operator``."""
+    now = int(time.time())
+    payload: dict[str, Any] = {"sub": subject, "iat": now, "exp": now + int(ttl_s), **claims}
+    if operator:
+        payload["roles"] = [OPERATOR_ROLE]
+    if audience is not None:
+        payload["aud"] = audience
+    return jwt.encode(payload, secret, algorithm="HS256")
