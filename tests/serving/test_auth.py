@@ -217,3 +217,17 @@ def test_jwt_without_a_secret_or_jwks_refuses_every_request_saying_what_to_set(
     assert answer.status_code == 401, answer.text
     assert "PLANWERK_JWT_SECRET or PLANWERK_JWKS" in answer.json()["detail"]
     assert "every request is refused with 401 (fail closed)" in dev.log.read_text(errors="replace")
+
+
+async def test_store_items_live_under_the_callers_own_namespace(server: DevServer) -> None:
+    alice, bob = as_user(server, "alice3"), as_user(server, "bob3")
+    await alice.store.put_item(["alice3", "notes"], "k", {"text": "mine"})
+    assert (await alice.store.get_item(["alice3", "notes"], "k"))["value"] == {"text": "mine"}
+    for call in (
+        bob.store.get_item(["alice3", "notes"], "k"),
+        bob.store.put_item(["alice3", "notes"], "k", {"text": "B was here"}),
+        bob.store.delete_item(["alice3", "notes"], "k"),
+        bob.store.search_items(["alice3"]),
+    ):
+        assert await missing(call) == 403
+    assert (await alice.store.get_item(["alice3", "notes"], "k"))["value"] == {"text": "mine"}
