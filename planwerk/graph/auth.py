@@ -56,7 +56,7 @@ async def authenticate(headers: Mapping[Any, Any]) -> Auth.types.MinimalUserDict
     """
     authorization = _authorization(headers)
     try:
-        if _verifier.fetches_keys:
+        if _verifier.blocks:
             caller = await asyncio.to_thread(_verifier.verify, authorization)
         else:
             caller = _verifier.verify(authorization)

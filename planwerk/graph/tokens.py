@@ -159,9 +159,9 @@ class TokenVerifier:
             self._file = _JwksFile(Path(settings.jwks).expanduser())
 
     @property
-    def fetches_keys(self) -> bool:
-        """Whether :meth:`verify` may fetch keys over the network (then run it off the event loop)."""
-        return self._client is not None
+    def blocks(self) -> bool:
+        """Whether :meth:`verify` may read a file or fetch keys over the network (then run it off the event loop)."""
+        return self._client is not None or self._file is not None
 
     def verify(self, authorization: str | None) -> Caller:
         """The caller of a request with this ``Authorization`` header value; :class:`TokenError` says why not."""
