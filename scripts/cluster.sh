@@ -17,7 +17,8 @@
 # $STATE/postgres-password (mode 600) and handed to Aegra in its environment, never on a command line. Aegra checks
 # bearer JWTs (planwerk.graph.auth, see docs/serving.md "Security"): PLANWERK_JWT_SECRET / PLANWERK_JWKS /
 # PLANWERK_JWT_AUDIENCE / PLANWERK_AUTH from the environment of `up` if set, else a secret generated once into
-# $STATE/jwt-secret (mode 600); the JSON line names both files. Aegra 0.6.0 has no Redis queue:
+# $STATE/jwt-secret (mode 600); the JSON line names both files. An instance that serves a request without a token
+# (Aegra falls back to anonymous access when it cannot load the auth module) is stopped and `up` fails. Aegra 0.6.0 has no Redis queue:
 # each instance runs the runs it was asked to start, so there is no Redis to start. Both commands are idempotent.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -151,6 +152,23 @@ sys.exit(f"cluster: error: {url}/ready did not answer within {limit:g} s (log: {
 PY
 }
 
+check_auth() {  # url pid-file: Aegra 0.6.0 serves everyone anonymously when it cannot load aegra.json's auth module
+  [ "${PLANWERK_AUTH:-jwt}" = off ] && return
+  "$VENV/bin/python" - "$1" <<'PY' || { stop_pidfile "$2"; exit 1; }
+import sys, urllib.error, urllib.request
+url = sys.argv[1]
+request = urllib.request.Request(f"{url}/threads/search", data=b"{}", headers={"content-type": "application/json"})
+try:
+    urllib.request.urlopen(request, timeout=10)
+except urllib.error.HTTPError as error:
+    if error.code == 401:
+        sys.exit(0)
+    sys.exit(f"cluster: error: {url} answered a request without a token with HTTP {error.code}, expected 401")
+sys.exit(f"cluster: error: {url} served a request without a token: Aegra did not load planwerk.graph.auth (see its "
+         "log); the instance was stopped")
+PY
+}
+
 start_instance() {  # index
   local index=$1 port pid url
   if alive "$STATE/aegra-$index.pid" && [ -f "$STATE/aegra-$index.url" ]; then return; fi
@@ -168,6 +186,7 @@ start_instance() {  # index
   pid=$!
   echo "$pid" > "$STATE/aegra-$index.pid"
   wait_ready "$url" "$pid" "$STATE/aegra-$index.log" || { stop_pidfile "$STATE/aegra-$index.pid"; exit 1; }
+  check_auth "$url" "$STATE/aegra-$index.pid"
   echo "$url" > "$STATE/aegra-$index.url"
 }
 
