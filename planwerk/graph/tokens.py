@@ -46,6 +46,8 @@ LOCAL_USER = "local-dev"
 RESERVED_IDENTITIES = frozenset({"system", "anonymous", LOCAL_USER})
 """Identities a token may not claim: the servers' own owner of the graph's assistants (``system``), Aegra's
 identity without auth (``anonymous``) and the identity of ``PLANWERK_AUTH=off``."""
+MIN_SECRET_BYTES = 32
+"""The shortest ``PLANWERK_JWT_SECRET`` accepted (RFC 7518: an HS256 key at least as long as its hash)."""
 SECRET_ALGORITHMS = ("HS256",)
 KEY_ALGORITHMS = ("RS256", "ES256")
 LEEWAY_S = 30
@@ -80,9 +82,16 @@ class AuthSettings:
         jwks = env.get(JWKS_ENV, "").strip() or None
         if jwks is not None and "://" in jwks and not jwks.startswith("https://"):
             raise ValueError(f"{JWKS_ENV}={jwks!r}: expected a file path or an https:// URL")
+        secret = env.get(SECRET_ENV) or None
+        if secret is not None and len(secret.encode()) < MIN_SECRET_BYTES:
+            raise ValueError(
+                f"{SECRET_ENV} is {len(secret.encode())} bytes long: expected at least {MIN_SECRET_BYTES} (HS256 keys "
+                "shorter than the hash can be guessed offline from one token), e.g. "
+                "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+            )
         return cls(
             mode=mode,  # type: ignore[arg-type]
-            secret=env.get(SECRET_ENV) or None,
+            secret=secret,
             jwks=jwks,
             audience=env.get(AUDIENCE_ENV, "").strip() or None,
         )
