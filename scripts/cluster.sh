@@ -11,7 +11,14 @@
 # be installed.
 #
 # State (PostgreSQL data, pid files, logs) lives in $PLANWERK_CLUSTER_DIR (default .cluster in the repo); `down`
-# keeps the data, so threads survive a restart; delete the folder to start afresh. Aegra 0.6.0 has no Redis queue:
+# keeps the data, so threads survive a restart; delete the folder to start afresh.
+#
+# Security: PostgreSQL requires a password (scram-sha-256, also on its socket), generated once into
+# $STATE/postgres-password (mode 600) and handed to Aegra in its environment, never on a command line. Aegra checks
+# bearer JWTs (planwerk.graph.auth, see docs/serving.md "Security"): PLANWERK_JWT_SECRET / PLANWERK_JWKS /
+# PLANWERK_JWT_AUDIENCE / PLANWERK_AUTH from the environment of `up` if set, else a secret generated once into
+# $STATE/jwt-secret (mode 600); the JSON line names both files. An instance that serves a request without a token
+# (Aegra falls back to anonymous access when it cannot load the auth module) is stopped and `up` fails. Aegra 0.6.0 has no Redis queue:
 # each instance runs the runs it was asked to start, so there is no Redis to start. Both commands are idempotent.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,10 +91,18 @@ start_postgres() {
   mkdir -p "$PG_DIR"
   [ "$(id -u)" = 0 ] && chown postgres: "$PG_DIR"
   if [ ! -f "$PG_DIR/data/PG_VERSION" ]; then
-    say "initdb $PG_DIR/data"
-    as_pg "$bindir/initdb" -D "$PG_DIR/data" -U planwerk -A trust -E UTF8 >"$STATE/initdb.log" 2>&1 \
-      || die "initdb failed: $(tail -5 "$STATE/initdb.log")"
+    secret_file "$STATE/postgres-password"
+    # initdb runs as the server's user: it must read the password file (root reads it anyway).
+    [ "$(id -u)" = 0 ] && chown postgres: "$STATE/postgres-password"
+    say "initdb $PG_DIR/data (password authentication, scram-sha-256)"
+    as_pg "$bindir/initdb" -D "$PG_DIR/data" -U planwerk -A scram-sha-256 --pwfile="$STATE/postgres-password" \
+      -E UTF8 >"$STATE/initdb.log" 2>&1 || die "initdb failed: $(tail -5 "$STATE/initdb.log")"
   fi
+  [ -s "$STATE/postgres-password" ] && ! grep -q '^[^#]*trust' "$PG_DIR/data/pg_hba.conf" \
+    || die "the PostgreSQL data in $PG_DIR was made without a password (trust authentication, before this version): \
+delete $STATE to start afresh"
+  export PGPASSWORD
+  PGPASSWORD=$(cat "$STATE/postgres-password")
   port=$(free_port)
   say "PostgreSQL on 127.0.0.1:$port"
   as_pg "$bindir/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 \
@@ -98,6 +113,20 @@ start_postgres() {
   if ! "$bindir/psql" -h 127.0.0.1 -p "$port" -U planwerk -d postgres -tAc \
       "SELECT 1 FROM pg_database WHERE datname = 'aegra'" | grep -q 1; then
     "$bindir/createdb" -h 127.0.0.1 -p "$port" -U planwerk aegra
+  fi
+}
+
+secret_file() {  # path: a random secret (URL-safe), made once, readable by its owner only
+  [ -s "$1" ] && return
+  (umask 077 && "$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(32))' > "$1")
+  chmod 600 "$1"
+}
+
+jwt_settings() {  # Aegra's auth: the operator's settings from the environment, else the state folder's secret
+  if [ -z "${PLANWERK_JWT_SECRET:-}${PLANWERK_JWKS:-}" ] && [ "${PLANWERK_AUTH:-jwt}" != off ]; then
+    secret_file "$STATE/jwt-secret"
+    PLANWERK_JWT_SECRET=$(cat "$STATE/jwt-secret")
+    export PLANWERK_JWT_SECRET
   fi
 }
 
@@ -123,6 +152,23 @@ sys.exit(f"cluster: error: {url}/ready did not answer within {limit:g} s (log: {
 PY
 }
 
+check_auth() {  # url pid-file: Aegra 0.6.0 serves everyone anonymously when it cannot load aegra.json's auth module
+  [ "${PLANWERK_AUTH:-jwt}" = off ] && return
+  "$VENV/bin/python" - "$1" <<'PY' || { stop_pidfile "$2"; exit 1; }
+import sys, urllib.error, urllib.request
+url = sys.argv[1]
+request = urllib.request.Request(f"{url}/threads/search", data=b"{}", headers={"content-type": "application/json"})
+try:
+    urllib.request.urlopen(request, timeout=10)
+except urllib.error.HTTPError as error:
+    if error.code == 401:
+        sys.exit(0)
+    sys.exit(f"cluster: error: {url} answered a request without a token with HTTP {error.code}, expected 401")
+sys.exit(f"cluster: error: {url} served a request without a token: Aegra did not load planwerk.graph.auth (see its "
+         "log); the instance was stopped")
+PY
+}
+
 start_instance() {  # index
   local index=$1 port pid url
   if alive "$STATE/aegra-$index.pid" && [ -f "$STATE/aegra-$index.url" ]; then return; fi
@@ -130,7 +176,8 @@ start_instance() {  # index
   url="http://127.0.0.1:$port"
   say "Aegra instance $index on $url"
   # Its own session (setsid): `down` and a crash test stop the instance with the stdio MCP servers it spawned.
-  DATABASE_URL="postgresql://planwerk@127.0.0.1:$(cat "$STATE/postgres.port")/aegra" \
+  # The password travels in the environment only (a command line is visible to every local user).
+  DATABASE_URL="postgresql://planwerk:$(cat "$STATE/postgres-password")@127.0.0.1:$(cat "$STATE/postgres.port")/aegra" \
   AEGRA_CONFIG="$ROOT/aegra.json" HOST=127.0.0.1 PORT="$port" SERVER_URL="$url" \
   SQLALCHEMY_POOL_SIZE=10 SQLALCHEMY_MAX_OVERFLOW=20 LANGGRAPH_MAX_POOL_SIZE=20 \
   HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
@@ -139,6 +186,7 @@ start_instance() {  # index
   pid=$!
   echo "$pid" > "$STATE/aegra-$index.pid"
   wait_ready "$url" "$pid" "$STATE/aegra-$index.log" || { stop_pidfile "$STATE/aegra-$index.pid"; exit 1; }
+  check_auth "$url" "$STATE/aegra-$index.pid"
   echo "$url" > "$STATE/aegra-$index.url"
 }
 
@@ -160,7 +208,11 @@ print_json() {
   for index in $(seq 1 "$count"); do urls+=("$(cat "$STATE/aegra-$index.url")"); done
   "$VENV/bin/python" -c 'import json, sys
 count, port, state = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+from pathlib import Path
+jwt = Path(state, "jwt-secret")
 print(json.dumps({"instances": sys.argv[4:], "postgres": f"postgresql://planwerk@127.0.0.1:{port}/aegra",
+                  "postgres_password_file": str(Path(state, "postgres-password")),
+                  "jwt_secret_file": str(jwt) if jwt.exists() else None,
                   "state": state, "engine": "aegra-api 0.6.0"}))' \
     "$count" "$(cat "$STATE/postgres.port")" "$STATE" "${urls[@]}"
 }
@@ -187,6 +239,7 @@ up() {
   fi
   install_missing
   start_postgres
+  jwt_settings
   echo "$instances" > "$STATE/instances"
   # One after the other: each runs Aegra's database migrations at start, which must not race.
   for index in $(seq 1 "$instances"); do start_instance "$index"; done

@@ -31,6 +31,8 @@ from typing import Any
 import httpx
 import typer
 
+from planwerk.graph.tokens import mint_token
+
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER_SH = ROOT / "scripts" / "cluster.sh"
 UP_TIMEOUT_S = 600.0
@@ -38,6 +40,8 @@ DOWN_TIMEOUT_S = 120.0
 RUN_TIMEOUT_S = 300.0
 MCP_START_TIMEOUT_S = 60.0
 GRAPH = "planwerk"
+AUTH_ENV = ("PLANWERK_AUTH", "PLANWERK_JWT_SECRET", "PLANWERK_JWKS", "PLANWERK_JWT_AUDIENCE")
+BENCH_USER = "bench"
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,8 @@ def _cluster(state: Path, *args: str, timeout_s: float) -> str:
         raise RuntimeError(f"{CLUSTER_SH} is missing: the cluster benchmark runs from a source checkout")
     done = subprocess.run(
         ["bash", str(CLUSTER_SH), *args],
-        env={**os.environ, "PLANWERK_CLUSTER_DIR": str(state)},
+        # The cluster's own JWT secret (jwt_secret_file), whatever auth settings this shell has.
+        env={**{k: v for k, v in os.environ.items() if k not in AUTH_ENV}, "PLANWERK_CLUSTER_DIR": str(state)},
         capture_output=True,
         text=True,
         timeout=timeout_s,
@@ -160,11 +165,14 @@ async def _one_run(client: Any, folder: Path, mcp_config: Path, name: str, a: in
     return time.perf_counter() - started, out.get("answer") == f"{a} + {b} = {a + b}."
 
 
-async def _load(urls: Sequence[str], folder: Path, mcp_config: Path, runs: int, concurrency: int) -> SizeFigures:
+async def _load(
+    urls: Sequence[str], token: str, folder: Path, mcp_config: Path, runs: int, concurrency: int
+) -> SizeFigures:
     """Warm every instance with one run, then ``runs`` runs round-robin, ``concurrency`` at a time."""
     from langgraph_sdk import get_client
 
-    clients = [get_client(url=url, timeout=RUN_TIMEOUT_S) for url in urls]
+    headers = {"Authorization": f"Bearer {token}"}
+    clients = [get_client(url=url, timeout=RUN_TIMEOUT_S, headers=headers) for url in urls]
     for index, client in enumerate(clients):
         _, correct = await _one_run(client, folder, mcp_config, f"warm-{len(urls)}-{index}", 1, 1)
         if not correct:
@@ -210,7 +218,9 @@ def run_sizes(sizes: Sequence[int], runs: int, concurrency: int) -> list[SizeFig
                 printed = json.loads(
                     _cluster(state, "up", "--instances", str(size), timeout_s=UP_TIMEOUT_S).strip().splitlines()[-1]
                 )
-                figures.append(asyncio.run(_load(printed["instances"], folder, mcp_config, runs, concurrency)))
+                secret = Path(printed["jwt_secret_file"]).read_text(encoding="utf-8").strip()
+                token = mint_token(secret, BENCH_USER)
+                figures.append(asyncio.run(_load(printed["instances"], token, folder, mcp_config, runs, concurrency)))
             finally:
                 _cluster(state, "down", timeout_s=DOWN_TIMEOUT_S)
         return figures

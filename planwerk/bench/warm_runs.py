@@ -25,6 +25,7 @@ import asyncio
 import json
 import os
 import re
+import secrets
 import signal
 import socket
 import statistics
@@ -36,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
+
+from planwerk.graph.tokens import mint_token
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 120.0
@@ -64,9 +67,12 @@ class _Server:
         self.port = _free_port()
         self.log = folder / "server.log"
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_"))}
-        env.pop("DATABASE_URI", None)
-        env.pop("PLANWERK_POSTGRES_URI", None)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("LANGSMITH_", "LANGCHAIN_", "PLANWERK_JWT"))}
+        for name in ("DATABASE_URI", "PLANWERK_POSTGRES_URI", "PLANWERK_AUTH", "PLANWERK_JWKS"):
+            env.pop(name, None)
+        self.secret = secrets.token_urlsafe(32)
+        """The server's own JWT secret: auth on, as served; :attr:`token` signs in with it."""
+        self.token = mint_token(self.secret, "bench")
         self.env = {
             **env,
             "LANGGRAPH_CLI_NO_ANALYTICS": "1",
@@ -76,6 +82,7 @@ class _Server:
             "PLANWERK_CHECKPOINT_DB": str(folder / "checkpoints.sqlite"),
             "PLANWERK_WARM_START": warm,
             "PLANWERK_WARM_START_CONTEXT": json.dumps(context),
+            "PLANWERK_JWT_SECRET": self.secret,
         }
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -147,7 +154,7 @@ def _replay(folder: Path, index: int) -> str:
 async def _runs(server: _Server, count: int, model: str) -> list[dict[str, Any]]:
     from langgraph_sdk import get_client
 
-    client = get_client(url=server.url, timeout=RUN_TIMEOUT_S)
+    client = get_client(url=server.url, timeout=RUN_TIMEOUT_S, headers={"Authorization": f"Bearer {server.token}"})
     thread = (await client.threads.create())["thread_id"]
     figures = []
     for index in range(count):

@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
 
+from planwerk.graph.tokens import mint_token
 from tests.ports import mcp_named, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +32,9 @@ MCP_START_TIMEOUT_S = 60
 ANSWER = "2 + 3 = 5."
 UNAVAILABLE_EXIT = 3
 """``cluster.sh``'s exit code when PostgreSQL or Aegra is missing and cannot be installed here."""
+AUTH_ENV = ("PLANWERK_AUTH", "PLANWERK_JWT_SECRET", "PLANWERK_JWKS", "PLANWERK_JWT_AUDIENCE")
+"""Not passed to ``cluster.sh``: the cluster makes its own JWT secret (``jwt_secret_file``), as by default."""
+CLUSTER_USER = "cluster-user"
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,16 @@ class Cluster:
 
     instances: tuple[str, ...]
     postgres: str
+    """The connection URI without the password."""
+    postgres_password_file: Path
+    jwt_secret: str
+    """The secret Aegra checks bearer tokens with (read from the ``jwt_secret_file`` it printed)."""
     state: Path
+
+    def client(self, url: str, *, user: str = CLUSTER_USER, timeout: float = 120) -> LangGraphClient:
+        """A langgraph-sdk client of instance ``url`` acting as ``user`` (a valid bearer token)."""
+        token = mint_token(self.jwt_secret, user)
+        return get_client(url=url, timeout=timeout, headers={"Authorization": f"Bearer {token}"})
 
     def pid(self, index: int) -> int:
         """The process id of instance ``index`` (0-based), from its pid file."""
@@ -51,7 +66,7 @@ class Cluster:
 
 def run_cluster(state: Path, *args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
     """Run ``scripts/cluster.sh`` with its state in ``state``."""
-    env = {**os.environ, "PLANWERK_CLUSTER_DIR": str(state)}
+    env = {**{k: v for k, v in os.environ.items() if k not in AUTH_ENV}, "PLANWERK_CLUSTER_DIR": str(state)}
     return subprocess.run(
         ["bash", str(CLUSTER_SH), *args], env=env, capture_output=True, text=True, timeout=timeout_s, check=False
     )
@@ -67,7 +82,13 @@ def cluster_up(state: Path, *args: str) -> Cluster:
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 1, f"cluster.sh up must print one JSON line, got {done.stdout!r}"
     printed = json.loads(lines[0])
-    return Cluster(instances=tuple(printed["instances"]), postgres=printed["postgres"], state=state)
+    return Cluster(
+        instances=tuple(printed["instances"]),
+        postgres=printed["postgres"],
+        postgres_password_file=Path(printed["postgres_password_file"]),
+        jwt_secret=Path(printed["jwt_secret_file"]).read_text(encoding="utf-8").strip(),
+        state=state,
+    )
 
 
 def cluster_down(state: Path) -> None:

@@ -10,14 +10,16 @@ import asyncio
 import json
 import os
 import signal
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
+from planwerk.graph.tokens import mint_token
 from tests.cluster.conftest import (
     ANSWER,
     Cluster,
@@ -38,9 +40,9 @@ CRASH_WAIT_S = 90.0
 
 
 def clients(cluster: Cluster) -> tuple[LangGraphClient, LangGraphClient]:
-    """One langgraph-sdk client per instance (no special client logic: plain base URLs)."""
+    """One langgraph-sdk client per instance (no special client logic: plain base URLs and a bearer token)."""
     first, second = cluster.instances
-    return get_client(url=first, timeout=120), get_client(url=second, timeout=120)
+    return cluster.client(first), cluster.client(second)
 
 
 async def wait(cluster: Cluster, client: LangGraphClient, thread: str, **kwargs: Any) -> dict[str, Any]:
@@ -132,6 +134,66 @@ async def test_an_ask_user_interrupt_is_resumed_through_the_other_instance(
     values = (await first.threads.get_state(thread))["values"]
     assert values["user"]["answer"] == "7 und 8" and values["results"] == {"t": {"result": 15.0}}
     assert (await first.threads.get(thread))["status"] == "idle"
+
+
+def test_aegra_refuses_a_request_without_a_valid_token(cluster: Cluster) -> None:
+    for url in cluster.instances:
+        answer = httpx.post(f"{url}/threads/search", json={}, timeout=30)
+        assert answer.status_code == 401, answer.text
+        assert "Authorization: Bearer" in answer.text
+        forged = mint_token(cluster.jwt_secret + "-not", "mallory")
+        answer = httpx.post(f"{url}/threads/search", json={}, headers={"Authorization": f"Bearer {forged}"}, timeout=30)
+        assert answer.status_code == 401 and "signature does not verify" in answer.text, answer.text
+        expired = mint_token(cluster.jwt_secret, "mallory", ttl_s=-3600)
+        answer = httpx.post(
+            f"{url}/threads/search", json={}, headers={"Authorization": f"Bearer {expired}"}, timeout=30
+        )
+        assert answer.status_code == 401 and "expired" in answer.text, answer.text
+
+
+async def test_aegra_keeps_each_users_threads_and_runs_to_themselves(
+    cluster: Cluster, tools: Tools, tmp_path: Path
+) -> None:
+    alice = cluster.client(cluster.instances[0], user="alice")
+    bob = cluster.client(cluster.instances[1], user="bob")  # the other instance: the records are in PostgreSQL
+    thread = (await alice.threads.create(metadata={"test": "owned"}))["thread_id"]
+    model = write_replay(tmp_path / "alice.json", [add_plan("s", 2, 3), ANSWER])
+    out = await wait(cluster, alice, thread, input=question("Was ist 2 + 3?"), context=context(tools, model))
+    assert out["answer"] == ANSWER
+    [run] = await alice.runs.list(thread)
+
+    assert thread not in {t["thread_id"] for t in await bob.threads.search(limit=100)}
+    for call_ in (
+        bob.threads.get(thread),
+        bob.threads.get_state(thread),
+        bob.runs.get(thread, run["run_id"]),
+        bob.threads.update(thread, metadata={"answer": "B was here"}),
+        bob.threads.delete(thread),
+    ):
+        with pytest.raises(httpx.HTTPStatusError) as failure:
+            await call_
+        assert failure.value.response.status_code == 404
+    try:
+        assert await bob.runs.list(thread) == []
+    except httpx.HTTPStatusError as error:
+        assert error.response.status_code == 404
+    record = await alice.threads.get(thread)
+    assert record["metadata"]["test"] == "owned" and "answer" not in record["metadata"]
+
+
+def test_postgres_refuses_a_connection_without_the_password(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    psycopg = pytest.importorskip("psycopg")
+    for name in ("PGPASSWORD", "PGPASSFILE", "PGSERVICE"):
+        monkeypatch.delenv(name, raising=False)
+    assert stat.S_IMODE(cluster.postgres_password_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE((cluster.state / "jwt-secret").stat().st_mode) == 0o600
+    socket_folder = cluster.state / "postgres"
+    for where in ({}, {"host": str(socket_folder)}):  # over TCP and over the socket
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(cluster.postgres, passfile=os.devnull, connect_timeout=10, **where).close()
+    password = cluster.postgres_password_file.read_text(encoding="utf-8").strip()
+    with psycopg.connect(cluster.postgres, password=password, connect_timeout=10) as connection:
+        assert connection.execute("SELECT 1").fetchone() == (1,)
 
 
 async def test_kill_9_mid_run_recovers_through_the_other_instance_without_repeating_a_finished_call(

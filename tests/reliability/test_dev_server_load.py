@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph_sdk import get_client
 
 import tests.serving.conftest as serving
-from tests.serving.conftest import DevServer, add, plan, write_math_config, write_replay
+from tests.serving.conftest import DevServer, add, plan, sdk_client, write_math_config, write_replay
 
 pytestmark = pytest.mark.timeout(300)
 THREADS = 50
@@ -50,7 +49,7 @@ async def test_fifty_concurrent_threads_against_langgraph_dev(
     server = DevServer(folder)
     try:
         server.start()
-        client = get_client(url=server.url, timeout=120)
+        client = sdk_client(server.url, timeout=120)
         assistant = await client.assistants.create(
             "planwerk",
             context={"profile": "math", "mcp_config": write_math_config(folder / "mcp.json"), "today": "2026-11-22"},

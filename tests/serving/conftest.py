@@ -13,7 +13,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
 
+from planwerk.graph.tokens import mint_token
 from tests.ports import start_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,17 +32,47 @@ OFFLINE_ENV = {
     # embedder would cost every test's server a minute of CPU.
     "PLANWERK_WARM_START": "none",
 }
-# Nothing may reach LangSmith, and the checkpointer must be the SQLite file of the test.
+# Nothing may reach LangSmith, the checkpointer must be the SQLite file of the test, and auth is the tests' own.
 DROPPED_ENV_PREFIXES = ("LANGSMITH_", "LANGCHAIN_")
-DROPPED_ENV = {"PLANWERK_POSTGRES_URI", "DATABASE_URI", "PLANWERK_CHECKPOINT_DB", "PLANWERK_HOME"}
+DROPPED_ENV = {
+    "PLANWERK_POSTGRES_URI",
+    "DATABASE_URI",
+    "PLANWERK_CHECKPOINT_DB",
+    "PLANWERK_HOME",
+    "PLANWERK_AUTH",
+    "PLANWERK_JWT_SECRET",
+    "PLANWERK_JWKS",
+    "PLANWERK_JWT_AUDIENCE",
+}
+TEST_JWT_SECRET = "planwerk-tests-only-hs256-secret-0123456789"
+"""The servers' ``PLANWERK_JWT_SECRET`` in the tests: auth is on (the default), as in a deployment."""
+TEST_USER = "test-user"
+"""Whom :func:`token` and :func:`client` act for unless told otherwise."""
+
+
+def token(user: str = TEST_USER, *, operator: bool = False, **claims: object) -> str:
+    """A valid bearer token of ``user`` for the test servers."""
+    return mint_token(TEST_JWT_SECRET, user, operator=operator, **claims)
+
+
+def auth_headers(user: str = TEST_USER, *, operator: bool = False) -> dict[str, str]:
+    """The ``Authorization`` header of ``user`` for the test servers."""
+    return {"Authorization": f"Bearer {token(user, operator=operator)}"}
+
+
+def sdk_client(url: str, *, timeout: float = 60, user: str = TEST_USER, operator: bool = False) -> LangGraphClient:
+    """A langgraph-sdk client of ``url`` acting as ``user`` (the operator role when ``operator``)."""
+    return get_client(url=url, timeout=timeout, headers=auth_headers(user, operator=operator))
 
 
 def server_env(folder: Path) -> dict[str, str]:
-    """The dev server's environment: offline, no tracing, PLANWERK_HOME and the checkpoint DB under ``folder``."""
+    """The dev server's environment: offline, no tracing, PLANWERK_HOME and the checkpoint DB under ``folder``,
+    bearer tokens signed with :data:`TEST_JWT_SECRET`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(DROPPED_ENV_PREFIXES) and k not in DROPPED_ENV}
     return {
         **env,
         **OFFLINE_ENV,
+        "PLANWERK_JWT_SECRET": TEST_JWT_SECRET,
         "PLANWERK_HOME": str(folder / "home"),
         "PLANWERK_CHECKPOINT_DB": str(folder / "checkpoints.sqlite"),
     }

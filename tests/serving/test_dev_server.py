@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from planwerk.prompts.math import MATH_PERSONA
-from tests.serving.conftest import DevServer, add, plan, write_math_config, write_replay
+from tests.serving.conftest import DevServer, add, plan, sdk_client, write_math_config, write_replay
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -43,7 +42,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 
 @pytest.fixture
 async def client(server: DevServer) -> AsyncIterator[LangGraphClient]:
-    yield get_client(url=server.url, timeout=60)
+    yield sdk_client(server.url, timeout=60)
 
 
 async def stream(client: LangGraphClient, thread_id: str, assistant: str, **kwargs: Any) -> list[tuple[str, Any]]:
@@ -211,7 +210,7 @@ async def test_sigkilled_server_loses_no_finished_step(dev_server_factory: type[
     mcp = write_math_config(tmp_path / "mcp.json")
     before = write_replay(tmp_path / "before-crash.json", [ASK])
     first = dev_server_factory(folder).start()
-    client = get_client(url=first.url, timeout=60)
+    client = sdk_client(first.url, timeout=60)
     thread = (await client.threads.create())["thread_id"]
     context = {"model": before, "profile": "math", "mcp_config": mcp}
     parts = await stream(
@@ -229,7 +228,7 @@ async def test_sigkilled_server_loses_no_finished_step(dev_server_factory: type[
     assert first.process is not None and first.process.returncode < 0
 
     second = dev_server_factory(folder, port=first.port).start()
-    client = get_client(url=second.url, timeout=60)
+    client = sdk_client(second.url, timeout=60)
     assert (await client.threads.get(thread))["status"] == "interrupted"
     state = await client.threads.get_state(thread)
     assert state["next"] == ["ask_user"]

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from tests.serving.conftest import DevServer, add, write_math_config, write_replay
+from tests.serving.conftest import DevServer, add, sdk_client, write_math_config, write_replay
 
 pytestmark = pytest.mark.timeout(120)
 ANSWER = "Die Summe ist 10."
@@ -40,7 +39,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 
 @pytest.fixture
 async def client(server: DevServer) -> AsyncIterator[LangGraphClient]:
-    yield get_client(url=server.url, timeout=60)
+    yield sdk_client(server.url, timeout=60)
 
 
 def context(tmp_path: Path, name: str) -> dict[str, Any]:

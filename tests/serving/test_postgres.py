@@ -10,14 +10,13 @@ from pathlib import Path
 import psycopg
 import pytest
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from langgraph_sdk import get_client
 
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
 from planwerk.graph.server import make_checkpointer
 from planwerk.models.replay import ReplayChatModel
 from tests.graph.tools import travel_tools
-from tests.serving.conftest import DevServer
+from tests.serving.conftest import DevServer, sdk_client
 from tests.serving.postgres import PostgresUnavailable, private_postgres
 
 pytestmark = pytest.mark.timeout(120)
@@ -87,7 +86,7 @@ async def test_dev_server_keeps_checkpoints_in_postgres(
     folder.mkdir()
     server = dev_server_factory(folder, extra_env={"PLANWERK_POSTGRES_URI": postgres_uri}).start()
     assert "Using custom checkpointer: ServerPostgresSaver" in server.log.read_text(errors="replace")
-    client = get_client(url=server.url, timeout=60)
+    client = sdk_client(server.url, timeout=60)
     thread = (await client.threads.create(graph_id="planwerk"))["thread_id"]
     # A state update writes a checkpoint through the graph without running a node (no model, no tools).
     await client.threads.update_state(thread, {"messages": [{"role": "user", "content": "Hallo"}]}, as_node="prepare")

@@ -21,13 +21,12 @@ from typing import Annotated, Any
 import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError
 from typing_extensions import TypedDict
 
 from planwerk.graph.server import make_checkpointer
-from tests.serving.conftest import ROOT, DevServer, write_replay
+from tests.serving.conftest import ROOT, DevServer, sdk_client, write_replay
 from tests.serving.postgres import PostgresUnavailable, private_postgres
 
 pytestmark = pytest.mark.timeout(180)
@@ -174,7 +173,7 @@ async def test_rollback_replaces_a_running_run_and_leaves_the_thread_usable(
     folder = tmp_path / "srv"
     folder.mkdir()
     server = dev_server_factory(folder, extra_env=backend[1]).start()
-    client = get_client(url=server.url, timeout=60)
+    client = sdk_client(server.url, timeout=60)
     mcp = tmp_path / "mcp.json"
     mcp.write_text(json.dumps({"mcpServers": {"echo": {"command": "${PYTHON}", "args": [str(ECHO_SERVER), "stdio"]}}}))
     base = {"profile": "math", "mcp_config": str(mcp), "tool_timeout_s": 120}

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from tests.serving.conftest import ROOT, DevServer, write_math_config
+from tests.serving.conftest import ROOT, DevServer, sdk_client, write_math_config
 from tests.serving.run_cancel_graph import FORWARD_LOG_ENV, SECONDS_PER_STEP, save_paced_model
 
 pytestmark = pytest.mark.timeout(300)
@@ -57,6 +56,7 @@ def serve_config(folder: Path) -> Path:
         "dependencies": [str(ROOT)],
         "graphs": {"planwerk": {"path": f"{ROOT / 'tests/serving/run_cancel_graph.py'}:make_graph"}},
         "checkpointer": {"path": "planwerk.graph.server.make_checkpointer"},
+        "auth": json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))["auth"],  # as served: auth on
     }
     path = folder / "langgraph.json"
     path.write_text(json.dumps(config), encoding="utf-8")
@@ -106,7 +106,7 @@ async def test_runs_cancel_stops_the_local_model_within_2_s(
     model = save_paced_model(tmp_path / "model")
     log = tmp_path / "forward.log"
     server = dev_server_factory(tmp_path, config=serve_config(tmp_path), extra_env={FORWARD_LOG_ENV: str(log)}).start()
-    client = get_client(url=server.url, timeout=60)
+    client = sdk_client(server.url, timeout=60)
     context = {
         "model": model,
         "profile": "math",

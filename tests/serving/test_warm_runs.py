@@ -13,9 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from langgraph_sdk import get_client
 
-from tests.serving.conftest import DevServer, add, plan, write_math_config, write_replay
+from tests.serving.conftest import DevServer, add, plan, sdk_client, write_math_config, write_replay
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -72,7 +71,7 @@ async def test_mcp_sessions_open_at_start_and_serve_every_run(
     root = server.process.pid
     assert len(math_servers(root)) == 1  # opened at start, before any run
 
-    client = get_client(url=server.url, timeout=60)
+    client = sdk_client(server.url, timeout=60)
     thread = (await client.threads.create())["thread_id"]
     for i in range(3):
         model = write_replay(tmp_path / f"run{i}.json", [plan(add("s", i, 10)), f"{i} + 10 = {i + 10}."])
