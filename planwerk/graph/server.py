@@ -35,6 +35,7 @@ from pydantic import TypeAdapter, ValidationError
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.run_policy import RunPolicy
 from planwerk.graph.warm import close_tool_pool, tool_pool, warm_start
 from planwerk.profiles import get_profile
 from planwerk.runtime import open_deps
@@ -68,12 +69,23 @@ Backend = Literal["postgres", "sqlite"]
 # --- the run's context ------------------------------------------------------------------------------------------
 
 
-def run_context(value: Any) -> Context:
-    """The run's :class:`Context` from what the server passes (a dict, a ``Context`` or ``None``).
+def run_context(value: Any, policy: RunPolicy | None = None) -> Context:
+    """The run's :class:`Context` from what the server passes (a dict, a ``Context`` or ``None``), limited to what
+    the operator allowed (``policy``, default :meth:`RunPolicy.from_env`, see :mod:`planwerk.graph.run_policy`).
 
     Unknown keys are dropped (the server mirrors other configurable values into the context), ``null`` means the
-    default; a bad value for a known key raises ``ValueError`` naming the key and what was expected.
+    default; a bad value for a known key raises ``ValueError`` naming the key and what was expected, and so does a
+    file, folder or model server the operator did not allow (:class:`~planwerk.graph.run_policy.RunPolicyError`).
+    Runs before anything is opened or started.
     """
+    policy = RunPolicy.from_env() if policy is None else policy
+    # The policy first: a profile file is read only once it is known to lie in the operator's folders.
+    context = policy.apply(_parsed_context(value))
+    get_profile(context.profile, mcp_config=context.mcp_config)  # an unknown profile: the message names the known ones
+    return context
+
+
+def _parsed_context(value: Any) -> Context:
     if value is None:
         return Context()
     if isinstance(value, Context):
@@ -82,8 +94,6 @@ def run_context(value: Any) -> Context:
         raise ValueError(f"run context must be an object with Context fields, got {type(value).__name__}")
     # A form may send null for a field left empty: that means its default.
     known = {k: v for k, v in value.items() if k in _CONTEXT_FIELDS and v is not None}
-    if isinstance(known.get("profile"), str):
-        get_profile(known["profile"])  # an unknown profile: the message names the known ones, as everywhere else
     try:
         context = _CONTEXT_ADAPTER.validate_python(known)
     except ValidationError as error:

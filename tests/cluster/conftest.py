@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.operator_env import temp_files_allowed
 from tests.ports import mcp_named, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +52,8 @@ class Cluster:
 
 def run_cluster(state: Path, *args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
     """Run ``scripts/cluster.sh`` with its state in ``state``."""
-    env = {**os.environ, "PLANWERK_CLUSTER_DIR": str(state)}
+    # Aegra inherits this environment: runs may name the tests' replay files and MCP configs (temp folder).
+    env = {**os.environ, **temp_files_allowed(), "PLANWERK_CLUSTER_DIR": str(state)}
     return subprocess.run(
         ["bash", str(CLUSTER_SH), *args], env=env, capture_output=True, text=True, timeout=timeout_s, check=False
     )

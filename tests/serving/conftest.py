@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.operator_env import temp_files_allowed
 from tests.ports import start_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +43,8 @@ def server_env(folder: Path) -> dict[str, str]:
         **OFFLINE_ENV,
         "PLANWERK_HOME": str(folder / "home"),
         "PLANWERK_CHECKPOINT_DB": str(folder / "checkpoints.sqlite"),
+        # Runs may name the tests' replay files and MCP configs (the server refuses files outside these folders).
+        **temp_files_allowed(),
     }
 
 
