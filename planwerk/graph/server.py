@@ -122,7 +122,9 @@ async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph
     from planwerk.tools.config import load_config
 
     config = await asyncio.to_thread(load_config, context.mcp_config)
-    async with tool_pool().lease(config) as (tools, warm), open_deps(context, tools=tools) as deps:
+    # Sessions are shared only among runs of one user (the server's authenticated user; None with auth off).
+    owner = runtime.user.identity if runtime.user is not None else None
+    async with tool_pool().lease(config, owner) as (tools, warm), open_deps(context, tools=tools) as deps:
         graph = build_graph(deps)
         log.info(
             "graph load: %.1f ms (MCP sessions %s)", (time.perf_counter() - started) * 1000, "warm" if warm else "cold"
