@@ -50,7 +50,7 @@ class RunScopedGraph(CompiledStateGraph):
         """Stream one run of planwerk's graph built on the collaborators the run's ``context`` names."""
         # Validated once (a bad value fails the run with one clear error; unknown keys are dropped) and handed on
         # as the Context the nodes read.
-        run = run_context(context)
+        run = await asyncio.to_thread(run_context, context)  # resolves paths: off the event loop
         servers = await asyncio.to_thread(load_config, run.mcp_config)
         # MCP sessions pooled per process across runs, as under the LangGraph server (planwerk.graph.warm).
         # Shared only among runs of one authenticated user (Aegra puts it into the run config as LangGraph does).

@@ -118,7 +118,8 @@ async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph
         yield build_graph(Deps())
         return
     started = time.perf_counter()
-    context = run_context(execution.context)
+    # In a thread: the policy resolves paths and may read a profile file (blocking calls on the server's loop).
+    context = await asyncio.to_thread(run_context, execution.context)
     from planwerk.tools.config import load_config
 
     config = await asyncio.to_thread(load_config, context.mcp_config)

@@ -262,7 +262,8 @@ async def warm_start(parts: tuple[WarmPart, ...] | None = None, context: Context
 
     try:
         parts = warm_parts() if parts is None else parts
-        context = warm_context() if context is None else context
+        # In a thread: the run policy resolves paths (blocking calls on the server's loop).
+        context = await asyncio.to_thread(warm_context) if context is None else context
         model_spec = model_spec_of(context)  # the profile's model; a broken profile file raises here
     except ValueError as error:
         log.error("warm start skipped: %s", error)
