@@ -31,6 +31,8 @@ from typing import Any
 import httpx
 import typer
 
+from planwerk.graph.run_policy import MCP_CONFIGS_ENV, MODEL_DIRS_ENV
+
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER_SH = ROOT / "scripts" / "cluster.sh"
 UP_TIMEOUT_S = 600.0
@@ -81,13 +83,15 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _cluster(state: Path, *args: str, timeout_s: float) -> str:
-    """Run ``scripts/cluster.sh`` with its state in ``state``; its stdout, or ``RuntimeError`` with its stderr."""
+def _cluster(state: Path, *args: str, timeout_s: float, allowed: Path | None = None) -> str:
+    """Run ``scripts/cluster.sh`` with its state in ``state``; its stdout, or ``RuntimeError`` with its stderr.
+    ``allowed``: the folder whose MCP configs and replay files the instances' runs may name (they inherit it)."""
     if not CLUSTER_SH.exists():
         raise RuntimeError(f"{CLUSTER_SH} is missing: the cluster benchmark runs from a source checkout")
+    allow = {MCP_CONFIGS_ENV: str(allowed), MODEL_DIRS_ENV: str(allowed)} if allowed is not None else {}
     done = subprocess.run(
         ["bash", str(CLUSTER_SH), *args],
-        env={**os.environ, "PLANWERK_CLUSTER_DIR": str(state)},
+        env={**os.environ, **allow, "PLANWERK_CLUSTER_DIR": str(state)},
         capture_output=True,
         text=True,
         timeout=timeout_s,
@@ -208,7 +212,9 @@ def run_sizes(sizes: Sequence[int], runs: int, concurrency: int) -> list[SizeFig
             state.mkdir()
             try:
                 printed = json.loads(
-                    _cluster(state, "up", "--instances", str(size), timeout_s=UP_TIMEOUT_S).strip().splitlines()[-1]
+                    _cluster(state, "up", "--instances", str(size), timeout_s=UP_TIMEOUT_S, allowed=folder)
+                    .strip()
+                    .splitlines()[-1]
                 )
                 figures.append(asyncio.run(_load(printed["instances"], folder, mcp_config, runs, concurrency)))
             finally:
