@@ -152,12 +152,17 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
 
 def _app() -> Any:
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
 
-    return Starlette(lifespan=lifespan)
+    from planwerk.graph.context_check import RunContextCheck
+
+    # The server applies this app's middleware to its own routes too: a context the operator does not allow is
+    # answered 422 when it is sent (planwerk.graph.context_check), before a run is queued.
+    return Starlette(lifespan=lifespan, middleware=[Middleware(RunContextCheck)])
 
 
 app = _app()
-"""The ASGI app the LangGraph server mounts beside its own (no routes: only the lifespan above)."""
+"""The ASGI app the LangGraph server mounts beside its own (no routes: the lifespan above and the context check)."""
 
 
 # --- the checkpointer -----------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 from langgraph.checkpoint.memory import InMemorySaver
@@ -105,41 +106,66 @@ def answering(folder: Path) -> str:
     return write_replay(folder / "answer.json", [json.dumps({"steps": [], "final": "2."})])
 
 
-async def test_an_inline_mcp_config_starts_nothing(
+async def refused(request: Any) -> str:
+    """The 422 answer's detail to a request (a coroutine, or a stream whose iteration sends it)."""
+    with pytest.raises(httpx.HTTPStatusError) as error:  # the SDK's own errors are a kind of it
+        if hasattr(request, "__aiter__"):
+            async for _ in request:
+                pass
+        else:
+            await request
+    assert error.value.response.status_code == 422
+    return error.value.response.json()["detail"]
+
+
+QUESTION = {"messages": [{"role": "user", "content": "1+1?"}]}
+
+
+async def test_an_inline_mcp_config_is_refused_when_sent_and_starts_nothing(
     client: LangGraphClient, folders: dict[str, Path], tmp_path: Path
 ) -> None:
     marker = tmp_path / "p"
     inline = json.dumps(shell_config(marker))
-    errors = await run_errors(client, context={"mcp_config": inline})
-    assert errors and "the server takes no inline MCP config" in errors[0]
-    # The same through the assistant's context, and through a configurable value the server mirrors into it.
-    assistant = await client.assistants.create("planwerk", context={"mcp_config": inline})
-    errors = await run_errors(client, assistant["assistant_id"])
-    assert errors and "no inline MCP config" in errors[0]
-    errors = await run_errors(client, config={"configurable": {"mcp_config": inline}})
-    assert errors and "no inline MCP config" in errors[0]
-    # A config file outside the operator's folder, too.
+    thread = (await client.threads.create())["thread_id"]
+    # A run's context, a configurable value (the server copies it into the context), a stateless run, an
+    # assistant's context: each answered 422 naming the setting, and no run is queued.
+    detail = await refused(client.runs.stream(thread, "planwerk", input=QUESTION, context={"mcp_config": inline}))
+    assert detail.startswith("context.mcp_config: the server takes no inline MCP config")
+    config = {"configurable": {"mcp_config": inline}}
+    assert "no inline MCP config" in await refused(
+        client.runs.create(thread, "planwerk", input=QUESTION, config=config)
+    )
+    assert "no inline MCP config" in await refused(
+        client.runs.wait(None, "planwerk", input=QUESTION, context={"mcp_config": inline})
+    )
+    assert "no inline MCP config" in await refused(client.assistants.create("planwerk", context={"mcp_config": inline}))
     outside = folders["outside"] / "shell.json"
     outside.write_text(inline, encoding="utf-8")
-    errors = await run_errors(client, context={"mcp_config": str(outside)})
-    assert errors and "is not an MCP config file in the operator's folder" in errors[0]
+    detail = await refused(client.runs.create(thread, "planwerk", input=QUESTION, context={"mcp_config": str(outside)}))
+    assert "is not an MCP config file in the operator's folder" in detail
+    assert await client.runs.list(thread) == []
     assert not marker.exists()
     # The control: the same config in the operator's folder does start (no MCP server: the run goes on without it).
     (folders["configs"] / "shell.json").write_text(inline, encoding="utf-8")
-    thread = (await client.threads.create())["thread_id"]
     context = {"mcp_config": "shell.json", "model": answering(tmp_path), "profile": "generic-en"}
-    question = {"messages": [{"role": "user", "content": "1+1?"}]}
     with contextlib.suppress(Exception):  # how the run ends is beside the point: the server was started
-        await client.runs.wait(thread, "planwerk", input=question, context=context)
+        await client.runs.wait(thread, "planwerk", input=QUESTION, context=context)
     assert marker.exists()
 
 
 async def test_the_operators_key_goes_to_no_server_a_request_names(
-    client: LangGraphClient, recorder: tuple[str, list[str]]
+    client: LangGraphClient, recorder: tuple[str, list[str]], tmp_path: Path
 ) -> None:
     url, seen = recorder
-    errors = await run_errors(client, context={"model": f"endpoint:{url}", "profile": "math"})
-    assert errors and "is not a model server this server may use" in errors[0]
+    detail = await refused(client.runs.wait(None, "planwerk", input=QUESTION, context={"model": f"endpoint:{url}"}))
+    assert "is not a model server this server may use" in detail
+    # A profile file (in the operator's folders) naming that server as its model, through an assistant without a
+    # model: accepted when sent, the merged context is refused by the graph factory when the run starts.
+    profile = tmp_path / "leaky.toml"
+    profile.write_text(f'persona = "You help."\nmodel = "endpoint:{url}"\n', encoding="utf-8")
+    assistant = await client.assistants.create("planwerk", context={"profile": str(profile)})
+    errors = await run_errors(client, assistant["assistant_id"])
+    assert errors and "the model of profile 'leaky': endpoint" in errors[0]
     assert seen == [] and KEY not in "".join(errors)
 
 
