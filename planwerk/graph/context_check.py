@@ -1,5 +1,8 @@
 """A run context the operator does not allow is answered 422 when it is sent, before a run or assistant exists.
 
+Only what :class:`~planwerk.graph.run_policy.RunPolicy` refuses is answered here; a malformed value (a wrong type,
+an unknown profile) passes on and fails the run with its message, as before.
+
 :func:`planwerk.graph.server.run_context` checks every run's context in the graph factory, which the LangGraph
 server calls only when a queued run starts: a refused value then fails the run (an ``error`` event). This ASGI
 middleware (mounted through the ``http.app`` of ``langgraph.json``) checks the same settings where a client sends
@@ -36,6 +39,7 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 
 def context_problem(payload: Any) -> str | None:
     """What the operator does not allow in a run or assistant payload (or a list of them), or ``None``."""
+    from planwerk.graph.run_policy import RunPolicyError
     from planwerk.graph.server import run_context  # the server module imports this one
 
     for item in payload if isinstance(payload, list) else [payload]:
@@ -51,8 +55,10 @@ def context_problem(payload: Any) -> str | None:
             sent = {"model": "default", **value} if "model" not in value else dict(value)
             try:
                 run_context(sent)
-            except ValueError as error:
+            except RunPolicyError as error:
                 return str(error)
+            except ValueError:  # a malformed value: the run fails with its message, as it always did
+                continue
     return None
 
 

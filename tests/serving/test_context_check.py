@@ -50,6 +50,8 @@ async def test_a_context_the_operator_does_not_allow_is_answered_422(
     [
         ("POST", "/threads/t1/runs", json.dumps({"context": {"profile": "math", "model": "default"}})),
         ("POST", "/threads/t1/runs", json.dumps({"input": {}})),
+        # Malformed, not refused by the operator's policy: the run fails with its message (the factory's check).
+        ("POST", "/threads/t1/runs", json.dumps({"context": {"profile": "astrology"}})),
         ("POST", "/threads/t1/runs", "not json"),
         ("POST", "/threads/search", json.dumps({"context": {"mcp_config": INLINE}})),  # no run payload
         ("GET", "/assistants/a1", ""),
