@@ -175,7 +175,7 @@ class RunPolicy:
         return f"{spec.kind}:{target}" + (f"#{extra}" if extra else "")
 
     def _embedder(self, value: str) -> str:
-        if value in PACKAGED_EMBEDDERS:
+        if not value.strip() or value in PACKAGED_EMBEDDERS:  # empty: the default embedder
             return value
         if not self.model_dirs:
             raise RunPolicyError(
