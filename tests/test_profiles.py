@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
+from planwerk.graph.run_policy import RunPolicy
 from planwerk.graph.server import run_context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.profiles import PROFILES, get_profile, load_profile_file
@@ -178,8 +179,9 @@ def test_unknown_names_and_missing_files_are_refused_naming_what_is_known(tmp_pa
     with pytest.raises(ValueError, match=r"profile file .*absent\.toml: cannot read it"):
         get_profile(str(tmp_path / "absent.toml"))
     # The server reads the run context the same way: a bad profile file is named before anything starts.
+    allowed = RunPolicy(profile_dirs=(tmp_path.resolve(),))
     with pytest.raises(ValueError, match=r"absent\.toml: cannot read it"):
-        run_context({"profile": str(tmp_path / "absent.toml")})
+        run_context({"profile": str(tmp_path / "absent.toml")}, allowed)
     assert run_context({"profile": "generic-en"}).profile == "generic-en"
     assert set(PROFILES) == {"travel", "math", "generic", "generic-en"}
 

@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 import typer
 
+from planwerk.graph.run_policy import MCP_CONFIGS_ENV, MODEL_DIRS_ENV
 from planwerk.graph.tokens import mint_token
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,14 +86,16 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _cluster(state: Path, *args: str, timeout_s: float) -> str:
-    """Run ``scripts/cluster.sh`` with its state in ``state``; its stdout, or ``RuntimeError`` with its stderr."""
+def _cluster(state: Path, *args: str, timeout_s: float, allowed: Path | None = None) -> str:
+    """Run ``scripts/cluster.sh`` with its state in ``state``; its stdout, or ``RuntimeError`` with its stderr.
+    ``allowed``: the folder whose MCP configs and replay files the instances' runs may name (they inherit it)."""
     if not CLUSTER_SH.exists():
         raise RuntimeError(f"{CLUSTER_SH} is missing: the cluster benchmark runs from a source checkout")
+    allow = {MCP_CONFIGS_ENV: str(allowed), MODEL_DIRS_ENV: str(allowed)} if allowed is not None else {}
     done = subprocess.run(
         ["bash", str(CLUSTER_SH), *args],
         # The cluster's own JWT secret (jwt_secret_file), whatever auth settings this shell has.
-        env={**{k: v for k, v in os.environ.items() if k not in AUTH_ENV}, "PLANWERK_CLUSTER_DIR": str(state)},
+        env={**{k: v for k, v in os.environ.items() if k not in AUTH_ENV}, **allow, "PLANWERK_CLUSTER_DIR": str(state)},
         capture_output=True,
         text=True,
         timeout=timeout_s,
@@ -216,7 +219,9 @@ def run_sizes(sizes: Sequence[int], runs: int, concurrency: int) -> list[SizeFig
             state.mkdir()
             try:
                 printed = json.loads(
-                    _cluster(state, "up", "--instances", str(size), timeout_s=UP_TIMEOUT_S).strip().splitlines()[-1]
+                    _cluster(state, "up", "--instances", str(size), timeout_s=UP_TIMEOUT_S, allowed=folder)
+                    .strip()
+                    .splitlines()[-1]
                 )
                 secret = Path(printed["jwt_secret_file"]).read_text(encoding="utf-8").strip()
                 token = mint_token(secret, BENCH_USER)

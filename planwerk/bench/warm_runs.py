@@ -38,7 +38,9 @@ from typing import Any
 
 import typer
 
+from planwerk.graph.run_policy import MODEL_DIRS_ENV
 from planwerk.graph.tokens import mint_token
+from planwerk.models.specs import ALLOWED_ENDPOINTS_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 120.0
@@ -83,6 +85,8 @@ class _Server:
             "PLANWERK_WARM_START": warm,
             "PLANWERK_WARM_START_CONTEXT": json.dumps(context),
             "PLANWERK_JWT_SECRET": self.secret,
+            # The runs' replay files lie in the folder; the model the caller named is allowed too.
+            **_allowing(folder, context.get("model", "")),
         }
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -139,6 +143,21 @@ class _Server:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=30)
+
+
+def _allowing(folder: Path, spec: str) -> dict[str, str]:
+    """The server's allow-lists (:mod:`planwerk.graph.run_policy`): ``folder`` (the runs' replay files) and the
+    model the caller named, a file's folder or an endpoint."""
+    from planwerk.models.specs import endpoint_base_url, parse_model_spec
+
+    folders = [folder]
+    parsed = parse_model_spec(spec) if spec and spec != "profile" else None
+    if parsed is not None and parsed.kind == "endpoint":
+        return {MODEL_DIRS_ENV: str(folder), ALLOWED_ENDPOINTS_ENV: endpoint_base_url(parsed.target)}
+    if parsed is not None and parsed.kind in ("hf", "gguf", "replay"):
+        target = Path(parsed.target).expanduser().resolve()
+        folders.append(target if parsed.kind == "hf" else target.parent)
+    return {MODEL_DIRS_ENV: os.pathsep.join(map(str, folders))}
 
 
 def _replay(folder: Path, index: int) -> str:

@@ -27,7 +27,7 @@ from langgraph.types import Command
 from planwerk.graph.builder import build_graph
 from planwerk.graph.deps import Deps
 from planwerk.graph.server import run_context
-from planwerk.graph.warm import tool_pool
+from planwerk.graph.warm import run_owner, tool_pool
 from planwerk.runtime import open_deps
 from planwerk.tools.config import load_config
 
@@ -50,10 +50,12 @@ class RunScopedGraph(CompiledStateGraph):
         """Stream one run of planwerk's graph built on the collaborators the run's ``context`` names."""
         # Validated once (a bad value fails the run with one clear error; unknown keys are dropped) and handed on
         # as the Context the nodes read.
-        run = run_context(context)
+        run = await asyncio.to_thread(run_context, context)  # resolves paths: off the event loop
         servers = await asyncio.to_thread(load_config, run.mcp_config)
         # MCP sessions pooled per process across runs, as under the LangGraph server (planwerk.graph.warm).
-        async with tool_pool().lease(servers) as (tools, _), open_deps(run, tools=tools) as deps:
+        # Shared only among runs of one authenticated user (Aegra puts it into the run config as LangGraph does).
+        owner = run_owner(config)
+        async with tool_pool().lease(servers, owner) as (tools, _), open_deps(run, tools=tools) as deps:
             runnable = build_graph(deps).copy(update={"checkpointer": self.checkpointer, "store": self.store})
             async for part in runnable.astream(input, config, context=run, **kwargs):
                 yield part

@@ -33,7 +33,8 @@ class Context:
             "description": "Chat model spec: 'profile' (the profile's model: the packaged Qwen2.5-Coder-1.5B for "
             "math, the 0.5B one for the others), 'default' (the packaged Qwen2.5-Coder-0.5B), 'qwen2.5-coder-1.5b', "
             "'hf:<hub id or folder>', 'gguf:<file>[#<tokenizer>]', 'endpoint:<url>' (an OpenAI-compatible server) or "
-            "'replay:<file>' (recorded replies, for tests and demos)."
+            "'replay:<file>' (recorded replies, for tests and demos). On a server, files only from the operator's "
+            "PLANWERK_MODEL_DIRS and endpoints only from PLANWERK_ALLOWED_ENDPOINTS."
         },
     )
     profile: ProfileName | str = field(
@@ -41,14 +42,15 @@ class Context:
         metadata={
             "description": "The profile: persona, language, the tools plans may use, tools needing approval, "
             "examples and the retrieval corpus. A built-in name, 'auto' (travel with the bundled servers, generic "
-            "with an MCP config of your own) or the path (on the server) of a TOML profile file."
+            "with an MCP config of your own) or a TOML profile file (on a server, one in the operator's "
+            "PLANWERK_PROFILE_DIRS)."
         },
     )
     mcp_config: str | None = field(
         default=None,
         metadata={
-            "description": 'Path (on the server) of an {"mcpServers": ...} JSON file; '
-            "empty: the bundled travel and math servers."
+            "description": 'An {"mcpServers": ...} JSON file; on a server, one in the operator\'s folder '
+            "PLANWERK_MCP_CONFIGS (by name), never inline JSON. Empty: the bundled travel and math servers."
         },
     )
     retrieval_k: int = field(default=4, metadata={"description": "How many chunks to retrieve for a question."})
@@ -150,7 +152,8 @@ class Context:
             "description": "The retrieval embedder: 'default' (the packaged all-MiniLM-L6-v2, English-only), "
             "'embeddinggemma' (multilingual EmbeddingGemma-300M, installed by "
             "scripts/setup.d/50-embeddinggemma.sh; for German or mixed-language corpora) or a sentence-transformers "
-            "folder. Each embedder keeps its own index. The planner's example ranking keeps the default."
+            "folder (on a server, one in the operator's PLANWERK_MODEL_DIRS). Each embedder keeps its own index. "
+            "The planner's example ranking keeps the default."
         },
     )
     answer_results: AnswerResults = field(

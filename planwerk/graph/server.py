@@ -35,6 +35,7 @@ from pydantic import TypeAdapter, ValidationError
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.run_policy import RunPolicy
 from planwerk.graph.warm import close_tool_pool, tool_pool, warm_start
 from planwerk.profiles import get_profile
 from planwerk.runtime import open_deps
@@ -68,12 +69,23 @@ Backend = Literal["postgres", "sqlite"]
 # --- the run's context ------------------------------------------------------------------------------------------
 
 
-def run_context(value: Any) -> Context:
-    """The run's :class:`Context` from what the server passes (a dict, a ``Context`` or ``None``).
+def run_context(value: Any, policy: RunPolicy | None = None) -> Context:
+    """The run's :class:`Context` from what the server passes (a dict, a ``Context`` or ``None``), limited to what
+    the operator allowed (``policy``, default :meth:`RunPolicy.from_env`, see :mod:`planwerk.graph.run_policy`).
 
     Unknown keys are dropped (the server mirrors other configurable values into the context), ``null`` means the
-    default; a bad value for a known key raises ``ValueError`` naming the key and what was expected.
+    default; a bad value for a known key raises ``ValueError`` naming the key and what was expected, and so does a
+    file, folder or model server the operator did not allow (:class:`~planwerk.graph.run_policy.RunPolicyError`).
+    Runs before anything is opened or started.
     """
+    policy = RunPolicy.from_env() if policy is None else policy
+    # The policy first: a profile file is read only once it is known to lie in the operator's folders.
+    context = policy.apply(_parsed_context(value))
+    get_profile(context.profile, mcp_config=context.mcp_config)  # an unknown profile: the message names the known ones
+    return context
+
+
+def _parsed_context(value: Any) -> Context:
     if value is None:
         return Context()
     if isinstance(value, Context):
@@ -82,8 +94,6 @@ def run_context(value: Any) -> Context:
         raise ValueError(f"run context must be an object with Context fields, got {type(value).__name__}")
     # A form may send null for a field left empty: that means its default.
     known = {k: v for k, v in value.items() if k in _CONTEXT_FIELDS and v is not None}
-    if isinstance(known.get("profile"), str):
-        get_profile(known["profile"])  # an unknown profile: the message names the known ones, as everywhere else
     try:
         context = _CONTEXT_ADAPTER.validate_python(known)
     except ValidationError as error:
@@ -108,11 +118,14 @@ async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph
         yield build_graph(Deps())
         return
     started = time.perf_counter()
-    context = run_context(execution.context)
+    # In a thread: the policy resolves paths and may read a profile file (blocking calls on the server's loop).
+    context = await asyncio.to_thread(run_context, execution.context)
     from planwerk.tools.config import load_config
 
     config = await asyncio.to_thread(load_config, context.mcp_config)
-    async with tool_pool().lease(config) as (tools, warm), open_deps(context, tools=tools) as deps:
+    # Sessions are shared only among runs of one user (the server's authenticated user; None with auth off).
+    owner = runtime.user.identity if runtime.user is not None else None
+    async with tool_pool().lease(config, owner) as (tools, warm), open_deps(context, tools=tools) as deps:
         graph = build_graph(deps)
         log.info(
             "graph load: %.1f ms (MCP sessions %s)", (time.perf_counter() - started) * 1000, "warm" if warm else "cold"
@@ -139,12 +152,17 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
 
 def _app() -> Any:
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
 
-    return Starlette(lifespan=lifespan)
+    from planwerk.graph.context_check import RunContextCheck
+
+    # The server applies this app's middleware to its own routes too: a context the operator does not allow is
+    # answered 422 when it is sent (planwerk.graph.context_check), before a run is queued.
+    return Starlette(lifespan=lifespan, middleware=[Middleware(RunContextCheck)])
 
 
 app = _app()
-"""The ASGI app the LangGraph server mounts beside its own (no routes: only the lifespan above)."""
+"""The ASGI app the LangGraph server mounts beside its own (no routes: the lifespan above and the context check)."""
 
 
 # --- the checkpointer -----------------------------------------------------------------------------------------

@@ -4,11 +4,12 @@ Without this, every run under ``langgraph dev`` opened its MCP servers anew (a s
 about 0.5 s each, the "Slow graph load" error on every run) and the first run loaded the model and the embedder.
 
 - :class:`ToolPool` keeps one open :class:`~planwerk.tools.mcp.MCPToolSource` per MCP configuration (keyed by a
-  digest of the whole configuration, secrets included, so a changed file or header opens new sessions) and per
-  event loop. Runs lease it; concurrent runs share its sessions (an MCP session takes concurrent calls). A source
-  whose servers went away (after the source's own reconnect) is replaced on the next lease, at most every
-  :attr:`ToolPool.reopen_after_s`; the old one closes when its last run is done. At most
-  :attr:`ToolPool.max_configs` configurations stay open (the least recently used idle one closes first).
+  digest of the whole configuration, secrets included, so a changed file or header opens new sessions), per owner
+  (the authenticated user of the run, :func:`run_owner`: users never share a session, so what a server sends on
+  one reaches only runs of its owner) and per event loop. Runs lease it; concurrent runs share its sessions (an MCP
+  session takes concurrent calls). A source whose servers went away (after the source's own reconnect) is replaced
+  on the next lease, at most every :attr:`ToolPool.reopen_after_s`; the old one closes when its last run is done.
+  At most :attr:`ToolPool.max_configs` configurations stay open (the least recently used idle one closes first).
 - :func:`warm_start` loads what the default context (or ``PLANWERK_WARM_START_CONTEXT``) names, in the
   background at server start, each step logged with its time: the model (kept by the per-process model cache),
   the MCP sessions (into the pool) and the retriever with its embedder (the per-process retriever cache).
@@ -48,10 +49,26 @@ CLOSE_TIMEOUT_S = 15.0
 """How long closing a pooled source may take (stdio servers get 2 s each to exit, then are terminated)."""
 
 
-def config_key(config: Any) -> str:
-    """A digest of an MCP configuration, secrets included (never the secrets themselves)."""
-    text = json.dumps(dataclasses.asdict(config), sort_keys=True, default=str)
+def config_key(config: Any, owner: str | None = None) -> str:
+    """A digest of an MCP configuration, secrets included (never the secrets themselves), and of the ``owner``
+    whose runs share its sessions (``None``: no authenticated user)."""
+    text = json.dumps([dataclasses.asdict(config), owner], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def run_owner(config: Mapping[str, Any] | None) -> str | None:
+    """The authenticated user a run belongs to, from its run config: what the server's auth put under
+    ``configurable.langgraph_auth_user_id`` (or ``langgraph_auth_user``'s ``identity``); ``None`` without auth.
+
+    Only the server's authentication may set these: with auth on, the LangGraph server overwrites them from the
+    verified user (and the graph factory reads ``ServerRuntime.user`` instead); with auth off every client is the
+    same principal anyway."""
+    configurable = (config or {}).get("configurable") or {}
+    owner = configurable.get("langgraph_auth_user_id")
+    if not owner:
+        user = configurable.get("langgraph_auth_user")
+        owner = user.get("identity") if isinstance(user, Mapping) else getattr(user, "identity", None)
+    return str(owner) if owner else None
 
 
 @dataclass(eq=False)
@@ -87,10 +104,11 @@ class ToolPool:
         self._retired: set[_Entry] = set()
 
     @contextlib.asynccontextmanager
-    async def lease(self, config: Any) -> AsyncIterator[tuple[ToolSource, bool]]:
-        """The open source of ``config`` (an :class:`~planwerk.tools.config.MCPConfig`) for one run, and
-        whether it was already open (warm)."""
-        key = config_key(config)
+    async def lease(self, config: Any, owner: str | None = None) -> AsyncIterator[tuple[ToolSource, bool]]:
+        """The open source of ``config`` (an :class:`~planwerk.tools.config.MCPConfig`) for one run of ``owner``,
+        and whether it was already open (warm). Runs of different owners never share sessions: a server's
+        request that arrives on a session (sampling, elicitation) can only reach a run of the session's owner."""
+        key = config_key(config, owner)
         entry = self._entries.get(key)
         if entry is not None and self._broken(entry):
             log.warning("MCP servers %s: %s; opening new sessions", entry.names, _down(entry))
@@ -244,7 +262,8 @@ async def warm_start(parts: tuple[WarmPart, ...] | None = None, context: Context
 
     try:
         parts = warm_parts() if parts is None else parts
-        context = warm_context() if context is None else context
+        # In a thread: the run policy resolves paths (blocking calls on the server's loop).
+        context = await asyncio.to_thread(warm_context) if context is None else context
         model_spec = model_spec_of(context)  # the profile's model; a broken profile file raises here
     except ValueError as error:
         log.error("warm start skipped: %s", error)

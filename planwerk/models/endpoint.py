@@ -311,14 +311,19 @@ class EndpointChatModel(ChatOpenAI):
 
 
 def endpoint_chat_model(
-    base_url: str, model_name: str = "", *, timeout_s: float, api_key: str = "not-needed"
+    base_url: str, model_name: str = "", *, timeout_s: float, api_key: str | None = None
 ) -> EndpointChatModel:
     """The chat model for an OpenAI-compatible server at ``base_url`` (ending in ``/v1``): greedy, streaming, one
-    retry on a failed connection, every request bounded by ``timeout_s`` of silence."""
+    retry on a failed connection, every request bounded by ``timeout_s`` of silence.
+
+    ``api_key`` defaults to the operator's ``PLANWERK_ENDPOINT_API_KEY``; that key is attached only where
+    ``PLANWERK_ALLOWED_ENDPOINTS`` (when set) allows it (:func:`planwerk.models.specs.endpoint_api_key`)."""
+    from planwerk.models.specs import endpoint_api_key
+
     return EndpointChatModel(
         base_url=base_url,
         model=model_name or "default",
-        api_key=api_key,  # type: ignore[arg-type]
+        api_key=endpoint_api_key(base_url, api_key),  # type: ignore[arg-type]
         timeout=timeout_s,
         # langchain-openai's own watchdog between streamed chunks (120 s unless set) would otherwise cut a reply
         # that planwerk's timeout allows: measured in CI, a loaded CPU server's first chunk of a plan took longer.

@@ -4,8 +4,13 @@ Design and reasons: ``docs/capabilities.md``. In short:
 
 - **Every session advertises elicitation (form and URL) and sampling**; roots only for a server whose config lists
   ``roots``. A server's requests arrive in the session's receive loop (the MCP SDK awaits the callback there, so
-  it must not wait for a person), are attributed to the one call in flight on that server (:class:`ServerFeatures`),
-  and are handed to that call's :class:`CallChannel`.
+  it must not wait for a person), are attributed to the call they belong to (:class:`ServerFeatures`) and handed
+  to that call's :class:`CallChannel`. Over streamable HTTP the transport says which call a request belongs to (it
+  comes on the stream of that call's POST, :data:`SERVER_REQUEST_ORIGIN`): it goes to that call while it is in
+  flight and is refused otherwise (after the call returned, or on the server's own stream, related to no call), so
+  a late request never reaches another run. Over stdio nothing says so: a request goes to the one call in flight
+  on that server, and is refused when none or several are. Pooled sessions are shared only by runs of one user
+  (:mod:`planwerk.graph.warm`), so over stdio, too, a request can only reach a run of the same user.
 - **Elicitation is a LangGraph interrupt, and the call is made again on resume.** The ``call_tool`` node runs the
   call as a task and watches its channel (:func:`call_with_client_features`). An elicitation request makes the node
   call ``interrupt()`` in its own task: on the first run that raises, the pending request is answered ``cancel``
@@ -46,6 +51,7 @@ from mcp.types import (
     ElicitResult,
     ErrorData,
     ListRootsResult,
+    RequestId,
     Root,
     TextContent,
     Tool,
@@ -262,6 +268,9 @@ class CallChannel:
     in_run: bool = True
     """The call belongs to a graph run whose node can interrupt for a person; False: elicitation is cancelled."""
     elicitations: asyncio.Queue[PendingElicitation] = field(default_factory=asyncio.Queue)
+    request_ids: set[RequestId] = field(default_factory=set)
+    """The JSON-RPC ids of the requests the call sent (noted by the session): a server's request over HTTP names
+    the one it belongs to."""
 
     async def elicit(self, request: ElicitationRequest) -> ElicitResult | ErrorData:
         """Hand ``request`` to the node and wait for its answer (the node answers at once: it never waits)."""
@@ -269,6 +278,21 @@ class CallChannel:
         await self.elicitations.put(pending)
         return await pending.answer
 
+
+@dataclass(frozen=True)
+class RequestOrigin:
+    """Where a server's request (sampling, elicitation) came from, as far as its transport tells."""
+
+    told: bool = False
+    """Whether the transport tells at all (streamable HTTP does; stdio does not)."""
+    related_request_id: RequestId | None = None
+    """The id of planwerk's request on whose response stream it came; ``None`` with ``told``: the server's own
+    stream, related to no request of ours (the MCP spec: such messages SHOULD be unrelated to running requests)."""
+
+
+SERVER_REQUEST_ORIGIN: ContextVar[RequestOrigin | None] = ContextVar("planwerk_server_request_origin", default=None)
+"""Set by :class:`planwerk.tools.transport.CancellingSession` while a server's request is handled (``None``: the
+transport does not tell)."""
 
 CURRENT_CALL: ContextVar[CallChannel | None] = ContextVar("planwerk_current_call", default=None)
 """The channel of the tool call being made in this context (set by :func:`call_with_client_features`; read by
@@ -289,11 +313,17 @@ class ServerFeatures:
         """The channels of the calls in flight on this server."""
         return tuple(self._calls)
 
-    def track(self, call: asyncio.Future[Any]) -> None:
-        """Count ``call`` as in flight on this server until it is done, with the channel current in the caller's
-        context (:data:`CURRENT_CALL`); a call without one (outside a graph run) counts too, so that a request
-        during it is never taken for another call's."""
-        channel = CURRENT_CALL.get() or CallChannel(call_id="", tool="", in_run=False)
+    @staticmethod
+    def current_channel() -> CallChannel:
+        """The channel current in the caller's context (:data:`CURRENT_CALL`), or one for a call outside a graph
+        run (it counts as in flight too, so that a request during it is never taken for another call's)."""
+        return CURRENT_CALL.get() or CallChannel(call_id="", tool="", in_run=False)
+
+    def track(self, call: asyncio.Future[Any], channel: CallChannel | None = None) -> None:
+        """Count ``call`` as in flight on this server until it is done, with ``channel`` (default
+        :meth:`current_channel`); the call's task should run with it as :data:`CURRENT_CALL`, so the session notes
+        the ids of its requests there."""
+        channel = self.current_channel() if channel is None else channel
         self._calls.append(channel)
         call.add_done_callback(lambda _: self._calls.remove(channel))
 
@@ -305,7 +335,18 @@ class ServerFeatures:
         return kwargs
 
     def _channel(self, what: str) -> CallChannel | str:
-        """The one call in flight a request belongs to, or why there is none."""
+        """The call in flight a request belongs to, or why there is none (see the module doc)."""
+        origin = SERVER_REQUEST_ORIGIN.get()
+        if origin is not None and origin.told:
+            if origin.related_request_id is None:
+                return (
+                    f"{what} of server {self.server} came on its own stream, related to no planwerk call (a request "
+                    "for a call comes on that call's stream)"
+                )
+            for channel in self._calls:
+                if origin.related_request_id in channel.request_ids:
+                    return channel
+            return f"{what} of server {self.server} came for a call that is no longer in flight"
         if len(self._calls) == 1:
             return self._calls[0]
         if not self._calls:

@@ -9,6 +9,9 @@ JSON-RPC ``CONNECTION_CLOSED`` error at once instead, which planwerk reads as ki
 tests/tools/third_party/test_server_errors_http.py killed during a 60 s call (three kills, 2 shared CPU cores): the
 call failed at its 20 s timeout before, 0.006-0.013 s after the kill with this transport.
 
+It also marks each request the server sends on a response stream with the id of the request that stream answers
+(``ServerMessageMetadata.related_request_id``); requests on the server's own (GET) stream stay unmarked.
+
 :func:`streamable_http_client` is the SDK's function of that name with this transport; nothing else differs.
 """
 
@@ -23,7 +26,7 @@ import anyio
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.streamable_http import GetSessionIdCallback, RequestContext, StreamableHTTPTransport
-from mcp.shared.message import SessionMessage
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp.types import CONNECTION_CLOSED, ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse
 
 Streams = tuple[
@@ -34,7 +37,9 @@ ENDED_UNANSWERED = "the server's response stream ended without an answer (the se
 
 
 class _Watched:
-    """A read-stream writer that notes whether the response (or error) to one request passed through it."""
+    """A read-stream writer for one request's response stream: it notes whether the response (or error) to the
+    request passed through it, and marks the server's requests on it as related to that request (the session
+    routes them to the call that sent it, :mod:`planwerk.tools.client_features`)."""
 
     def __init__(self, inner: Any, request_id: Any):
         self.inner = inner
@@ -46,6 +51,8 @@ class _Watched:
             root = item.message.root
             if isinstance(root, JSONRPCResponse | JSONRPCError) and root.id == self.request_id:
                 self.answered = True
+            elif isinstance(root, JSONRPCRequest):
+                item = SessionMessage(item.message, metadata=ServerMessageMetadata(related_request_id=self.request_id))
         await self.inner.send(item)
 
     def __getattr__(self, name: str) -> Any:  # anything else the SDK may use of the stream

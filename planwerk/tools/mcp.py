@@ -100,7 +100,7 @@ from planwerk.core.sanitize import sanitize_value
 from planwerk.tools.auth import http_auth, is_unauthorized
 from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolFailureKind, ToolSpec
 from planwerk.tools.call_options import CALL_OPTIONS, ProgressSink, ToolProgress
-from planwerk.tools.client_features import ServerFeatures, offered_tools
+from planwerk.tools.client_features import CURRENT_CALL, ServerFeatures, offered_tools
 from planwerk.tools.config import HttpServer, MCPConfig, ServerConfig, StdioServer, load_config, offered_tool_names
 from planwerk.tools.content import resource_value, tool_result_value
 from planwerk.tools.paths import outside_roots
@@ -499,10 +499,16 @@ class MCPToolSource:
                 f"{tool}: server {server.name} has no session", tool=tool, server=server.name, kind="unavailable"
             )
         session = server.dead  # this call's session (see _Server)
-        invoke = asyncio.ensure_future(make(server.session))
+        # What the server asks during this call (elicitation, sampling) is answered for this call's channel; the
+        # call's task runs with it current, so the session notes the ids of the requests it sends there.
+        channel = server.features.current_channel()
+        token = CURRENT_CALL.set(channel)
+        try:
+            invoke = asyncio.ensure_future(make(server.session))
+        finally:
+            CURRENT_CALL.reset(token)
         died = asyncio.ensure_future(session.wait())
-        # What the server asks during this call (elicitation, sampling) is answered for this call's channel.
-        server.features.track(invoke)
+        server.features.track(invoke, channel)
         try:
             async with asyncio.timeout(timeout):
                 await asyncio.wait({invoke, died}, return_when=asyncio.FIRST_COMPLETED)

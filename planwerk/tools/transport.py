@@ -42,7 +42,7 @@ import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp import ClientSession
 from mcp.shared.exceptions import McpError
-from mcp.shared.message import SessionMessage
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp.types import (
     CancelledNotification,
     CancelledNotificationParams,
@@ -52,6 +52,8 @@ from mcp.types import (
     JSONRPCError,
     JSONRPCMessage,
 )
+
+from planwerk.tools.client_features import CURRENT_CALL, SERVER_REQUEST_ORIGIN, RequestOrigin
 
 # The SDK's client, except that a request whose response stream ends unanswered fails at once (see the module).
 from planwerk.tools.http_answers import streamable_http_client
@@ -91,10 +93,15 @@ class CancellingSession(ClientSession):
     read timeout passes. ``initialize`` is never cancelled (the MCP spec forbids it).
     """
 
+    related_streams: bool = False
+    """Whether the transport tells on which request's stream a server's request came (streamable HTTP)."""
+
     async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:
         """Send ``request`` and wait for its response; on cancellation or timeout, cancel it on the server."""
         # BaseSession.send_request takes this id before its first await, so nothing else can take it first.
         request_id = self._request_id
+        if (channel := CURRENT_CALL.get()) is not None:  # a server's request naming this id belongs to that call
+            channel.request_ids.add(request_id)
         try:
             return await super().send_request(request, result_type, *args, **kwargs)
         except anyio.get_cancelled_exc_class():
@@ -105,6 +112,20 @@ class CancellingSession(ClientSession):
             if exc.error.code == httpx.codes.REQUEST_TIMEOUT:
                 await self._cancel(request, request_id, "timed out")
             raise
+
+    async def _received_request(self, responder: Any) -> None:
+        """Handle a server's request with its origin current (:data:`SERVER_REQUEST_ORIGIN`): over HTTP, the id of
+        the request on whose stream it came (:class:`~planwerk.tools.http_answers.AnsweringTransport` notes it)."""
+        if not self.related_streams:
+            await super()._received_request(responder)
+            return
+        metadata = responder.message_metadata
+        related = metadata.related_request_id if isinstance(metadata, ServerMessageMetadata) else None
+        token = SERVER_REQUEST_ORIGIN.set(RequestOrigin(told=True, related_request_id=related))
+        try:
+            await super()._received_request(responder)
+        finally:
+            SERVER_REQUEST_ORIGIN.reset(token)
 
     async def _cancel(self, request: Any, request_id: int, reason: str) -> None:
         if isinstance(getattr(request, "root", request), InitializeRequest):
@@ -320,5 +341,6 @@ async def connect(
         streamable_http_client(connection["url"], http_client=client) as (read, write, _),
         CancellingSession(read, write, **session_kwargs) as session,
     ):
+        session.related_streams = True  # AnsweringTransport notes each server request's stream
         await session.initialize()
         yield session

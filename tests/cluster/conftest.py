@@ -20,6 +20,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from planwerk.graph.tokens import mint_token
+from tests.operator_env import temp_files_allowed
 from tests.ports import mcp_named, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +67,10 @@ class Cluster:
 
 def run_cluster(state: Path, *args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
     """Run ``scripts/cluster.sh`` with its state in ``state``."""
-    env = {**{k: v for k, v in os.environ.items() if k not in AUTH_ENV}, "PLANWERK_CLUSTER_DIR": str(state)}
+    # Aegra inherits this environment (less the shell's auth settings): runs may name the tests' replay files and MCP
+    # configs (temp folder).
+    inherited = {k: v for k, v in os.environ.items() if k not in AUTH_ENV}
+    env = {**inherited, **temp_files_allowed(), "PLANWERK_CLUSTER_DIR": str(state)}
     return subprocess.run(
         ["bash", str(CLUSTER_SH), *args], env=env, capture_output=True, text=True, timeout=timeout_s, check=False
     )

@@ -7,11 +7,13 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.graph.aegra import RunScopedGraph, graph
 from planwerk.graph.builder import build_graph
 from tests.cluster.conftest import ANSWER, call, plan, question, write_replay
+from tests.operator_env import temp_files_allowed
 
 
 def test_the_served_graph_has_the_engines_topology_and_needs_no_tools() -> None:
@@ -20,8 +22,10 @@ def test_the_served_graph_has_the_engines_topology_and_needs_no_tools() -> None:
 
 
 async def test_a_run_opens_its_collaborators_from_its_context_and_uses_the_injected_checkpointer(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for name, value in temp_files_allowed().items():  # as cluster.sh's Aegra gets them (tests/cluster/conftest.py)
+        monkeypatch.setenv(name, value)
     saver = InMemorySaver()
     runnable = graph.copy(update={"checkpointer": saver, "store": None})  # what Aegra does per access
     assert isinstance(runnable, RunScopedGraph) and runnable.checkpointer is saver

@@ -1,6 +1,6 @@
 """Secrets never leave, in any form: a careless server that echoes its configured secret (in a result, a progress
-message, an error, a tool description, base64-encoded, upper-cased, URL-encoded, spaced, on stderr) and a server URL with
-``?api_key=...`` that fails to start leave no form of either in the events, the SQLite checkpoint, the state, the
+message, an error, a tool description, base64-encoded, upper-cased, URL-encoded, spaced, on stderr) and a server URL
+with ``?api_key=...`` that fails to start leave no form of either in the events, the SQLite checkpoint, the state, the
 model's prompts, the logs or planwerk's stderr.
 
 Real MCP servers over real transports (``leaky_server.py`` over stdio, a loopback HTTP server that answers 500);

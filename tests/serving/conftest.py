@@ -17,6 +17,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from planwerk.graph.tokens import mint_token
+from tests.operator_env import temp_files_allowed
 from tests.ports import start_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,6 +76,8 @@ def server_env(folder: Path) -> dict[str, str]:
         "PLANWERK_JWT_SECRET": TEST_JWT_SECRET,
         "PLANWERK_HOME": str(folder / "home"),
         "PLANWERK_CHECKPOINT_DB": str(folder / "checkpoints.sqlite"),
+        # Runs may name the tests' replay files and MCP configs (the server refuses files outside these folders).
+        **temp_files_allowed(),
     }
 
 

@@ -20,7 +20,15 @@ from planwerk.graph.server import checkpoint_backend, make_checkpointer, make_gr
 from planwerk.graph.sqlite_saver import ServerSqliteSaver
 from planwerk.graph.warm import close_tool_pool
 from planwerk.runtime import shared_retriever
+from tests.operator_env import temp_files_allowed
 from tests.serving.conftest import add, plan, write_math_config, write_replay
+
+
+@pytest.fixture(autouse=True)
+def operator_allows_temp_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs may name the tests' replay files and MCP configs, as under the tests' dev servers."""
+    for name, value in temp_files_allowed().items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture(autouse=True)
@@ -30,17 +38,18 @@ async def close_pooled_sessions() -> AsyncIterator[None]:
     await close_tool_pool()
 
 
-def test_run_context_takes_known_fields_and_drops_the_rest() -> None:
+def test_run_context_takes_known_fields_and_drops_the_rest(tmp_path: Path) -> None:
+    replay = tmp_path / "x.json"
     context = run_context(
         {
-            "model": "replay:x.json",
+            "model": f"replay:{replay}",
             "profile": "math",
             "retrieval_k": "2",
             "thread_id": "t1",
             "langgraph_request_id": "r",
         }
     )
-    assert context == Context(model="replay:x.json", profile="math", retrieval_k=2)
+    assert context == Context(model=f"replay:{replay.resolve()}", profile="math", retrieval_k=2)
     assert run_context({"model": None, "mcp_config": None}) == Context()  # a form's empty fields: the defaults
     assert run_context(None) == Context()
     assert run_context(context) is context
