@@ -14,13 +14,22 @@ START → prepare → retrieve → plan → check ─(rejected, attempts left)�
 with a retry policy for transient failures and an approval interrupt for destructive tools), ``verify`` the
 verifier, ``finalize`` the finalizer. The topology never depends on which tools are loaded (the LangGraph server
 builds the graph on every access).
+
+Every run is checkpointed with ``durability="sync"`` (:class:`DurableGraph`): a step's checkpoint is committed
+before the next step's tool calls start, so a call with side effects that finished is never made again after a
+crash, even while another process holds the database's write lock (LangGraph's default ``"async"`` lets calls run
+ahead of checkpoints that are still waiting for the lock; a ``kill -9`` then loses them all).
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from functools import partial
+from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RetryPolicy
@@ -40,13 +49,39 @@ from planwerk.nodes.retrieve import retrieve
 from planwerk.nodes.verify import verify
 
 
+class DurableGraph(CompiledStateGraph):
+    """planwerk's compiled graph: every run with a checkpointer uses ``durability="sync"``, whatever the caller asks.
+
+    The LangGraph server passes ``durability="async"`` unless a client names another, and a run's tool calls may
+    have side effects: a step's checkpoint must be committed before the next step's calls start (the README's
+    promise that a killed thread resumes without repeating finished calls). ``"exit"`` and ``"async"`` are raised to
+    ``"sync"``; the cost per step is measured in BENCHMARKS.md. ``stream`` and ``astream`` are the entry points every
+    other way of running goes through (``invoke``, ``astream_events``, the server's run worker).
+    """
+
+    def _durable(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        has_checkpointer = bool(self.checkpointer) or CONFIG_KEY_CHECKPOINTER in (config or {}).get("configurable", {})
+        kwargs.pop("checkpoint_during", None)  # the deprecated spelling of durability; it would clash with ours
+        if has_checkpointer:  # without one LangGraph warns that durability has no effect
+            kwargs["durability"] = "sync"
+        return kwargs
+
+    def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
+        """LangGraph's ``stream`` with ``durability="sync"``."""
+        return super().stream(input, config, **self._durable(config, kwargs))
+
+    def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+        """LangGraph's ``astream`` with ``durability="sync"``."""
+        return super().astream(input, config, **self._durable(config, kwargs))
+
+
 def build_graph(
     deps: Deps | None = None,
     *,
     checkpointer: BaseCheckpointSaver | None = None,
     call_retry: RetryPolicy | None = None,
-) -> CompiledStateGraph:
-    """Compile the agent.
+) -> DurableGraph:
+    """Compile the agent (a :class:`DurableGraph`).
 
     ``deps`` binds the model, tools and retriever; ``checkpointer`` makes threads durable; ``call_retry`` is the
     per-call node's retry policy for transient failures (default :func:`call_retry_policy`; the run's
@@ -74,4 +109,6 @@ def build_graph(
     builder.add_edge("call_tool", "resolve_refs")
     builder.add_conditional_edges("verify", after_verify)
     builder.add_edge("finalize", END)
-    return builder.compile(checkpointer=checkpointer, name="planwerk")
+    compiled = builder.compile(checkpointer=checkpointer, name="planwerk")
+    compiled.__class__ = DurableGraph  # same attributes, only the durability differs; ``copy`` keeps the class
+    return compiled  # type: ignore[return-value]
