@@ -33,6 +33,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S, thread_lock
 from planwerk.graph.threads_file import Access, check_threads_file
+from planwerk.nodes.ask_user import answer_problem
 from planwerk.nodes.common import model_spec_of
 from planwerk.nodes.prepare import check_question_text
 from planwerk.profiles import get_profile
@@ -183,7 +184,9 @@ class Agent:
             if question is None:
                 pending = await self._check_continuable(config, thread_id, answering=resume is not None)
                 if resume is not None:
-                    run_input = _resume_command(pending, resume, interrupt_id)
+                    run_input = _resume_command(
+                        pending, resume, interrupt_id, max_args_bytes=self.context.max_argument_bytes
+                    )
             async for mode, chunk in self.graph.astream(
                 run_input, config, context=self.context, stream_mode=["custom", "updates"]
             ):
@@ -326,15 +329,20 @@ def interrupt_event(item: Interrupt) -> dict[str, Any]:
     return {"event": "interrupt", "kind": kind, "interrupt_id": item.id, **value}
 
 
-def _resume_command(pending: tuple[Interrupt, ...], answer: Any, interrupt_id: str | None) -> Command:
-    """The ``Command`` that answers the pending interrupt(s); approvals are checked before anything runs."""
+def _resume_command(
+    pending: tuple[Interrupt, ...], answer: Any, interrupt_id: str | None, *, max_args_bytes: int | None = None
+) -> Command:
+    """The ``Command`` that answers the pending interrupt(s); approvals and answers are checked before anything
+    runs (a refused one is never stored)."""
     chosen = [i for i in pending if interrupt_id is None or i.id == interrupt_id]
     if not chosen:
         known = ", ".join(i.id for i in pending)
         raise ValueError(f"no pending interrupt {interrupt_id!r} on this thread; pending: {known}")
     for item in chosen:
         if isinstance(item.value, dict) and item.value.get("kind") == "approval":
-            parse_approval(answer)  # ApprovalError (a ValueError) says what is expected
+            parse_approval(answer, max_args_bytes=max_args_bytes)  # ApprovalError (a ValueError) says what is expected
+        elif isinstance(item.value, dict) and item.value.get("kind") == "ask_user" and answer_problem(answer):
+            raise ValueError(f"{answer_problem(answer)}; send a shorter answer")
     if len(pending) == 1:
         return Command(resume=answer)
     return Command(resume={item.id: answer for item in chosen})
