@@ -32,7 +32,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RetryPolicy
+from langgraph.types import Command, RetryPolicy
 
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
@@ -70,9 +70,63 @@ class DurableGraph(CompiledStateGraph):
         """LangGraph's ``stream`` with ``durability="sync"``."""
         return super().stream(input, config, **self._durable(config, kwargs))
 
-    def astream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
-        """LangGraph's ``astream`` with ``durability="sync"``."""
-        return super().astream(input, config, **self._durable(config, kwargs))
+    async def astream(  # type: ignore[override]
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """LangGraph's ``astream`` with ``durability="sync"``, after :meth:`check_pending` (before anything is
+        stored)."""
+        kwargs = self._durable(config, kwargs)
+        if "durability" in kwargs:  # a checkpointer keeps threads: what is pending can be known
+            await self.check_pending(input, config)
+        async for part in super().astream(input, config, **kwargs):
+            yield part
+
+    async def check_pending(self, input: Any, config: RunnableConfig | None) -> None:
+        """Refuse, with :class:`PendingInterruptError`, input that would drop or repeat an answer.
+
+        - a resume (``Command(resume=...)``) when the thread waits for nothing (the interrupt was answered
+          already: LangGraph would report success and silently drop the second answer), or naming an interrupt
+          id that is not pending;
+        - new input (a question) while the thread waits for an answer (LangGraph would start a new run and
+          silently drop the pending question or approval).
+        """
+        configurable = (config or {}).get("configurable", {})
+        if "thread_id" not in configurable:
+            return
+        snapshot = await self.aget_state(config)  # type: ignore[arg-type]
+        pending = {item.id: item for item in snapshot.interrupts}
+        thread = configurable["thread_id"]
+        if isinstance(input, Command) and input.resume is not None:
+            if not pending:
+                raise PendingInterruptError(
+                    f"thread {thread!r} is not waiting for an answer (its question was answered already, or it "
+                    "never asked one); ask a new question instead"
+                )
+            by_id = isinstance(input.resume, dict) and input.resume and set(input.resume) <= _interrupt_ids(input)
+            if by_id and (stale := sorted(set(input.resume) - set(pending))):
+                raise PendingInterruptError(
+                    f"thread {thread!r} has no pending interrupt {', '.join(stale)} (answered already?); "
+                    f"pending: {', '.join(pending)}"
+                )
+            return
+        if pending and not isinstance(input, Command) and input is not None:
+            first = next(iter(pending.values()))
+            question = first.value.get("question") if isinstance(first.value, dict) else first.value
+            raise PendingInterruptError(
+                f"thread {thread!r} is waiting for an answer to {str(question)[:200]!r} (interrupt {first.id}); "
+                'answer it first (Command(resume=...), the SDK\'s command={"resume": ...}, planwerk resume), '
+                "then ask the new question"
+            )
+
+
+class PendingInterruptError(ValueError):
+    """The input would drop a pending question or approval, or answer one that is not pending."""
+
+
+def _interrupt_ids(command: Command) -> set[str]:
+    """The keys of a resume map that look like interrupt ids (LangGraph's are 32 hex digits)."""
+    keys = command.resume.keys() if isinstance(command.resume, dict) else ()
+    return {k for k in keys if isinstance(k, str) and len(k) == 32 and all(c in "0123456789abcdef" for c in k)}
 
 
 def build_graph(
