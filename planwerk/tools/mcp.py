@@ -91,6 +91,7 @@ from planwerk.tools.content import resource_value, tool_result_value
 from planwerk.tools.redaction import secrets_redacted
 from planwerk.tools.repair import check_arguments
 from planwerk.tools.resources import NOT_FOUND_CODE, READ_RESOURCE, ResourceCatalog, choose_server, read_resource_spec
+from planwerk.tools.schema_refs import schema_problem
 from planwerk.tools.servers.failures import failure_kind
 from planwerk.tools.transport import MessageLimits, connect
 
@@ -174,6 +175,8 @@ class _Server:
     """The current session's tools."""
     listed: dict[str, Tool] = field(default_factory=dict)
     """The tools as the server listed them (schemas, annotations)."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Tools left out of the last listing, with why (a schema reference that is not local or does not resolve)."""
     task: asyncio.Task[None] | None = None
     unanswered: int = 0
     """Calls in a row that timed out (reset by any answer)."""
@@ -314,6 +317,15 @@ class MCPToolSource:
     def unavailable(self) -> Mapping[str, str]:
         """Servers that are down (failed at start or died since), with the reason."""
         return {name: s.reason for name, s in self._servers.items() if s.dead.is_set()}
+
+    @property
+    def refused(self) -> Mapping[str, str]:
+        """Tools of live servers that were left out, by server: what was wrong with each."""
+        return {
+            name: "; ".join(f"tool {tool} left out: {why}" for tool, why in sorted(s.refused.items()))
+            for name, s in self._servers.items()
+            if s.refused and not s.dead.is_set()
+        }
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         """Call tool ``name``; the normalised result, or :class:`ToolError` naming server and tool."""
@@ -660,6 +672,7 @@ async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event)
             # One listing gives both the LangChain tools and what the adapter does not keep in a usable form
             # (output schemas for $ref checks, annotations for approval).
             listed = offered_tools(await _list_tools(session), server.name)  # not those that need tasks
+            listed, server.refused = usable_schemas(listed, server.name)  # no remote or dangling $ref
             server.listed = {t.name: t for t in listed}
             server.resources = await _list_resources(session, server.name)
             server.session = session
@@ -676,6 +689,23 @@ async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event)
     finally:
         server.mark_dead(reason, gone)
     return redact(reason, server.secrets)
+
+
+def usable_schemas(tools: list[Tool], server: str) -> tuple[list[Tool], dict[str, str]]:
+    """The tools whose input and output schemas reference only their own parts, and the others with why
+    (:mod:`planwerk.tools.schema_refs`: nothing is fetched); each refused tool is logged."""
+    usable: list[Tool] = []
+    refused: dict[str, str] = {}
+    for tool in tools:
+        problem = schema_problem(tool.inputSchema, what="input schema") or schema_problem(
+            tool.outputSchema, what="output schema"
+        )
+        if problem is None:
+            usable.append(tool)
+            continue
+        refused[tool.name] = problem
+        log.warning("MCP tool %s of server %s is not offered: %s", tool.name, server, problem)
+    return usable, refused
 
 
 async def _list_resources(session: ClientSession, name: str) -> ResourceCatalog | None:
