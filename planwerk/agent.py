@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import queue
 import threading
 import uuid
@@ -111,8 +112,13 @@ class Agent:
         self._tools = tools
         self._retriever = retriever
         self._db = Path(db) if db else None
-        if isinstance(thread_wait_s, bool) or not isinstance(thread_wait_s, int | float) or thread_wait_s < 0:
-            raise ValueError(f"thread_wait_s must be a number of seconds >= 0, got {thread_wait_s!r}")
+        if (
+            isinstance(thread_wait_s, bool)
+            or not isinstance(thread_wait_s, int | float)
+            or not math.isfinite(thread_wait_s)
+            or thread_wait_s < 0
+        ):
+            raise ValueError(f"thread_wait_s must be a finite number of seconds >= 0, got {thread_wait_s!r}")
         self._thread_wait_s = float(thread_wait_s)
         self._checkpointer = checkpointer
         self._stack: contextlib.AsyncExitStack | None = None
