@@ -53,6 +53,13 @@ class Context:
         },
     )
     retrieval_k: int = field(default=4, metadata={"description": "How many chunks to retrieve for a question."})
+    catalog_max_tokens: int = field(
+        default=12_000,
+        metadata={
+            "description": "Largest tool catalog in the planner's prompt, in tokens (estimated): with more tools, "
+            "those most relevant to the question are shown and a catalog_capped event says how many were left out."
+        },
+    )
     translate_queries: bool = field(
         default=True,
         metadata={
@@ -190,6 +197,7 @@ class Context:
             "retrieval_k",
             "history_max_tokens",
             "plan_examples",
+            "catalog_max_tokens",
         ):
             value = getattr(self, name)
             if name == "tool_timeout_s" and value is None:  # each server's own timeout
