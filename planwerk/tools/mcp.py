@@ -76,9 +76,11 @@ from mcp.types import (
     ReadResourceRequest,
     ReadResourceRequestParams,
     ReadResourceResult,
+    ServerNotification,
     TextContent,
     Tool,
     ToolAnnotations,
+    ToolListChangedNotification,
 )
 from pydantic import ValidationError
 
@@ -177,6 +179,11 @@ class _Server:
     """The tools as the server listed them (schemas, annotations)."""
     refused: dict[str, str] = field(default_factory=dict)
     """Tools left out of the last listing, with why (a schema reference that is not local or does not resolve)."""
+    listings: int = 0
+    """How many times the tools were listed (a new session, a ``notifications/tools/list_changed``): a
+    :class:`MCPToolSource` rebuilds its catalog when this changes."""
+    tools_changed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set by the server's ``notifications/tools/list_changed``; the session's task then lists the tools again."""
     task: asyncio.Task[None] | None = None
     unanswered: int = 0
     """Calls in a row that timed out (reset by any answer)."""
@@ -255,6 +262,25 @@ class MCPToolSource:
 
     def __init__(self, servers: Mapping[str, _Server], allowed: set[str] | None = None):
         self._servers = dict(servers)
+        self._allowed = allowed
+        self._included: set[str] = set()
+        """Servers whose tools the catalog holds: a server that dies later stays in (its calls fail with kind
+        ``unavailable`` and may reconnect it), one that was down when the catalog was first built is added when it
+        lists its tools."""
+        self._build()
+
+    def _listing_state(self) -> tuple[int, ...]:
+        return tuple(server.listings for server in self._servers.values())
+
+    def _fresh(self) -> None:
+        """Rebuild the catalog when a server listed its tools again (``tools/list_changed``, a new session)."""
+        if self._listing_state() != self._built_for:
+            self._build()
+
+    def _build(self) -> None:
+        allowed = self._allowed
+        self._built_for = self._listing_state()
+        self._included |= {server.name for server in self._servers.values() if not server.dead.is_set()}
         self._tools: dict[str, tuple[_Server, BaseTool]] = {}
         self._specs: dict[str, ToolSpec] = {}
         self._names: dict[str, str] = {}
@@ -262,7 +288,7 @@ class MCPToolSource:
         offered = [
             (server, tool)
             for server in self._servers.values()
-            if not server.dead.is_set()
+            if server.name in self._included or not server.dead.is_set()
             for tool in server.tools
             if server.config.allowed_tools is None or tool.name in server.config.allowed_tools
         ]
@@ -310,7 +336,8 @@ class MCPToolSource:
 
     @property
     def specs(self) -> Mapping[str, ToolSpec]:
-        """The available tools by name."""
+        """The available tools by name (as last listed: a server's ``tools/list_changed`` is followed)."""
+        self._fresh()
         return self._specs
 
     @property
@@ -329,6 +356,7 @@ class MCPToolSource:
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         """Call tool ``name``; the normalised result, or :class:`ToolError` naming server and tool."""
+        self._fresh()
         if name == READ_RESOURCE and self._resource_servers:
             return await self._read_resource(arguments)
         if name not in self._tools:
@@ -667,28 +695,62 @@ async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event)
         # The session's callbacks answer what the server asks of planwerk (elicitation, sampling, roots).
         connection = config.connection()
         callbacks = server.features.session_kwargs()
-        connection["session_kwargs"] = {**connection.get("session_kwargs", {}), **callbacks}
+        connection["session_kwargs"] = {
+            **connection.get("session_kwargs", {}),
+            **callbacks,
+            "message_handler": _notice_tool_changes(server),
+        }
         async with connect(connection, limits=limits) as session:
             # One listing gives both the LangChain tools and what the adapter does not keep in a usable form
             # (output schemas for $ref checks, annotations for approval).
-            listed = offered_tools(await _list_tools(session), server.name)  # not those that need tasks
-            listed, server.refused = usable_schemas(listed, server.name)  # no remote or dangling $ref
-            server.listed = {t.name: t for t in listed}
+            await _load_tools(session, server)
             server.resources = await _list_resources(session, server.name)
             server.session = session
-            server.tools = [
-                convert_mcp_tool_to_langchain_tool(
-                    session, t, server_name=server.name, tool_interceptors=[_read_failure_kind]
-                )
-                for t in listed
-            ]
             up.set()
-            await _first(server.stop.wait(), gone.wait())
+            await _first(server.stop.wait(), gone.wait(), _follow_tool_changes(session, server))
     except (Exception, BaseExceptionGroup) as exc:  # the session broke: this server only is gone
         reason = _describe(_leaf(exc))
     finally:
         server.mark_dead(reason, gone)
     return redact(reason, server.secrets)
+
+
+async def _load_tools(session: ClientSession, server: _Server) -> None:
+    """List the server's tools into ``server`` (one listing gives both the LangChain tools and what the adapter
+    does not keep in a usable form: output schemas for $ref checks, annotations for approval)."""
+    listed = offered_tools(await _list_tools(session), server.name)  # not those that need tasks
+    listed, server.refused = usable_schemas(listed, server.name)  # no remote or dangling $ref
+    server.listed = {t.name: t for t in listed}
+    server.tools = [
+        convert_mcp_tool_to_langchain_tool(session, t, server_name=server.name, tool_interceptors=[_read_failure_kind])
+        for t in listed
+    ]
+    server.listings += 1
+
+
+def _notice_tool_changes(server: _Server) -> Callable[[Any], Awaitable[None]]:
+    """The session's ``message_handler``: a ``tools/list_changed`` notification marks the tools stale."""
+
+    async def handle(message: Any) -> None:
+        if isinstance(message, ServerNotification) and isinstance(message.root, ToolListChangedNotification):
+            server.tools_changed.set()
+        await anyio.lowlevel.checkpoint()
+
+    return handle
+
+
+async def _follow_tool_changes(session: ClientSession, server: _Server) -> None:
+    """List the tools again whenever the server says they changed (never returns; a failed listing is logged and
+    the previous catalog kept)."""
+    while True:
+        await server.tools_changed.wait()
+        server.tools_changed.clear()
+        try:
+            async with asyncio.timeout(server.config.timeout_s):
+                await _load_tools(session, server)
+            log.info("MCP server %s changed its tools; now %d", server.name, len(server.tools))
+        except (Exception, BaseExceptionGroup) as exc:  # the session itself reports a broken connection
+            log.warning("MCP server %s: listing its changed tools failed: %s", server.name, _describe(_leaf(exc)))
 
 
 def usable_schemas(tools: list[Tool], server: str) -> tuple[list[Tool], dict[str, str]]:
