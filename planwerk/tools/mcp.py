@@ -346,6 +346,11 @@ class MCPToolSource:
         return {name: s.reason for name, s in self._servers.items() if s.dead.is_set()}
 
     @property
+    def server_names(self) -> tuple[str, ...]:
+        """Every configured server's name, up or down."""
+        return tuple(self._servers)
+
+    @property
     def refused(self) -> Mapping[str, str]:
         """Tools of live servers that were left out, by server: what was wrong with each."""
         return {
