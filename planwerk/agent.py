@@ -312,6 +312,8 @@ async def _open_checkpointer(
 
     # A folder, a text file or an unwritable place named as the threads file: one sentence naming it.
     await asyncio.to_thread(check_threads_file, db, access)
+    if access == "read":  # committed threads stay readable on a full disk or a read-only mount
+        return await stack.enter_async_context(DurableSqliteSaver.read_only(db))
     return await stack.enter_async_context(DurableSqliteSaver.from_conn_string(str(db)))
 
 
