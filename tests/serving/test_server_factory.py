@@ -369,3 +369,38 @@ async def test_a_dead_server_beside_live_ones_is_retried_in_the_background_not_o
             assert (await again.call("add", {"arg_0": 1, "arg_1": 2}))["result"] == 3
     finally:
         await pool.aclose()
+
+
+async def test_new_sessions_take_over_once_the_dead_server_is_back(tmp_path: Path) -> None:
+    import asyncio
+    import sys
+
+    from planwerk.graph.warm import ToolPool
+    from planwerk.tools.config import load_config
+
+    # "late" stays silent until its marker file exists, then serves the math tools.
+    marker = tmp_path / "up"
+    script = (
+        "import pathlib, sys, time\n"
+        f"while not pathlib.Path({str(marker)!r}).exists(): time.sleep(0.2)\n"
+        "sys.argv = ['math', 'stdio']\n"
+        "import runpy; runpy.run_module('planwerk.tools.servers.math', run_name='__main__')\n"
+    )
+    late = {"command": sys.executable, "args": ["-c", script], "timeout": 3, "prefix": "late"}
+    math = json.loads(Path(write_math_config(tmp_path / "mcp.json")).read_text())["mcpServers"]["math"]
+    config = load_config({"mcpServers": {"math": math, "late": late}})
+    pool = ToolPool(reopen_after_s=0)
+    try:
+        async with pool.lease(config) as (first, _):
+            assert "late" in first.unavailable
+        marker.touch()
+        for _ in range(300):  # each lease starts (at most one) background attempt; the run never waits for it
+            async with pool.lease(config) as (fresh, _):
+                pass
+            if fresh is not first:
+                break
+            await asyncio.sleep(0.1)
+        assert fresh is not first and not fresh.unavailable
+        assert (await fresh.call("late_add", {"arg_0": 1, "arg_1": 2}))["result"] == 3
+    finally:
+        await pool.aclose()
