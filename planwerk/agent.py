@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import queue
 import threading
 import uuid
@@ -33,6 +34,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S, thread_lock
 from planwerk.graph.threads_file import Access, check_threads_file
+from planwerk.nodes.ask_user import answer_problem
 from planwerk.nodes.common import model_spec_of
 from planwerk.nodes.prepare import check_question_text
 from planwerk.profiles import get_profile
@@ -110,8 +112,13 @@ class Agent:
         self._tools = tools
         self._retriever = retriever
         self._db = Path(db) if db else None
-        if isinstance(thread_wait_s, bool) or not isinstance(thread_wait_s, int | float) or thread_wait_s < 0:
-            raise ValueError(f"thread_wait_s must be a number of seconds >= 0, got {thread_wait_s!r}")
+        if (
+            isinstance(thread_wait_s, bool)
+            or not isinstance(thread_wait_s, int | float)
+            or not math.isfinite(thread_wait_s)
+            or thread_wait_s < 0
+        ):
+            raise ValueError(f"thread_wait_s must be a finite number of seconds >= 0, got {thread_wait_s!r}")
         self._thread_wait_s = float(thread_wait_s)
         self._checkpointer = checkpointer
         self._stack: contextlib.AsyncExitStack | None = None
@@ -183,7 +190,9 @@ class Agent:
             if question is None:
                 pending = await self._check_continuable(config, thread_id, answering=resume is not None)
                 if resume is not None:
-                    run_input = _resume_command(pending, resume, interrupt_id)
+                    run_input = _resume_command(
+                        pending, resume, interrupt_id, max_args_bytes=self.context.max_argument_bytes
+                    )
             async for mode, chunk in self.graph.astream(
                 run_input, config, context=self.context, stream_mode=["custom", "updates"]
             ):
@@ -303,6 +312,8 @@ async def _open_checkpointer(
 
     # A folder, a text file or an unwritable place named as the threads file: one sentence naming it.
     await asyncio.to_thread(check_threads_file, db, access)
+    if access == "read":  # committed threads stay readable on a full disk or a read-only mount
+        return await stack.enter_async_context(DurableSqliteSaver.read_only(db))
     return await stack.enter_async_context(DurableSqliteSaver.from_conn_string(str(db)))
 
 
@@ -326,15 +337,20 @@ def interrupt_event(item: Interrupt) -> dict[str, Any]:
     return {"event": "interrupt", "kind": kind, "interrupt_id": item.id, **value}
 
 
-def _resume_command(pending: tuple[Interrupt, ...], answer: Any, interrupt_id: str | None) -> Command:
-    """The ``Command`` that answers the pending interrupt(s); approvals are checked before anything runs."""
+def _resume_command(
+    pending: tuple[Interrupt, ...], answer: Any, interrupt_id: str | None, *, max_args_bytes: int | None = None
+) -> Command:
+    """The ``Command`` that answers the pending interrupt(s); approvals and answers are checked before anything
+    runs (a refused one is never stored)."""
     chosen = [i for i in pending if interrupt_id is None or i.id == interrupt_id]
     if not chosen:
         known = ", ".join(i.id for i in pending)
         raise ValueError(f"no pending interrupt {interrupt_id!r} on this thread; pending: {known}")
     for item in chosen:
         if isinstance(item.value, dict) and item.value.get("kind") == "approval":
-            parse_approval(answer)  # ApprovalError (a ValueError) says what is expected
+            parse_approval(answer, max_args_bytes=max_args_bytes)  # ApprovalError (a ValueError) says what is expected
+        elif isinstance(item.value, dict) and item.value.get("kind") == "ask_user" and answer_problem(answer):
+            raise ValueError(f"{answer_problem(answer)}; send a shorter answer")
     if len(pending) == 1:
         return Command(resume=answer)
     return Command(resume={item.id: answer for item in chosen})

@@ -42,6 +42,19 @@ class ServerErrorEvent(_Tagged):
     """What happened (redacted: no configured secret appears)."""
 
 
+class CatalogCappedEvent(_Tagged):
+    """More tools are loaded than fit the planner's window (``plan``): only the most relevant to the question are
+    shown (``Context.catalog_max_tokens``; see :mod:`planwerk.prompts.catalog_budget`)."""
+
+    event: Literal["catalog_capped"]
+    shown: int
+    """Tools in the planner's catalog."""
+    left_out: int
+    """Tools left out of it (still callable)."""
+    max_tokens: int
+    """The catalog's budget in tokens."""
+
+
 class RetrievalEvent(_Tagged):
     """The chunks retrieved for the question (``retrieve``); empty without a corpus or a match."""
 
@@ -240,6 +253,7 @@ Event = (
     StartEvent
     | ServerErrorEvent
     | RetrievalEvent
+    | CatalogCappedEvent
     | PlanEvent
     | ReplanEvent
     | StepEvent
@@ -261,6 +275,7 @@ EventName = Literal[
     "start",
     "server_error",
     "retrieval",
+    "catalog_capped",
     "plan",
     "replan",
     "step",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -31,9 +32,12 @@ _APPROVE_WORDS = {"approve", "approved", "yes", "y", "ok", "ja", "j"}
 _REJECT_WORDS = {"reject", "rejected", "no", "n", "nein", "deny"}
 
 
-def parse_approval(value: Any) -> ApprovalDecision:
+def parse_approval(value: Any, *, max_args_bytes: int | None = None) -> ApprovalDecision:
     """Read a resume value: ``True``/``"approve"``/``"yes"``, ``False``/``"reject"``/``"no"``, or a dict with
     ``action`` (``approve``, ``edit`` with ``args``, ``reject`` with an optional ``reason``).
+
+    Edited ``args`` larger than ``max_args_bytes`` as JSON are refused, as the plan's resolved arguments are
+    (``Context.max_argument_bytes``): they would be kept in every later checkpoint.
 
     Raises :class:`ApprovalError` saying what was wrong and what is expected.
     """
@@ -56,6 +60,13 @@ def parse_approval(value: Any) -> ApprovalDecision:
             args = value.get("args")
             if not isinstance(args, Mapping):
                 raise ApprovalError(f'"edit" needs "args", an object of the new arguments; {EXPECTED}')
+            if max_args_bytes is not None:
+                size = len(json.dumps(args, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+                if size > max_args_bytes:
+                    raise ApprovalError(
+                        f"the edited arguments are {size:,} bytes of JSON, over the limit of {max_args_bytes:,}; "
+                        "send smaller arguments"
+                    )
             return ApprovalDecision("edit", args=dict(args))
         raise ApprovalError(f"unknown approval action {action!r}; {EXPECTED}")
     raise ApprovalError(f"an approval answer cannot be a {type(value).__name__}; {EXPECTED}")

@@ -63,6 +63,18 @@ class CallRecord(TypedDict):
     """Wall time of the call itself (0 for calls that never ran)."""
 
 
+MAX_ERROR_CHARS = 4_000
+"""A longer error text is kept cut, with a note: it goes into every later checkpoint and the planner's and the
+answer's prompts (results are capped the same way, ``ExecutionPolicy.max_result_chars``)."""
+
+
+def clip_error(error: str, max_chars: int = MAX_ERROR_CHARS) -> str:
+    """``error`` if it has at most ``max_chars`` characters, else its start and a note saying how long it was."""
+    if len(error) <= max_chars:
+        return error
+    return f"{error[:max_chars]} [error of {len(error):,} characters cut to {max_chars:,}]"
+
+
 def call_record(
     call_id: str,
     tool: str,
@@ -77,6 +89,8 @@ def call_record(
     """A :class:`CallRecord`; a record with an ``error`` must name its ``kind`` (``error`` when unsure)."""
     if error is not None and kind is None:
         kind = "error"
+    if error is not None:
+        error = clip_error(error)
     status: CallStatus = "ok" if error is None else ("skipped" if kind == "skipped" else "error")
     return CallRecord(
         id=call_id,

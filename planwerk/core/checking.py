@@ -19,6 +19,7 @@ from planwerk.core.grounding import fold
 from planwerk.core.plan import Plan
 from planwerk.core.refs import USER_ROOT, Ref, RefError, iter_refs, ref_text
 from planwerk.tools.base import ToolSpec
+from planwerk.tools.repair import repair_arguments
 
 MAX_CALLS = 64
 """A plan with more calls than this is rejected (runaway generation)."""
@@ -141,6 +142,8 @@ def _check_arguments(arguments: Mapping[str, Any], spec: ToolSpec) -> list[str]:
     relaxed.pop("additionalProperties", None)
     try:
         validator = Draft202012Validator(relaxed)
+        # Judged as the call will see them: what the call-time repair fixes ("3" for a number) is no problem.
+        probe = repair_arguments(relaxed, probe)
         for error in sorted(validator.iter_errors(probe), key=lambda e: list(e.path))[:5]:
             field = ".".join(str(p) for p in error.path) or "arguments"
             problems.append(f"argument {field}: {error.message}")

@@ -6,6 +6,7 @@ the LangGraph server hands to Studio (``graph.get_context_jsonschema()``); attri
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -54,6 +55,13 @@ class Context:
         },
     )
     retrieval_k: int = field(default=4, metadata={"description": "How many chunks to retrieve for a question."})
+    catalog_max_tokens: int = field(
+        default=12_000,
+        metadata={
+            "description": "Largest tool catalog in the planner's prompt, in tokens (estimated): with more tools, "
+            "those most relevant to the question are shown and a catalog_capped event says how many were left out."
+        },
+    )
     translate_queries: bool = field(
         default=True,
         metadata={
@@ -192,17 +200,26 @@ class Context:
             "retrieval_k",
             "history_max_tokens",
             "plan_examples",
+            "catalog_max_tokens",
         ):
             value = getattr(self, name)
             if name == "tool_timeout_s" and value is None:  # each server's own timeout
                 continue
+            # inf and nan pass "<= 0": inf as a timeout overflows asyncio's timer, nan disables every comparison.
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"Context.{name} must be a positive number, got {value!r}")
+            if not math.isfinite(value):
+                raise ValueError(f"Context.{name} must be a finite number, got {value!r}")
         # An attempt count of 1.5 means nothing; an engine would round it one way or the other without a word.
         if isinstance(self.plan_samples, bool) or not isinstance(self.plan_samples, int):
             raise ValueError(f"Context.plan_samples must be a whole number, got {self.plan_samples!r}")
         if not 1 <= self.plan_samples <= MAX_PLAN_SAMPLES:
             raise ValueError(f"Context.plan_samples must be 1 to {MAX_PLAN_SAMPLES}, got {self.plan_samples!r}")
+        threshold = self.retrieval_threshold
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, int | float) or not math.isfinite(threshold)
+        ):
+            raise ValueError(f"Context.retrieval_threshold must be a finite number or null, got {threshold!r}")
         sample_temperature = self.sample_temperature
         if isinstance(sample_temperature, bool) or not isinstance(sample_temperature, int | float):
             raise ValueError(f"Context.sample_temperature must be a number, got {sample_temperature!r}")

@@ -99,9 +99,12 @@ async def retry_locked(
 
 
 def lock_file(db: Path, thread_id: str) -> Path:
-    """The lock file of ``thread_id`` beside ``db``: hashed, so any thread id is a safe, short file name."""
+    """The lock file of ``thread_id`` beside the real file ``db`` names: hashed, so any thread id is a safe, short
+    file name. Symlinks (to the file or to a folder above it) are resolved first: two processes naming one threads
+    file by different paths must share its locks, or both run a turn on the thread and one turn is lost."""
+    real = Path(os.path.realpath(db))
     digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return db.parent / f"{db.name}.locks" / f"{digest}.lock"
+    return real.parent / f"{real.name}.locks" / f"{digest}.lock"
 
 
 def _open_lock(path: Path) -> int:

@@ -24,8 +24,13 @@ threads through ``adelete_thread`` and answers 422 for ``keep_latest``), so the 
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
@@ -39,6 +44,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from planwerk.graph.locking import DEFAULT_POLICY, SqlitePolicy, retry_locked
+from planwerk.graph.threads_file import LOW_SPACE_BYTES, ThreadsFileError, disk_full_problem
 
 T = TypeVar("T")
 
@@ -71,12 +77,40 @@ class DurableSqliteSaver(AsyncSqliteSaver):
         async with aiosqlite.connect(conn_string, timeout=policy.busy_timeout_s, isolation_level=None) as conn:
             saver = cls(conn)
             saver.policy = policy
+            saver.path = Path(conn_string)
             # WAL before anything else: readers then never block the one writer, nor it them.
             await saver._retrying(lambda: _enable_wal(conn))
             yield saver
 
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def read_only(cls, path: str | Path, *, policy: SqlitePolicy = DEFAULT_POLICY) -> AsyncIterator[Any]:
+        """A saver that only reads the committed threads of ``path``: nothing is created or written, so it works on
+        a full disk and on a read-only mount. Where nothing can be written, SQLite cannot map the WAL's
+        shared-memory file even to read, so a file whose WAL is empty (every commit is in the main file) is read
+        as immutable; elsewhere it is opened read-only, beside writers."""
+        file = Path(path)
+        immutable = _cannot_write(file.parent) and _wal_is_empty(file)
+        uri = f"file:{quote(str(file.resolve()))}?{'immutable=1' if immutable else 'mode=ro'}"
+        async with aiosqlite.connect(uri, uri=True, timeout=policy.busy_timeout_s, isolation_level=None) as conn:
+            saver = cls(conn)
+            saver.policy = policy
+            saver.path = file
+            saver.is_setup = True  # the tables exist or the thread is unknown; setup would write
+            yield saver
+
+    path: Path | None = None
+    """The SQLite file (for messages)."""
+
     async def _retrying(self, operation: Callable[[], Awaitable[T]]) -> T:
-        return await retry_locked(operation, self.policy)
+        try:
+            return await retry_locked(operation, self.policy)
+        except sqlite3.OperationalError as error:
+            # "disk I/O error" names neither the file nor the cause: say that the disk is full, where it is.
+            problem = disk_full_problem(error, self.path) if self.path is not None else None
+            if problem is None:
+                raise
+            raise ThreadsFileError(problem) from error
 
     async def setup(self) -> None:
         """Create the tables (once per connection), waiting out other processes that hold the file."""
@@ -153,6 +187,27 @@ class DurableSqliteSaver(AsyncSqliteSaver):
 
         await self.setup()
         await self._retrying(lambda: self._transaction(delete))
+
+
+def _cannot_write(folder: Path) -> bool:
+    """Whether nothing can be written in ``folder``: a read-only mount, or a disk (almost) full. SQLite must then
+    not be asked to open the WAL's shared-memory file, which a read-only connection writes too."""
+    try:
+        usage = shutil.disk_usage(folder)
+    except OSError:
+        return True
+    read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY) or not os.access(folder, os.W_OK)
+    return read_only or usage.free < LOW_SPACE_BYTES
+
+
+def _wal_is_empty(file: Path) -> bool:
+    """Whether the WAL beside ``file`` holds nothing (absent or empty): the main file then has every commit, so
+    reading it as immutable is exact."""
+    wal = Path(f"{file}-wal")
+    try:
+        return wal.stat().st_size == 0
+    except FileNotFoundError:
+        return True
 
 
 async def _enable_wal(conn: aiosqlite.Connection) -> None:

@@ -9,6 +9,8 @@ created, a file that cannot be written.
 from __future__ import annotations
 
 import os
+import shutil
+import sqlite3
 from pathlib import Path
 from typing import Literal
 
@@ -69,3 +71,31 @@ def _check_creatable(path: Path) -> None:
             pass
     except OSError as error:
         raise ThreadsFileError(f"threads file {path} cannot be created: {error.strerror or error}") from None
+
+
+LOW_SPACE_BYTES = 1 << 20
+"""Below this many free bytes beside the threads file, SQLite's "disk I/O error" is taken for a full disk."""
+
+
+def disk_full_problem(error: sqlite3.Error, path: Path) -> str | None:
+    """A sentence for SQLite's ``error`` when the disk holding ``path`` is full, else ``None``.
+
+    SQLite says "database or disk is full" when it notices, but a write to the WAL that fails for lack of space
+    often comes back as "disk I/O error"; that one counts as a full disk only when the disk has (almost) no free
+    space left."""
+    text = str(error).lower()
+    full = getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in text
+    free: int | None = None
+    if full or "disk i/o error" in text:
+        try:
+            free = shutil.disk_usage(path.parent if str(path.parent) else Path(".")).free
+        except OSError:
+            free = None
+        full = full or (free is not None and free < LOW_SPACE_BYTES)
+    if not full:
+        return None
+    left = f" ({free:,} bytes free)" if free is not None else ""
+    return (
+        f"threads file {path} could not be written: the disk is full{left}. What was committed before is kept; "
+        "free some space, then continue the thread (planwerk resume)"
+    )

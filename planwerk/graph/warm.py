@@ -86,6 +86,8 @@ class _Entry:
     last_used: float = field(default_factory=time.monotonic)
     retired: bool = False
     task: asyncio.Task[None] | None = None
+    successor: _Entry | None = None
+    """New sessions for the same configuration, opening in the background while runs keep using this entry."""
 
     def retire(self) -> None:
         """Take no new runs; close once the runs using it are done."""
@@ -102,6 +104,7 @@ class ToolPool:
         self.reopen_after_s = reopen_after_s
         self._entries: dict[str, _Entry] = {}
         self._retired: set[_Entry] = set()
+        self._swaps: set[asyncio.Task[None]] = set()
 
     @contextlib.asynccontextmanager
     async def lease(self, config: Any, owner: str | None = None) -> AsyncIterator[tuple[ToolSource, bool]]:
@@ -111,9 +114,14 @@ class ToolPool:
         key = config_key(config, owner)
         entry = self._entries.get(key)
         if entry is not None and self._broken(entry):
-            log.warning("MCP servers %s: %s; opening new sessions", entry.names, _down(entry))
-            self._drop(entry)
-            entry = None
+            if self._partly_up(entry):
+                # Some servers still serve: this run uses them; the down ones are retried in the background, and
+                # the new sessions take over once they are up (a dead server's start-up wait is nobody's run).
+                self._refresh(entry, config)
+            else:
+                log.warning("MCP servers %s: %s; opening new sessions", entry.names, _down(entry))
+                self._drop(entry)
+                entry = None
         warm = entry is not None and entry.ready.is_set()
         if entry is None:
             entry = self._open(key, config)
@@ -138,6 +146,45 @@ class ToolPool:
         if not entry.ready.is_set() or entry.source is None:
             return False
         return bool(entry.source.unavailable) and time.monotonic() - entry.opened_at >= self.reopen_after_s
+
+    def _partly_up(self, entry: _Entry) -> bool:
+        """Whether ``entry``'s owner runs and at least one of its servers is up."""
+        if entry.task is None or entry.task.done() or entry.source is None:
+            return False
+        servers = getattr(entry.source, "server_names", ())
+        return len(entry.source.unavailable) < len(servers)
+
+    def _refresh(self, old: _Entry, config: Any) -> None:
+        """Open new sessions for ``old``'s configuration in the background (once at a time); they replace ``old``
+        when they are up with fewer servers down, else ``old`` stays and is retried after ``reopen_after_s``."""
+        if old.successor is not None:
+            return
+        log.warning("MCP servers %s: %s; reconnecting in the background", old.names, _down(old))
+        new = _Entry(key=old.key, names=old.names)
+        old.successor = new
+        new.task = asyncio.create_task(
+            self._own(new, config), name=f"planwerk-mcp-pool-{old.key[:8]}-retry", context=contextvars.Context()
+        )
+        swap = asyncio.create_task(self._take_over(old, new), context=contextvars.Context())
+        self._swaps.add(swap)
+        swap.add_done_callback(self._swaps.discard)
+
+    async def _take_over(self, old: _Entry, new: _Entry) -> None:
+        await new.ready.wait()
+        old.successor = None
+        better = (
+            new.error is None
+            and new.source is not None
+            and len(new.source.unavailable) < len(old.source.unavailable if old.source is not None else {})
+        )
+        if better and self._entries.get(old.key) is old:
+            self._entries[old.key] = new
+            self._drop(old)
+            log.info("MCP servers %s: new sessions took over", new.names)
+            return
+        old.opened_at = time.monotonic()  # retried again after reopen_after_s
+        self._retired.add(new)
+        new.retire()
 
     def _open(self, key: str, config: Any) -> _Entry:
         entry = _Entry(key=key, names=", ".join(config.servers) or "(none)")
@@ -179,7 +226,10 @@ class ToolPool:
 
     async def aclose(self) -> None:
         """Close every pooled source now (server shutdown); runs still using one lose their sessions."""
-        entries = [*self._entries.values(), *self._retired]
+        for swap in list(self._swaps):
+            swap.cancel()
+        successors = [e.successor for e in self._entries.values() if e.successor is not None]
+        entries = [*self._entries.values(), *self._retired, *successors]
         self._entries.clear()
         for entry in entries:
             entry.stop.set()

@@ -48,7 +48,7 @@ def call_retry_policy(max_attempts: int = 3, initial_interval: float = 0.5) -> R
     )
 
 
-def ask_approval(task: CallTask, texts: PromptTexts = GERMAN) -> ApprovalDecision:
+def ask_approval(task: CallTask, texts: PromptTexts = GERMAN, *, max_args_bytes: int | None = None) -> ApprovalDecision:
     """Interrupt with the call and its resolved arguments until a person gives an answer that parses."""
     request: dict[str, Any] = {
         "kind": "approval",
@@ -59,7 +59,7 @@ def ask_approval(task: CallTask, texts: PromptTexts = GERMAN) -> ApprovalDecisio
     }
     for _ in range(MAX_APPROVAL_ASKS):
         try:
-            return parse_approval(interrupt(request))
+            return parse_approval(interrupt(request), max_args_bytes=max_args_bytes)
         except ApprovalError as error:
             request = {**request, "error": str(error)}
     return ApprovalDecision("reject", reason="no valid approval answer")
@@ -72,7 +72,7 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
     task = inputs["call"]
     args = task["args"]
     if task["approval"]:
-        decision = ask_approval(task, texts)
+        decision = ask_approval(task, texts, max_args_bytes=context.max_argument_bytes)
         if decision.action == "reject":
             reason = f": {decision.reason}" if decision.reason else ""
             record = call_record(

@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 from planwerk.core.expression_grammar import expression_grammar
 from planwerk.core.plan_schema import plan_json_schema
 from planwerk.core.scope import referent_question
+from planwerk.events import CatalogCappedEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, add_usage
@@ -43,6 +44,7 @@ from planwerk.nodes.common import (
 )
 from planwerk.places import default_gazetteer
 from planwerk.profiles import PlanFormat, Profile
+from planwerk.prompts.catalog_budget import cap_catalog
 from planwerk.prompts.examples import library, select_examples
 from planwerk.prompts.render import build_plan_messages, trim_history
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
@@ -72,6 +74,19 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
     context = context_of(runtime)
     profile = profile_of(context)
     specs = visible_specs(deps.tools, profile)
+    # More tools than fit the window: the most relevant to the question, and an event saying how many are left out.
+    cut = cap_catalog(specs, state["question"], context.catalog_max_tokens, texts_for(profile))
+    if cut.left_out:
+        specs = cut.specs
+        if not state.get("feedback"):  # once per question, not on every retry
+            runtime.stream_writer(
+                CatalogCappedEvent(
+                    event="catalog_capped",
+                    shown=len(cut.specs),
+                    left_out=cut.left_out,
+                    max_tokens=context.catalog_max_tokens,
+                )
+            )
     model = await deps.model_for(model_spec_of(context))
     # Replies rejected (or plans failed) since the last plan that passed: 0 on a first call.
     retry = len(state.get("feedback", []))

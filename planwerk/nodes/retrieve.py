@@ -44,6 +44,10 @@ async def retrieve(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     down: Mapping[str, str] = getattr(deps.tools, "unavailable", {})
     for server, reason in sorted(down.items()):
         runtime.stream_writer(ServerErrorEvent(event="server_error", server=server, error=reason))
+    # Tools a live server listed but planwerk left out (a schema it must not use): missing from the plan too.
+    refused: Mapping[str, str] = getattr(deps.tools, "refused", {})
+    for server, reason in sorted(refused.items()):
+        runtime.stream_writer(ServerErrorEvent(event="server_error", server=server, error=reason))
     hits: list[Any] = []
     query: str | None = None
     usage: dict[str, float] = {}

@@ -90,9 +90,11 @@ from mcp.types import (
     ReadResourceRequest,
     ReadResourceRequestParams,
     ReadResourceResult,
+    ServerNotification,
     TextContent,
     Tool,
     ToolAnnotations,
+    ToolListChangedNotification,
 )
 from pydantic import ValidationError
 
@@ -107,6 +109,7 @@ from planwerk.tools.paths import outside_roots
 from planwerk.tools.redaction import SecretStore, secrets_redacted
 from planwerk.tools.repair import check_arguments
 from planwerk.tools.resources import NOT_FOUND_CODE, READ_RESOURCE, ResourceCatalog, choose_server, read_resource_spec
+from planwerk.tools.schema_refs import schema_problem
 from planwerk.tools.servers.failures import failure_kind
 from planwerk.tools.transport import MessageLimits, connect
 
@@ -193,6 +196,13 @@ class _Server:
     """The current session's tools."""
     listed: dict[str, Tool] = field(default_factory=dict)
     """The tools as the server listed them (schemas, annotations)."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Tools left out of the last listing, with why (a schema reference that is not local or does not resolve)."""
+    listings: int = 0
+    """How many times the tools were listed (a new session, a ``notifications/tools/list_changed``): a
+    :class:`MCPToolSource` rebuilds its catalog when this changes."""
+    tools_changed: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set by the server's ``notifications/tools/list_changed``; the session's task then lists the tools again."""
     task: asyncio.Task[None] | None = None
     unanswered: int = 0
     """Calls in a row that timed out (reset by any answer)."""
@@ -286,6 +296,25 @@ class MCPToolSource:
     ):
         self._servers = dict(servers)
         self._secrets = secrets if secrets is not None else SecretStore()
+        self._allowed = allowed
+        self._included: set[str] = set()
+        """Servers whose tools the catalog holds: a server that dies later stays in (its calls fail with kind
+        ``unavailable`` and may reconnect it), one that was down when the catalog was first built is added when it
+        lists its tools."""
+        self._build()
+
+    def _listing_state(self) -> tuple[int, ...]:
+        return tuple(server.listings for server in self._servers.values())
+
+    def _fresh(self) -> None:
+        """Rebuild the catalog when a server listed its tools again (``tools/list_changed``, a new session)."""
+        if self._listing_state() != self._built_for:
+            self._build()
+
+    def _build(self) -> None:
+        allowed = self._allowed
+        self._built_for = self._listing_state()
+        self._included |= {server.name for server in self._servers.values() if not server.dead.is_set()}
         self._tools: dict[str, tuple[_Server, BaseTool]] = {}
         self._specs: dict[str, ToolSpec] = {}
         self._names: dict[str, str] = {}
@@ -293,7 +322,7 @@ class MCPToolSource:
         offered = [
             (server, tool)
             for server in self._servers.values()
-            if not server.dead.is_set()
+            if server.name in self._included or not server.dead.is_set()
             for tool in server.tools
             if server.config.allowed_tools is None or tool.name in server.config.allowed_tools
         ]
@@ -352,7 +381,8 @@ class MCPToolSource:
 
     @property
     def specs(self) -> Mapping[str, ToolSpec]:
-        """The available tools by name."""
+        """The available tools by name (as last listed: a server's ``tools/list_changed`` is followed)."""
+        self._fresh()
         return self._specs
 
     @property
@@ -360,9 +390,24 @@ class MCPToolSource:
         """Servers that are down (failed at start or died since), with the reason (redacted)."""
         return {name: s.redact(s.reason) for name, s in self._servers.items() if s.dead.is_set()}
 
+    @property
+    def server_names(self) -> tuple[str, ...]:
+        """Every configured server's name, up or down."""
+        return tuple(self._servers)
+
+    @property
+    def refused(self) -> Mapping[str, str]:
+        """Tools of live servers that were left out, by server: what was wrong with each."""
+        return {
+            name: "; ".join(f"tool {tool} left out: {why}" for tool, why in sorted(s.refused.items()))
+            for name, s in self._servers.items()
+            if s.refused and not s.dead.is_set()
+        }
+
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         """Call tool ``name``; the normalised result, or :class:`ToolError` naming server and tool. Both are
         redacted: no form of a configured secret is in them."""
+        self._fresh()
         try:
             result = await self._call(name, arguments)
         except ToolError as error:
@@ -765,22 +810,19 @@ async def _hold_session(server: _Server, up: asyncio.Event, gone: asyncio.Event)
             connection["auth"] = server.auth
         connection["secrets"] = server.store
         callbacks = _redacting(server.features.session_kwargs(), server.store)
-        connection["session_kwargs"] = {**connection.get("session_kwargs", {}), **callbacks}
+        connection["session_kwargs"] = {
+            **connection.get("session_kwargs", {}),
+            **callbacks,
+            "message_handler": _notice_tool_changes(server),
+        }
         async with connect(connection, limits=limits) as session:
             # One listing gives both the LangChain tools and what the adapter does not keep in a usable form
             # (output schemas for $ref checks, annotations for approval).
-            listed = offered_tools(await _list_tools(session), server.name)  # not those that need tasks
-            server.listed = {t.name: t for t in listed}
+            await _load_tools(session, server)
             server.resources = await _list_resources(session, server.name)
             server.session = session
-            server.tools = [
-                convert_mcp_tool_to_langchain_tool(
-                    session, t, server_name=server.name, tool_interceptors=[_read_failure_kind]
-                )
-                for t in listed
-            ]
             up.set()
-            await _first(server.stop.wait(), gone.wait())
+            await _first(server.stop.wait(), gone.wait(), _follow_tool_changes(session, server))
     except (Exception, BaseExceptionGroup) as exc:  # the session broke: this server only is gone
         leaf = _leaf(exc)
         reason = _describe(leaf)
@@ -807,6 +849,61 @@ def _redacting(callbacks: dict[str, Any], store: SecretStore) -> dict[str, Any]:
         name: wrap(callback) if name in ("sampling_callback", "elicitation_callback") else callback
         for name, callback in callbacks.items()
     }
+
+
+async def _load_tools(session: ClientSession, server: _Server) -> None:
+    """List the server's tools into ``server`` (one listing gives both the LangChain tools and what the adapter
+    does not keep in a usable form: output schemas for $ref checks, annotations for approval)."""
+    listed = offered_tools(await _list_tools(session), server.name)  # not those that need tasks
+    listed, server.refused = usable_schemas(listed, server.name)  # no remote or dangling $ref
+    server.listed = {t.name: t for t in listed}
+    server.tools = [
+        convert_mcp_tool_to_langchain_tool(session, t, server_name=server.name, tool_interceptors=[_read_failure_kind])
+        for t in listed
+    ]
+    server.listings += 1
+
+
+def _notice_tool_changes(server: _Server) -> Callable[[Any], Awaitable[None]]:
+    """The session's ``message_handler``: a ``tools/list_changed`` notification marks the tools stale."""
+
+    async def handle(message: Any) -> None:
+        if isinstance(message, ServerNotification) and isinstance(message.root, ToolListChangedNotification):
+            server.tools_changed.set()
+        await anyio.lowlevel.checkpoint()
+
+    return handle
+
+
+async def _follow_tool_changes(session: ClientSession, server: _Server) -> None:
+    """List the tools again whenever the server says they changed (never returns; a failed listing is logged and
+    the previous catalog kept)."""
+    while True:
+        await server.tools_changed.wait()
+        server.tools_changed.clear()
+        try:
+            async with asyncio.timeout(server.config.timeout_s):
+                await _load_tools(session, server)
+            log.info("MCP server %s changed its tools; now %d", server.name, len(server.tools))
+        except (Exception, BaseExceptionGroup) as exc:  # the session itself reports a broken connection
+            log.warning("MCP server %s: listing its changed tools failed: %s", server.name, _describe(_leaf(exc)))
+
+
+def usable_schemas(tools: list[Tool], server: str) -> tuple[list[Tool], dict[str, str]]:
+    """The tools whose input and output schemas reference only their own parts, and the others with why
+    (:mod:`planwerk.tools.schema_refs`: nothing is fetched); each refused tool is logged."""
+    usable: list[Tool] = []
+    refused: dict[str, str] = {}
+    for tool in tools:
+        problem = schema_problem(tool.inputSchema, what="input schema") or schema_problem(
+            tool.outputSchema, what="output schema"
+        )
+        if problem is None:
+            usable.append(tool)
+            continue
+        refused[tool.name] = problem
+        log.warning("MCP tool %s of server %s is not offered: %s", tool.name, server, problem)
+    return usable, refused
 
 
 async def _list_resources(session: ClientSession, name: str) -> ResourceCatalog | None:

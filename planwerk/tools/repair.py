@@ -1,8 +1,12 @@
 """Argument checking against a tool's input schema, with repair of common model slips.
 
 Order: strict validation (``jsonschema``); if that fails, repair (numbers and booleans given as strings,
-whole floats where an integer is expected, a single value where a list is expected) and validate again;
-if it still fails, :class:`ToolError` with ``kind="invalid_arguments"`` that shows the expected schema.
+whole floats where an integer is expected, a single value or a JSON array's text where a list is expected) and
+validate again; if it still fails, :class:`ToolError` with ``kind="invalid_arguments"`` that shows the expected
+schema. A value is coerced only when the coerced value is valid under the schema or under one branch of a union
+(``anyOf``/``oneOf``, a list of types): ``"3"`` becomes ``3`` for ``int | float``, and stays ``"3"`` where a string
+branch accepts it. The plan check (:mod:`planwerk.core.checking`) applies the same repair (:func:`repair_arguments`)
+before it judges literal arguments, so a plan is never sent back for what the call would repair.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ def check_arguments(
     args = dict(arguments)
     if validator.is_valid(args):
         return args
-    repaired = _repair(args, schema, schema)
+    repaired = repair_arguments(schema, args)
     errors = list(validator.iter_errors(repaired))
     if not errors:
         return repaired
@@ -39,6 +43,15 @@ def check_arguments(
         server=server,
         kind="invalid_arguments",
     )
+
+
+def repair_arguments(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``arguments`` with the model slips repaired that ``schema`` allows repairing (unchanged where valid)."""
+    args = dict(arguments)
+    if Draft202012Validator(schema).is_valid(args):
+        return args
+    repaired = _repair(args, schema, schema)
+    return repaired if isinstance(repaired, dict) else args
 
 
 def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -80,22 +93,52 @@ def _repair(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> A
             items = next((alt.get("items") for alt in _types(schema, root) if alt.get("items")), None)
             return [_repair(v, items, root) for v in value] if isinstance(items, Mapping) else value
         return value
-    if not kinds or _fits(value, kinds):
+    if not kinds or (_fits(value, kinds) and _valid(value, schema, root)):
         return value
+    # The first coercion the schema (or one branch of its union) accepts; none: unchanged, validation says why.
+    for candidate in _coercions(value, kinds, schema, root):
+        if _valid(candidate, schema, root):
+            return candidate
+    return value
+
+
+def _coercions(value: Any, kinds: set[str], schema: Mapping[str, Any], root: Mapping[str, Any]) -> list[Any]:
+    """What ``value`` might have meant, most specific first."""
+    candidates: list[Any] = []
     if isinstance(value, str):
         text = value.strip()
-        if "boolean" in kinds and text.lower() in ("true", "false"):
-            return text.lower() == "true"
-        if kinds & {"integer", "number"}:
-            number = _number(text)
-            if number is not None:
-                return _repair(number, schema, root)
-    if isinstance(value, float) and "integer" in kinds and value.is_integer():
-        return int(value)
+        if text.lower() in ("true", "false"):
+            candidates.append(text.lower() == "true")
+        number = _number(text)
+        if number is not None:
+            candidates.append(number)
+            if isinstance(number, float) and number.is_integer():
+                candidates.append(int(number))
+        if "array" in kinds and text.startswith("["):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, list):
+                candidates.append(_repair(parsed, schema, root))
+    if isinstance(value, float) and not isinstance(value, bool) and value.is_integer():
+        candidates.append(int(value))
     if "array" in kinds:
         items = next((alt.get("items") for alt in _types(schema, root) if alt.get("items")), None)
-        return [_repair(value, items, root) if isinstance(items, Mapping) else value]
-    return value
+        candidates.append([_repair(value, items, root) if isinstance(items, Mapping) else value])
+    return candidates
+
+
+def _valid(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> bool:
+    """Whether ``value`` is valid under ``schema``, a part of ``root`` (whose local ``$defs`` it may reference)."""
+    whole = dict(schema)
+    for key in ("$defs", "definitions"):
+        if key in root and key not in whole:
+            whole[key] = root[key]
+    try:
+        return Draft202012Validator(whole).is_valid(value)
+    except Exception:  # a schema part jsonschema cannot use (a broken $ref): no claim, keep the value
+        return False
 
 
 def _fits(value: Any, kinds: set[str]) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
+from planwerk.prompts.examples import select_examples
 from planwerk.tools.base import FunctionToolSource
 
 
@@ -53,6 +54,11 @@ async def main(mode: str, db: str, log: str, replay: str, thread_id: str) -> Non
             print(json.dumps({"results": state.get("results", {})}))
             return
         if mode == "start":
+            # Loaded before "ready" (the example ranker's embedder), so the run itself plans at once: the test
+            # holds the database's write lock from "ready" on.
+            await asyncio.to_thread(select_examples, "Rechne bitte.", ["fast", "slow"])
+            with Path(log).open("a", encoding="utf-8") as file:
+                file.write(f"ready run pid={os.getpid()}\n")
             reply = await agent.ask("Rechne bitte.", thread_id=thread_id)
         else:
             reply = await agent.resume(None, thread_id=thread_id)

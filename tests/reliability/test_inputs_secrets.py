@@ -71,6 +71,46 @@ def test_limits_in_the_run_context_must_be_positive(field: str, value: Any) -> N
     assert one_line(caught.value) == f"Context.{field} must be a positive number, got {value!r}"
 
 
+@pytest.mark.parametrize(
+    "field", ["tool_timeout_s", "max_concurrency", "max_plan_attempts", "retrieval_k", "retrieval_threshold"]
+)
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_limits_in_the_run_context_must_be_finite(field: str, value: float) -> None:
+    # Before: tool_timeout_s=inf was accepted and every call then failed with OverflowError; nan passed "<= 0".
+    with pytest.raises(ValueError, match=f"Context.{field} must be a finite number"):
+        Context(**{field: value})
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_the_thread_wait_must_be_finite(value: float) -> None:
+    with pytest.raises(ValueError, match="thread_wait_s must be a finite number of seconds"):
+        Agent(model=ReplayChatModel.of([]), retriever=False, thread_wait_s=value)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("--tool-timeout", "inf", "tool_timeout_s must be a finite number"),
+        ("--wait", "inf", "thread_wait_s must be a finite number"),
+        ("--tool-timeout", "nan", "greater than or equal to"),  # the option's own range check refuses nan
+    ],
+)
+def test_the_cli_refuses_non_finite_numbers(option: str, value: str, says: str, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    replay = tmp_path / "replay.json"
+    replay.write_text("[]", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "planwerk.cli", "ask", "Was ist 1 + 1?", "--model", f"replay:{replay}", option, value],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert says in " ".join(done.stderr.split()), done.stderr
+
+
 def test_a_missing_corpus_is_named() -> None:
     from planwerk.rag.retriever import load_retriever
 

@@ -120,3 +120,20 @@ async def test_a_task_writes_all_its_values_in_one_statement(tmp_path: Path) -> 
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         rows = conn.execute("SELECT idx, channel FROM writes ORDER BY idx").fetchall()
     assert rows == [(0, "a"), (1, "b"), (2, "c")]
+
+
+async def test_a_thread_named_through_a_symlink_shares_the_lock_of_the_real_file(tmp_path: Path) -> None:
+    real_folder = tmp_path / "real"
+    real_folder.mkdir()
+    db = real_folder / "threads.sqlite"
+    db.touch()
+    (tmp_path / "alias.sqlite").symlink_to(db)  # a symlink to the file
+    (tmp_path / "linked").symlink_to(real_folder)  # a symlink to a folder above it
+    assert (
+        lock_file(tmp_path / "alias.sqlite", "t") == lock_file(db, "t") == lock_file(tmp_path / "linked" / db.name, "t")
+    )
+    async with thread_lock(db, "t", wait_s=0):
+        for other in (tmp_path / "alias.sqlite", tmp_path / "linked" / db.name):
+            with pytest.raises(ThreadBusyError):
+                async with thread_lock(other, "t", wait_s=0):
+                    pass

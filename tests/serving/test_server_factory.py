@@ -355,3 +355,61 @@ async def test_runs_through_the_factory_reuse_the_mcp_sessions_and_log_their_gra
     assert len(opened) == 1  # the second run found the math server's session open
     loads = [r.getMessage() for r in caplog.records if r.getMessage().startswith("graph load:")]
     assert [line.rsplit("(", 1)[1] for line in loads] == ["MCP sessions cold)", "MCP sessions warm)"]
+
+
+async def test_a_dead_server_beside_live_ones_is_retried_in_the_background_not_on_a_run(tmp_path: Path) -> None:
+    import sys
+
+    from planwerk.graph.warm import ToolPool
+    from planwerk.tools.config import load_config
+
+    # "silent" never answers at start-up: every attempt to open it waits its whole timeout.
+    silent = {"command": sys.executable, "args": ["-c", "import time; time.sleep(600)"], "timeout": 3}
+    math = json.loads(Path(write_math_config(tmp_path / "mcp.json")).read_text())["mcpServers"]["math"]
+    config = load_config({"mcpServers": {"math": math, "silent": silent}})
+    pool = ToolPool(reopen_after_s=0)
+    try:
+        async with pool.lease(config) as (first, _):
+            assert "silent" in first.unavailable
+        # Before: this lease opened new sessions and waited for "silent" again. Now the run gets the live math
+        # server at once, and "silent" is tried again beside it.
+        async with pool.lease(config) as (again, warm):
+            assert again is first and warm
+            assert (await again.call("add", {"arg_0": 1, "arg_1": 2}))["result"] == 3
+    finally:
+        await pool.aclose()
+
+
+async def test_new_sessions_take_over_once_the_dead_server_is_back(tmp_path: Path) -> None:
+    import asyncio
+    import sys
+
+    from planwerk.graph.warm import ToolPool
+    from planwerk.tools.config import load_config
+
+    # "late" stays silent until its marker file exists, then serves the math tools.
+    marker = tmp_path / "up"
+    script = (
+        "import pathlib, sys, time\n"
+        f"while not pathlib.Path({str(marker)!r}).exists(): time.sleep(0.2)\n"
+        "sys.argv = ['math', 'stdio']\n"
+        "import runpy; runpy.run_module('planwerk.tools.servers.math', run_name='__main__')\n"
+    )
+    late = {"command": sys.executable, "args": ["-c", script], "timeout": 3, "prefix": "late"}
+    math = json.loads(Path(write_math_config(tmp_path / "mcp.json")).read_text())["mcpServers"]["math"]
+    config = load_config({"mcpServers": {"math": math, "late": late}})
+    pool = ToolPool(reopen_after_s=0)
+    try:
+        async with pool.lease(config) as (first, _):
+            assert "late" in first.unavailable
+        marker.touch()
+        for _ in range(300):  # each lease starts (at most one) background attempt; the run never waits for it
+            async with pool.lease(config) as (fresh, _):
+                pass
+            if fresh is not first:
+                break
+            await asyncio.sleep(0.1)
+        assert fresh is not first and not fresh.unavailable
+        assert (await fresh.call("late_add", {"arg_0": 1, "arg_1": 2}))["result"] == 3
+    finally:
+        await pool.aclose()
