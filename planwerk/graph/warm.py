@@ -88,6 +88,9 @@ class _Entry:
     task: asyncio.Task[None] | None = None
     successor: _Entry | None = None
     """New sessions for the same configuration, opening in the background while runs keep using this entry."""
+    spare: bool = False
+    """Opened ahead of any run (the warm start) and not yet used: the first authenticated owner who needs this
+    configuration takes it over as their own (it has served nobody, so nothing of anyone's is on it)."""
 
     def retire(self) -> None:
         """Take no new runs; close once the runs using it are done."""
@@ -107,12 +110,17 @@ class ToolPool:
         self._swaps: set[asyncio.Task[None]] = set()
 
     @contextlib.asynccontextmanager
-    async def lease(self, config: Any, owner: str | None = None) -> AsyncIterator[tuple[ToolSource, bool]]:
+    async def lease(
+        self, config: Any, owner: str | None = None, *, spare: bool = False
+    ) -> AsyncIterator[tuple[ToolSource, bool]]:
         """The open source of ``config`` (an :class:`~planwerk.tools.config.MCPConfig`) for one run of ``owner``,
         and whether it was already open (warm). Runs of different owners never share sessions: a server's
-        request that arrives on a session (sampling, elicitation) can only reach a run of the session's owner."""
+        request that arrives on a session (sampling, elicitation) can only reach a run of the session's owner.
+        ``spare``: opened ahead of any run (the warm start); the first owner who needs it takes it over."""
         key = config_key(config, owner)
         entry = self._entries.get(key)
+        if entry is None and owner is not None:
+            entry = self._claim_spare(config, key)
         if entry is not None and self._broken(entry):
             if self._partly_up(entry):
                 # Some servers still serve: this run uses them; the down ones are retried in the background, and
@@ -125,6 +133,9 @@ class ToolPool:
         warm = entry is not None and entry.ready.is_set()
         if entry is None:
             entry = self._open(key, config)
+            entry.spare = spare
+        elif not spare:
+            entry.spare = False
         entry.users += 1
         entry.last_used = time.monotonic()
         try:
@@ -138,6 +149,17 @@ class ToolPool:
             entry.last_used = time.monotonic()
             if entry.retired and entry.users == 0:
                 entry.stop.set()
+
+    def _claim_spare(self, config: Any, key: str) -> _Entry | None:
+        """The warm start's unused sessions of ``config``, moved to ``key`` (an owner's); ``None`` if there are
+        none. Only a spare entry nobody has leased since is handed over, so no owner inherits another's."""
+        spare = self._entries.get(config_key(config, None))
+        if spare is None or not spare.spare or spare.users:
+            return None
+        del self._entries[spare.key]
+        spare.key, spare.spare = key, False
+        self._entries[key] = spare
+        return spare
 
     def _broken(self, entry: _Entry) -> bool:
         """Whether ``entry`` should be replaced: its owner ended, or a server is down and it is old enough."""
@@ -335,7 +357,8 @@ async def warm_start(parts: tuple[WarmPart, ...] | None = None, context: Context
                 from planwerk.tools.config import load_config
 
                 config = await asyncio.to_thread(load_config, context.mcp_config)
-                async with tool_pool().lease(config):
+                # Spare: with authentication on, the first user's run takes these sessions over.
+                async with tool_pool().lease(config, spare=True):
                     pass
             else:
                 from planwerk.rag.embeddings import load_embedder

@@ -259,6 +259,24 @@ async def test_runs_share_pooled_mcp_sessions_per_config_and_close_with_the_pool
     assert await _exited(pid), "the pooled server still runs after the pool closed"
 
 
+async def test_the_warm_starts_spare_sessions_go_to_the_first_user_and_only_to_them() -> None:
+    from planwerk.graph.warm import ToolPool
+
+    pool = ToolPool()
+    try:
+        async with pool.lease(faulty_config(), spare=True) as (spare, _):  # the warm start, before any run
+            pass
+        async with pool.lease(faulty_config(), "alice") as (alices, warm):
+            assert alices is spare and warm  # the first user's run finds the sessions open
+        async with pool.lease(faulty_config(), "bob") as (bobs, warm):
+            assert bobs is not spare and not warm  # never shared with a second user
+        async with pool.lease(faulty_config(), "alice") as (again, warm):
+            assert again is spare and warm
+        assert pool.open_configs == 2
+    finally:
+        await pool.aclose()
+
+
 async def test_a_pooled_source_whose_server_went_away_is_replaced_on_the_next_lease() -> None:
     from planwerk.graph.warm import ToolPool
     from planwerk.tools.base import ToolError
