@@ -12,6 +12,11 @@ the server copies into the context) of run creations (``POST …/runs``, ``/runs
 
 A request's context may be partial (the assistant's fills the rest); it is checked field by field as sent, and
 the factory checks the merged context again. Anything else passes through untouched.
+
+Keys the server fills with the authenticated user (:data:`RESERVED_KEYS`) are refused too, wherever a client sends
+them: Aegra 0.6.0 fills them only when the client did not (``setdefault``), so a client could otherwise claim
+another user's identity. The same app is mounted under Aegra (``aegra.json``'s ``http.app``,
+:mod:`planwerk.graph.aegra_app`) and under the LangGraph server.
 """
 
 from __future__ import annotations
@@ -33,6 +38,12 @@ _CHECKED = (
     ("POST", re.compile(r"^/assistants/?$")),
     ("PATCH", re.compile(r"^/assistants/[^/]+/?$")),
 )
+RESERVED_KEYS = frozenset(
+    {"langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions", "user_id", "user_display_name"}
+)
+"""Run-config keys only the server sets, from the verified user: the LangGraph server's ``langgraph_auth_*`` and
+Aegra's ``user_id`` / ``user_display_name`` (its graphs' identity for per-user scoping, next to
+``langgraph_auth_user``)."""
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """A larger body is passed on unchecked (the server's own limits apply; the factory still checks the run)."""
 
@@ -50,6 +61,13 @@ def context_problem(payload: Any) -> str | None:
         for value in (item.get("context"), configurable):
             if not isinstance(value, dict) or not value:
                 continue
+            reserved = sorted(RESERVED_KEYS.intersection(value))
+            if reserved:
+                where = "context" if value is item.get("context") else "config.configurable"
+                return (
+                    f"{where} may not set {', '.join(reserved)}: the server sets these from the authenticated user "
+                    "(send only run settings there)"
+                )
             # The model the run will use may come from the assistant: without one here, the profile's own model
             # is not judged now (the factory checks the merged context).
             sent = {"model": "default", **value} if "model" not in value else dict(value)
