@@ -193,8 +193,8 @@ async def test_aegra_refuses_a_claimed_identity_and_unshared_learning_at_the_doo
         {
             "assistant_id": GRAPH,
             "input": question("2 + 3?"),
-            "context": ctx,
-            "config": {"configurable": {"langgraph_auth_user": {"identity": "alice"}}},
+            # Aegra takes either configurable or context (both: 400), and copies configurable into the context.
+            "config": {"configurable": {**ctx, "langgraph_auth_user": {"identity": "alice"}}},
         },
         {"assistant_id": GRAPH, "input": question("2 + 3?"), "context": {**ctx, "langgraph_auth_user_id": "alice"}},
         {"assistant_id": GRAPH, "input": question("2 + 3?"), "context": {**ctx, "learn_examples": True}},
