@@ -13,10 +13,11 @@ the server copies into the context) of run creations (``POST …/runs``, ``/runs
 A request's context may be partial (the assistant's fills the rest); it is checked field by field as sent, and
 the factory checks the merged context again. Anything else passes through untouched.
 
-Keys the server fills with the authenticated user (:data:`RESERVED_KEYS`) are refused too, wherever a client sends
-them: Aegra 0.6.0 fills them only when the client did not (``setdefault``), so a client could otherwise claim
-another user's identity. The same app is mounted under Aegra (``aegra.json``'s ``http.app``,
-:mod:`planwerk.graph.aegra_app`) and under the LangGraph server.
+Keys the server fills with the authenticated user (:data:`RESERVED_KEYS`) are refused too, in the ``context``, in
+``config.configurable`` and in a run's ``checkpoint`` (Aegra merges it into ``configurable``): Aegra 0.6.0 fills
+them only when the client did not (``setdefault``), so a client could otherwise claim another user's identity. The
+same app is mounted under Aegra (``aegra.json``'s ``http.app``, :mod:`planwerk.graph.aegra_app`) and under the
+LangGraph server.
 """
 
 from __future__ import annotations
@@ -58,16 +59,22 @@ def context_problem(payload: Any) -> str | None:
             continue
         config = item.get("config")
         configurable = config.get("configurable") if isinstance(config, dict) else None
-        for value in (item.get("context"), configurable):
-            if not isinstance(value, dict) or not value:
-                continue
-            reserved = sorted(RESERVED_KEYS.intersection(value))
+        # Aegra merges a run's ``checkpoint`` object into ``configurable`` too, before it adds the user.
+        sent_config = {
+            "context": item.get("context"),
+            "config.configurable": configurable,
+            "checkpoint": item.get("checkpoint"),
+        }
+        for where, value in sent_config.items():
+            reserved = sorted(RESERVED_KEYS.intersection(value)) if isinstance(value, dict) else []
             if reserved:
-                where = "context" if value is item.get("context") else "config.configurable"
                 return (
                     f"{where} may not set {', '.join(reserved)}: the server sets these from the authenticated user "
                     "(send only run settings there)"
                 )
+        for value in (item.get("context"), configurable):
+            if not isinstance(value, dict) or not value:
+                continue
             # The model the run will use may come from the assistant: without one here, the profile's own model
             # is not judged now (the factory checks the merged context).
             sent = {"model": "default", **value} if "model" not in value else dict(value)

@@ -197,6 +197,13 @@ async def test_aegra_refuses_a_claimed_identity_and_unshared_learning_at_the_doo
             "config": {"configurable": {**ctx, "langgraph_auth_user": {"identity": "alice"}}},
         },
         {"assistant_id": GRAPH, "input": question("2 + 3?"), "context": {**ctx, "langgraph_auth_user_id": "alice"}},
+        # Aegra merges a run's checkpoint object into configurable before it adds the user.
+        {
+            "assistant_id": GRAPH,
+            "input": question("2 + 3?"),
+            "context": ctx,
+            "checkpoint": {"langgraph_auth_user_id": "alice"},
+        },
         {"assistant_id": GRAPH, "input": question("2 + 3?"), "context": {**ctx, "learn_examples": True}},
     ):
         answer = httpx.post(f"{cluster.instances[1]}/threads/{thread}/runs", json=body, headers=headers, timeout=30)

@@ -74,7 +74,7 @@ async def test_anything_else_passes_on_unchanged(
 @pytest.mark.parametrize(
     "key", ["langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions", "user_id"]
 )
-@pytest.mark.parametrize("where", ["configurable", "context"])
+@pytest.mark.parametrize("where", ["configurable", "context", "checkpoint"])
 @pytest.mark.parametrize(
     ("method", "path"),
     [("POST", "/threads/t1/runs/stream"), ("POST", "/runs/wait"), ("POST", "/assistants"), ("PATCH", "/assistants/a1")],
@@ -85,7 +85,7 @@ async def test_a_client_cannot_claim_the_servers_user_keys(
     # Aegra fills these only when the client did not: sent by a client, they would name another user's identity.
     claim: Any = {"identity": "alice"} if key == "langgraph_auth_user" else "alice"
     sent = {key: claim, "profile": "math"}
-    body = {"config": {"configurable": sent}} if where == "configurable" else {"context": sent}
+    body = {"config": {"configurable": sent}} if where == "configurable" else {where: sent}
     answer = await client.request(method, path, json=body)
     assert answer.status_code == 422, answer.text
     detail = answer.json()["detail"]
