@@ -54,17 +54,7 @@ PROFILE_DIRS_ENV = "PLANWERK_PROFILE_DIRS"
 """Folders (``os.pathsep``-separated) of the profile files (with their corpora and examples) a run may name."""
 LEARN_EXAMPLES_ENV = "PLANWERK_LEARN_EXAMPLES"
 """``1``: runs may set ``learn_examples`` (the learned examples are shared by every user of the server)."""
-_SWITCH = {
-    "": False,
-    "0": False,
-    "false": False,
-    "no": False,
-    "off": False,
-    "1": True,
-    "true": True,
-    "yes": True,
-    "on": True,
-}
+_YES, _NO = frozenset({"1", "true", "yes", "on"}), frozenset({"", "0", "false", "no", "off"})
 PACKAGED_EMBEDDERS = frozenset({"default", "all-MiniLM-L6-v2", "embeddinggemma"})
 """``embedding_model`` names that are no path: the packaged embedder and the installed EmbeddingGemma."""
 
@@ -210,10 +200,10 @@ class RunPolicy:
 
 
 def _switch(text: str, setting: str) -> bool:
-    try:
-        return _SWITCH[text.strip().lower()]
-    except KeyError:
-        raise ValueError(f"{setting} must be 1 or 0 (true/false, yes/no, on/off), got {text!r}") from None
+    value = text.strip().lower()
+    if value in _YES or value in _NO:
+        return value in _YES
+    raise ValueError(f"{setting} must be 1 or 0 (true/false, yes/no, on/off), got {text!r}")
 
 
 def _folder(text: str) -> Path:
