@@ -53,12 +53,29 @@ class RunScopedGraph(CompiledStateGraph):
         run = await asyncio.to_thread(run_context, context)  # resolves paths: off the event loop
         servers = await asyncio.to_thread(load_config, run.mcp_config)
         # MCP sessions pooled per process across runs, as under the LangGraph server (planwerk.graph.warm).
-        # Shared only among runs of one authenticated user (Aegra puts it into the run config as LangGraph does).
-        owner = run_owner(config)
+        # Shared only among runs of one authenticated user.
+        owner = aegra_owner(config)
         async with tool_pool().lease(servers, owner) as (tools, _), open_deps(run, tools=tools) as deps:
             runnable = build_graph(deps).copy(update={"checkpointer": self.checkpointer, "store": self.store})
             async for part in runnable.astream(input, config, context=run, **kwargs):
                 yield part
+
+
+def aegra_owner(config: RunnableConfig | None) -> str | None:
+    """The authenticated user of the run being executed: what Aegra's auth verified, from the auth context it sets
+    around every run (``aegra_api.core.auth_ctx``, which no request can set); ``None`` when it set none.
+
+    Not the run config: Aegra 0.6.0 fills ``configurable.langgraph_auth_user`` only when the client did not, so a
+    client could name another user there (:mod:`planwerk.graph.context_check` refuses such requests too). Outside
+    Aegra (no ``aegra_api``), :func:`~planwerk.graph.warm.run_owner` reads the run config as before.
+    """
+    try:
+        from aegra_api.core.auth_ctx import get_auth_ctx
+    except ImportError:  # not under Aegra: e.g. the graph run in-process
+        return run_owner(config)
+    auth = get_auth_ctx()
+    identity = getattr(auth.user, "identity", None) if auth is not None else None
+    return str(identity) if identity else None
 
 
 def build_aegra_graph() -> RunScopedGraph:

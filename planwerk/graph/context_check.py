@@ -12,6 +12,12 @@ the server copies into the context) of run creations (``POST …/runs``, ``/runs
 
 A request's context may be partial (the assistant's fills the rest); it is checked field by field as sent, and
 the factory checks the merged context again. Anything else passes through untouched.
+
+Keys the server fills with the authenticated user (:data:`RESERVED_KEYS`) are refused too, in the ``context``, in
+``config.configurable`` and in a run's ``checkpoint`` (Aegra merges it into ``configurable``): Aegra 0.6.0 fills
+them only when the client did not (``setdefault``), so a client could otherwise claim another user's identity. The
+same app is mounted under Aegra (``aegra.json``'s ``http.app``, :mod:`planwerk.graph.aegra_app`) and under the
+LangGraph server.
 """
 
 from __future__ import annotations
@@ -33,6 +39,12 @@ _CHECKED = (
     ("POST", re.compile(r"^/assistants/?$")),
     ("PATCH", re.compile(r"^/assistants/[^/]+/?$")),
 )
+RESERVED_KEYS = frozenset(
+    {"langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions", "user_id", "user_display_name"}
+)
+"""Run-config keys only the server sets, from the verified user: the LangGraph server's ``langgraph_auth_*`` and
+Aegra's ``user_id`` / ``user_display_name`` (its graphs' identity for per-user scoping, next to
+``langgraph_auth_user``)."""
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """A larger body is passed on unchecked (the server's own limits apply; the factory still checks the run)."""
 
@@ -47,6 +59,19 @@ def context_problem(payload: Any) -> str | None:
             continue
         config = item.get("config")
         configurable = config.get("configurable") if isinstance(config, dict) else None
+        # Aegra merges a run's ``checkpoint`` object into ``configurable`` too, before it adds the user.
+        sent_config = {
+            "context": item.get("context"),
+            "config.configurable": configurable,
+            "checkpoint": item.get("checkpoint"),
+        }
+        for where, value in sent_config.items():
+            reserved = sorted(RESERVED_KEYS.intersection(value)) if isinstance(value, dict) else []
+            if reserved:
+                return (
+                    f"{where} may not set {', '.join(reserved)}: the server sets these from the authenticated user "
+                    "(send only run settings there)"
+                )
         for value in (item.get("context"), configurable):
             if not isinstance(value, dict) or not value:
                 continue

@@ -18,6 +18,9 @@ among what the operator listed in the server's environment, and nothing else:
   ``embeddinggemma``).
 - ``PLANWERK_PROFILE_DIRS``: folders of profile files runs may name; a profile file's corpus and examples must lie
   in one of them too, and its model passes the model rules above. Unset: only the built-in profiles.
+- ``PLANWERK_LEARN_EXAMPLES``: ``1`` lets runs set ``learn_examples``, which writes the server's one examples file
+  (``$PLANWERK_HOME/examples.jsonl``) that every user's planner reads: one user's plans become every user's
+  few-shot examples. Unset (or ``0``): ``learn_examples=true`` is refused.
 
 Paths are resolved (``..`` and symbolic links followed) before they are compared, so nothing outside the folders is
 reachable through them; a relative name is looked up in the folders. The checked context names the resolved paths.
@@ -49,6 +52,9 @@ MODEL_DIRS_ENV = "PLANWERK_MODEL_DIRS"
 """Folders (``os.pathsep``-separated) of the model, replay and embedder files a run may name."""
 PROFILE_DIRS_ENV = "PLANWERK_PROFILE_DIRS"
 """Folders (``os.pathsep``-separated) of the profile files (with their corpora and examples) a run may name."""
+LEARN_EXAMPLES_ENV = "PLANWERK_LEARN_EXAMPLES"
+"""``1``: runs may set ``learn_examples`` (the learned examples are shared by every user of the server)."""
+_YES, _NO = frozenset({"1", "true", "yes", "on"}), frozenset({"", "0", "false", "no", "off"})
 PACKAGED_EMBEDDERS = frozenset({"default", "all-MiniLM-L6-v2", "embeddinggemma"})
 """``embedding_model`` names that are no path: the packaged embedder and the installed EmbeddingGemma."""
 
@@ -69,6 +75,8 @@ class RunPolicy:
     """Folders of model, replay and embedder files."""
     profile_dirs: tuple[Path, ...] = ()
     """Folders of profile files and what they name (corpus, examples)."""
+    learn_examples: bool = False
+    """Whether runs may add to the server's shared examples file (``learn_examples``)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RunPolicy:
@@ -80,11 +88,17 @@ class RunPolicy:
             allowed_endpoints=allowed_endpoints(env) or (),
             model_dirs=_folders(env.get(MODEL_DIRS_ENV, "")),
             profile_dirs=_folders(env.get(PROFILE_DIRS_ENV, "")),
+            learn_examples=_switch(env.get(LEARN_EXAMPLES_ENV, ""), LEARN_EXAMPLES_ENV),
         )
 
     def apply(self, context: Context) -> Context:
         """``context`` with every file it names resolved inside the operator's folders (the same object when it
         names none); :class:`RunPolicyError` naming the field and the setting otherwise."""
+        if context.learn_examples and not self.learn_examples:
+            raise RunPolicyError(
+                "context.learn_examples: this server does not learn examples from runs (they would be shared with "
+                f"every user of the server; the operator allows it with {LEARN_EXAMPLES_ENV}=1); leave it false"
+            )
         changes: dict[str, str | None] = {}
         mcp_config = self._mcp_config(context.mcp_config)
         if mcp_config != context.mcp_config:
@@ -183,6 +197,13 @@ class RunPolicy:
                 f"{MODEL_DIRS_ENV}; expected one of {', '.join(sorted(PACKAGED_EMBEDDERS))}"
             )
         return str(_inside(value, self.model_dirs, "context.embedding_model", MODEL_DIRS_ENV, "an embedder folder"))
+
+
+def _switch(text: str, setting: str) -> bool:
+    value = text.strip().lower()
+    if value in _YES or value in _NO:
+        return value in _YES
+    raise ValueError(f"{setting} must be 1 or 0 (true/false, yes/no, on/off), got {text!r}")
 
 
 def _folder(text: str) -> Path:

@@ -60,9 +60,10 @@ def run_owner(config: Mapping[str, Any] | None) -> str | None:
     """The authenticated user a run belongs to, from its run config: what the server's auth put under
     ``configurable.langgraph_auth_user_id`` (or ``langgraph_auth_user``'s ``identity``); ``None`` without auth.
 
-    Only the server's authentication may set these: with auth on, the LangGraph server overwrites them from the
-    verified user (and the graph factory reads ``ServerRuntime.user`` instead); with auth off every client is the
-    same principal anyway."""
+    Only the server's authentication may set these: the LangGraph server overwrites them from the verified user (and
+    the graph factory reads ``ServerRuntime.user`` instead). Aegra 0.6.0 does NOT overwrite what a client sent, so
+    its graph reads Aegra's auth context instead (:func:`planwerk.graph.aegra.aegra_owner`), and both servers'
+    request check refuses a client that sends these keys (:data:`planwerk.graph.context_check.RESERVED_KEYS`)."""
     configurable = (config or {}).get("configurable") or {}
     owner = configurable.get("langgraph_auth_user_id")
     if not owner:

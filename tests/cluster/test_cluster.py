@@ -181,6 +181,36 @@ async def test_aegra_keeps_each_users_threads_and_runs_to_themselves(
     assert record["metadata"]["test"] == "owned" and "answer" not in record["metadata"]
 
 
+async def test_aegra_refuses_a_claimed_identity_and_unshared_learning_at_the_door(cluster: Cluster) -> None:
+    # Aegra 0.6.0 keeps a client's configurable.langgraph_auth_user (it only fills it when absent): bob naming alice
+    # there would share alice's pooled MCP sessions. And learn_examples writes the examples every user's planner
+    # reads. Both are answered 422 before a run is queued (aegra.json's http.app).
+    bob = cluster.client(cluster.instances[1], user="bob")
+    thread = (await bob.threads.create())["thread_id"]
+    headers = {"Authorization": f"Bearer {mint_token(cluster.jwt_secret, 'bob')}"}
+    ctx = {"profile": "math", "model": "default"}
+    for body in (
+        {
+            "assistant_id": GRAPH,
+            "input": question("2 + 3?"),
+            # Aegra takes either configurable or context (both: 400), and copies configurable into the context.
+            "config": {"configurable": {**ctx, "langgraph_auth_user": {"identity": "alice"}}},
+        },
+        {"assistant_id": GRAPH, "input": question("2 + 3?"), "context": {**ctx, "langgraph_auth_user_id": "alice"}},
+        # Aegra merges a run's checkpoint object into configurable before it adds the user.
+        {
+            "assistant_id": GRAPH,
+            "input": question("2 + 3?"),
+            "context": ctx,
+            "checkpoint": {"langgraph_auth_user_id": "alice"},
+        },
+        {"assistant_id": GRAPH, "input": question("2 + 3?"), "context": {**ctx, "learn_examples": True}},
+    ):
+        answer = httpx.post(f"{cluster.instances[1]}/threads/{thread}/runs", json=body, headers=headers, timeout=30)
+        assert answer.status_code == 422, answer.text
+    assert await bob.runs.list(thread) == []
+
+
 def test_postgres_refuses_a_connection_without_the_password(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
     psycopg = pytest.importorskip("psycopg")
     for name in ("PGPASSWORD", "PGPASSFILE", "PGSERVICE"):

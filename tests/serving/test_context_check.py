@@ -19,7 +19,13 @@ INLINE = json.dumps({"mcpServers": {"x": {"command": "/bin/sh", "args": ["-c", "
 
 @pytest.fixture
 async def client(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[httpx.AsyncClient]:
-    for name in ("PLANWERK_MCP_CONFIGS", "PLANWERK_ALLOWED_ENDPOINTS", "PLANWERK_MODEL_DIRS", "PLANWERK_PROFILE_DIRS"):
+    for name in (
+        "PLANWERK_MCP_CONFIGS",
+        "PLANWERK_ALLOWED_ENDPOINTS",
+        "PLANWERK_MODEL_DIRS",
+        "PLANWERK_PROFILE_DIRS",
+        "PLANWERK_LEARN_EXAMPLES",
+    ):
         monkeypatch.delenv(name, raising=False)
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://server") as out:
         yield out
@@ -35,6 +41,7 @@ async def client(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[httpx.AsyncCl
         ("POST", "/threads/t1/runs/crons", {"context": {"model": "replay:/etc/passwd"}}),
         ("POST", "/assistants", {"graph_id": "planwerk", "context": {"profile": "/etc/x.toml"}}),
         ("PATCH", "/assistants/a1", {"context": {"mcp_config": INLINE}}),
+        ("POST", "/threads/t1/runs/stream", {"context": {"learn_examples": True}}),
     ],
 )
 async def test_a_context_the_operator_does_not_allow_is_answered_422(
@@ -62,3 +69,24 @@ async def test_anything_else_passes_on_unchanged(
 ) -> None:
     answer = await client.request(method, path, content=content)
     assert answer.status_code == 404  # this app has no routes: the request reached them
+
+
+@pytest.mark.parametrize(
+    "key", ["langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions", "user_id"]
+)
+@pytest.mark.parametrize("where", ["configurable", "context", "checkpoint"])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("POST", "/threads/t1/runs/stream"), ("POST", "/runs/wait"), ("POST", "/assistants"), ("PATCH", "/assistants/a1")],
+)
+async def test_a_client_cannot_claim_the_servers_user_keys(
+    client: httpx.AsyncClient, method: str, path: str, where: str, key: str
+) -> None:
+    # Aegra fills these only when the client did not: sent by a client, they would name another user's identity.
+    claim: Any = {"identity": "alice"} if key == "langgraph_auth_user" else "alice"
+    sent = {key: claim, "profile": "math"}
+    body = {"config": {"configurable": sent}} if where == "configurable" else {where: sent}
+    answer = await client.request(method, path, json=body)
+    assert answer.status_code == 422, answer.text
+    detail = answer.json()["detail"]
+    assert key in detail and "the server sets these from the authenticated user" in detail

@@ -132,7 +132,7 @@ async def run_factory(context: dict[str, Any], user: User | None, thread: str) -
 
 
 async def run_aegra(context: dict[str, Any], owner: str | None, thread: str) -> list[Any]:
-    """One run through Aegra's graph; Aegra puts the authenticated user into the run config."""
+    """One run through Aegra's graph, without Aegra installed (``aegra_owner`` then reads the run config)."""
     from planwerk.graph.aegra import graph
 
     runnable = graph.copy(update={"checkpointer": InMemorySaver(), "store": None})

@@ -174,3 +174,17 @@ def test_embedder_folders_lie_in_the_model_folders(folders: dict[str, Path]) -> 
     for refused in (str(folders["outside"]), "../outside", "/"):
         with pytest.raises(RunPolicyError, match="embedding_model"):
             run_context({"embedding_model": refused}, policy)
+
+
+def test_learning_examples_needs_the_operators_consent() -> None:
+    # The learned examples land in one file every user's planner reads: a run may not write it unasked.
+    with pytest.raises(RunPolicyError, match=r"context.learn_examples: .*shared .*PLANWERK_LEARN_EXAMPLES=1"):
+        run_context({"learn_examples": True}, RunPolicy.from_env({}))
+    assert run_context({"learn_examples": False}, RunPolicy.from_env({})).learn_examples is False
+    for allowed in ("1", "true", "on"):
+        policy = RunPolicy.from_env({"PLANWERK_LEARN_EXAMPLES": allowed})
+        assert run_context({"learn_examples": True}, policy).learn_examples is True
+    with pytest.raises(RunPolicyError, match="learn_examples"):
+        run_context({"learn_examples": True}, RunPolicy.from_env({"PLANWERK_LEARN_EXAMPLES": "0"}))
+    with pytest.raises(ValueError, match="PLANWERK_LEARN_EXAMPLES must be 1 or 0"):
+        RunPolicy.from_env({"PLANWERK_LEARN_EXAMPLES": "sometimes"})
