@@ -151,6 +151,8 @@ NO_TOOLS = '(keine Tools verfügbar: antworte mit "final")'
 """The catalog when no tool is loaded."""
 RESULT_FIELDS = "Ergebnis-Felder"
 """Before a tool's output fields in the catalog."""
+RESULT_UNKNOWN = 'Ergebnis: Felder nicht beschrieben (ganz per {"$ref": "<id>"})'
+"""Ends the catalog line of a tool without an output schema: paths into its result would be guesses."""
 EXAMPLES_HEADING = "Beispiele:"
 """Above the few-shot examples."""
 QUESTION_LABEL = "Frage:"

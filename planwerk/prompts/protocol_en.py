@@ -137,6 +137,8 @@ NO_TOOLS = '(no tools available: answer with "final")'
 """The catalog when no tool is loaded."""
 RESULT_FIELDS = "result fields"
 """Before a tool's output fields in the catalog."""
+RESULT_UNKNOWN = 'result: fields not described (whole result: {"$ref": "<id>"})'
+"""Ends the catalog line of a tool without an output schema: paths into its result would be guesses."""
 EXAMPLES_HEADING = "Examples:"
 """Above the few-shot examples."""
 QUESTION_LABEL = "Question:"

@@ -76,6 +76,8 @@ class PromptTexts:
     tools_heading: str
     no_tools: str
     result_fields: str
+    result_unknown: str
+    """Ends the catalog line of a tool without an output schema."""
     examples_heading: str
     question_label: str
     plan_label: str
