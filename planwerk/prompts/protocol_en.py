@@ -130,6 +130,16 @@ ANSWER_LANGUAGE = "Answer in English."
 """The answer prompt's last line when the question is English (small models otherwise answer in the prompt's
 language, whatever the question's)."""
 
+# Examples built from the tools (planwerk.prompts.zero_shot): the question frames a tool's description.
+ZERO_SHOT_CHAIN = "{first}, then {second}"
+"""A two-call example's question: the first tool's task, then the second's (takes ``{first}``, ``{second}``)."""
+ZERO_SHOT_WITH_VALUES = "{frame}, with {values}."
+"""An example's question with the values its arguments take (takes ``{frame}`` and ``{values}``)."""
+ZERO_SHOT_VALUE = "{name} {value}"
+"""One value of an example's question (takes ``{name}`` and ``{value}``, the value as JSON)."""
+ZERO_SHOT_VALUE_SEPARATOR = ", "
+"""Between the values of an example's question."""
+
 # Labels of the rendered prompts (planwerk.prompts.render).
 TOOLS_HEADING = "Tools:"
 """Above the tool catalog."""

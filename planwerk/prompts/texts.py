@@ -73,6 +73,13 @@ class PromptTexts:
     """Takes ``{tool}`` and ``{args}``."""
     rejected_call: str
     """Takes ``{tool}`` and ``{reason}``."""
+    zero_shot_chain: str
+    """Takes ``{first}`` and ``{second}``: the question of a two-call example built from the tools."""
+    zero_shot_with_values: str
+    """Takes ``{frame}`` and ``{values}``: an example's question with its argument values."""
+    zero_shot_value: str
+    """Takes ``{name}`` and ``{value}``."""
+    zero_shot_value_separator: str
     tools_heading: str
     no_tools: str
     result_fields: str
