@@ -80,6 +80,7 @@ def answer_check_for(state: AgentState, context: Context, profile: Profile, deps
         answer_is_last_result=profile.answer_is_last_result,
         retrieval_query=state.get("retrieval_query"),
         refusals=tuple(profile.refusals.values()),
+        acting={name for name, spec in deps.tools.specs.items() if spec.acts} | profile.approve,
     )
 
 

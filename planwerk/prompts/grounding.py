@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planwerk.core.calls import FailureKind
+from planwerk.core.claims import ActionLexicon
 from planwerk.core.grounding import DOWN_KINDS, KeyFacts, Problem, format_value, key_values
 from planwerk.profiles import Language
 
@@ -104,6 +105,8 @@ GERMAN = GroundingTexts(
         "nenne für jeden Ort seine eigenen Werte.",
         "estimate_unnamed": "Die Werte sind eine Schätzung aus den Vorjahren, keine Vorhersage; sag das in der "
         "Antwort.",
+        "unbacked_action": "Die Antwort sagt „{claim}“, aber kein handelndes Tool ist erfolgreich gelaufen, also "
+        "wurde nichts getan; sage nur, was die Tools getan und geliefert haben.",
     },
     regenerate="""Deine Antwort wurde geprüft und abgelehnt:
 {problems}
@@ -183,6 +186,8 @@ ENGLISH = GroundingTexts(
         "unreported": "the answer states no value for {place}, although the tools delivered its own; state each "
         "place's own values",
         "estimate_unnamed": "the values are an estimate from past years, not a forecast; say so in the answer",
+        "unbacked_action": 'the answer says "{claim}", but no tool that acts ran successfully, so nothing was '
+        "done; say only what the tools did and delivered",
     },
     regenerate="""Your answer was checked and rejected:
 {problems}
@@ -245,6 +250,134 @@ TOOL_LABELS: dict[str, tuple[str, ...]] = {
 }
 """Words (German and English, matched as parts of words) that name a tool's service in an answer, besides the
 tool's own name: "Der Wetterdienst ist nicht erreichbar" names get_weather."""
+
+ACTION_LEXICONS: dict[str, ActionLexicon] = {
+    "en": ActionLexicon(
+        done=(
+            "sent",
+            "paid",
+            "transferred",
+            "updated",
+            "changed",
+            "modified",
+            "edited",
+            "written",
+            "wrote",
+            "saved",
+            "stored",
+            "scheduled",
+            "created",
+            "deleted",
+            "removed",
+            "booked",
+            "cancelled",
+            "canceled",
+            "moved",
+            "renamed",
+            "added",
+            "applied",
+            "submitted",
+            "uploaded",
+            "posted",
+            "executed",
+            "replaced",
+            "set up",
+            "registered",
+            "ordered",
+            "emailed",
+            "forwarded",
+            "archived",
+        ),
+        agents=("i", "i've", "we", "we've", "has been", "have been", "successfully", "done"),
+        hedges=(
+            "can",
+            "could",
+            "would",
+            "will",
+            "shall",
+            "may",
+            "might",
+            "should",
+            "cannot",
+            "can't",
+            "couldn't",
+            "won't",
+            "not",
+            "didn't",
+            "haven't",
+            "hasn't",
+            "wasn't",
+            "weren't",
+            "don't",
+            "doesn't",
+            "never",
+            "unable",
+            "if",
+            "please",
+            "want",
+            "going to",
+            "need",
+        ),
+    ),
+    "de": ActionLexicon(
+        done=(
+            "gesendet",
+            "gesandt",
+            "versandt",
+            "verschickt",
+            "abgeschickt",
+            "überwiesen",
+            "bezahlt",
+            "gezahlt",
+            "aktualisiert",
+            "geändert",
+            "bearbeitet",
+            "geschrieben",
+            "gespeichert",
+            "geplant",
+            "angelegt",
+            "erstellt",
+            "gelöscht",
+            "entfernt",
+            "gebucht",
+            "storniert",
+            "verschoben",
+            "umbenannt",
+            "hinzugefügt",
+            "eingerichtet",
+            "übernommen",
+            "ausgeführt",
+            "eingetragen",
+            "ersetzt",
+            "hochgeladen",
+        ),
+        agents=("ich", "wir", "habe", "haben", "wurde", "wurden", "erfolgreich", "erledigt"),
+        hedges=(
+            "kann",
+            "kannst",
+            "könnte",
+            "könnten",
+            "würde",
+            "würden",
+            "werde",
+            "werden",
+            "soll",
+            "sollte",
+            "möchte",
+            "nicht",
+            "kein",
+            "keine",
+            "nie",
+            "wenn",
+            "falls",
+            "bitte",
+            "muss",
+        ),
+    ),
+}
+"""How each language says an action was completed (:mod:`planwerk.core.claims`): completion verbs, words that make
+a sentence a report of a finished act, and words that hedge or deny it. Phrasing, not a domain: an answer that
+claims one of these needs a successful call of a tool that acts."""
 
 FAILURE_WORDS: tuple[str, ...] = (
     "nicht erreichbar",

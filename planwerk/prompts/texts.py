@@ -62,6 +62,10 @@ class PromptTexts:
     format declines (:data:`DECLINE_BY_FORMAT`)."""
     final_unbacked: str
     """Takes ``{claims}``: a plan that calls nothing answers with numbers, dates or places nothing backs."""
+    empty_plan: str
+    """Takes ``{tools}`` and ``{reason}``: a plan without calls while loaded tools fit the question."""
+    empty_plan_reason: str
+    """Takes ``{reason}``."""
     previous_question: str
     """Takes ``{question}``."""
     default_clarification: str
@@ -77,9 +81,6 @@ class PromptTexts:
     """Takes ``{first}`` and ``{second}``: the question of a two-call example built from the tools."""
     zero_shot_with_values: str
     """Takes ``{frame}`` and ``{values}``: an example's question with its argument values."""
-    zero_shot_value: str
-    """Takes ``{name}`` and ``{value}``."""
-    zero_shot_value_separator: str
     tools_heading: str
     no_tools: str
     result_fields: str

@@ -138,10 +138,8 @@ def _question(texts: PromptTexts, frame: str, arguments: Mapping[str, Any]) -> s
     literal = {name: value for name, value in arguments.items() if not isinstance(value, Mapping)}
     if not literal:
         return f"{frame}."
-    values = texts.zero_shot_value_separator.join(
-        texts.zero_shot_value.format(name=name, value=json.dumps(value, ensure_ascii=False))
-        for name, value in literal.items()
-    )
+    # "name value" pairs: argument names and JSON values read the same in every language.
+    values = ", ".join(f"{name} {json.dumps(value, ensure_ascii=False)}" for name, value in literal.items())
     return texts.zero_shot_with_values.format(frame=frame, values=values)
 
 

@@ -61,3 +61,64 @@ async def test_the_planner_sees_examples_built_from_tools_no_library_example_cov
     assert "recipient: IBAN of the recipient" in system
     assert "read_file(file_path: string): Reads a file" in system and "fields not described" in system
     assert reply.metadata["tool_calls"] == 1 and "1810" in (reply.answer or "")
+
+
+EMPTY = json.dumps({"steps": [], "final": None})
+
+
+async def test_an_empty_plan_while_fitting_tools_are_loaded_is_questioned_once(bank: Any) -> None:
+    balance = plan({"id": "b", "name": "get_balance", "arguments": {}})
+    model = ReplayChatModel.of([EMPTY, balance, "Your balance is 1810.0."])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("What is my current account balance?")
+    replans = [e for e in reply.events if e["event"] == "replan"]
+    assert len(replans) == 1 and "the plan calls no tool, but get_balance" in replans[0]["reason"]
+    assert reply.metadata["tool_calls"] == 1 and model.calls == 3
+    # The planner saw the question with the fitting tools named.
+    assert "get_balance" in str(model.prompts[1][-1].content) and '"reason"' in str(model.prompts[1][-1].content)
+
+
+async def test_an_empty_plan_that_stands_by_its_reason_after_the_question_is_accepted(bank: Any) -> None:
+    reasoned = json.dumps({"steps": [], "final": None, "reason": "the user only greets"})
+    model = ReplayChatModel.of([EMPTY, reasoned, "Hello! How can I help with your account?"])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("Hello, nice to meet you and your account tools!")
+    assert [e["event"] for e in reply.events].count("replan") == 1
+    assert reply.metadata["tool_calls"] == 0 and model.calls == 3
+
+
+async def test_an_empty_plan_no_tool_fits_is_not_questioned(bank: Any) -> None:
+    model = ReplayChatModel.of([EMPTY, "Penguins cannot fly."])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("Why can penguins not fly?")
+    assert [e["event"] for e in reply.events].count("replan") == 0 and model.calls == 2
+
+
+CLAIM = "I updated your address as you asked."
+
+
+async def test_an_answer_claiming_an_action_no_call_did_is_rejected_and_falls_back_without_the_claim(
+    bank: Any,
+) -> None:
+    reasoned = json.dumps({"steps": [], "final": None, "reason": "nothing to look up"})
+    model = ReplayChatModel.of([EMPTY, reasoned, CLAIM, CLAIM])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("Change my address to 5 Mill Street, York.")
+    rejected = [e for e in reply.events if e["event"] == "answer_rejected"]
+    assert len(rejected) == 2 and all("no tool that acts ran" in " ".join(e["problems"]) for e in rejected)
+    assert reply.metadata["tool_calls"] == 0 and reply.metadata["answer_source"] == "fallback"
+    assert "updated" not in (reply.answer or "")
+
+
+async def test_a_planners_final_claiming_an_action_is_sent_back_to_plan_the_call(bank: Any) -> None:
+    claimed = json.dumps({"steps": [], "final": CLAIM})
+    update = plan({"id": "u", "name": "update_user_info", "arguments": {"street": "5 Mill Street", "city": "York"}})
+    model = ReplayChatModel.of([claimed, update, CLAIM])
+    async with agent(model, bank, approve_destructive=False) as planwerk:
+        reply = await planwerk.ask("Change my address to 5 Mill Street, York.")
+        state = await planwerk.state(reply.thread_id)
+    replans = [e for e in reply.events if e["event"] == "replan"]
+    assert len(replans) == 1 and "I updated your address as you asked." in replans[0]["reason"]
+    # The call that acts ran, so the same sentence is now backed.
+    assert [c["tool"] for c in state["calls"]] == ["update_user_info"] and state["calls"][0]["status"] == "ok"
+    assert reply.answer == CLAIM and reply.metadata["grounded"] is True
