@@ -53,6 +53,9 @@ class GroundingTexts:
     coded_fields: Mapping[str, Mapping[int, str]]
     """Result fields whose values are codes, with the words for each code (a WMO weather code 95 is "Gewitter");
     a code without words is shown by :attr:`fields`."""
+    free_text: str = "({chars} characters of text)"
+    """What the deterministic answer shows instead of a result's free text (takes ``{chars}``): the text may carry
+    what a third party planted in it, and a fallback is not read by a model that was told it is data."""
 
 
 _WMO_WORDS: tuple[tuple[tuple[int, ...], str, str], ...] = (
@@ -156,6 +159,7 @@ Antwort.""",
     },
     true_fields={"is_estimate": "Schätzwert aus den Vorjahren"},
     coded_fields={"weather_code": {code: german for codes, german, _ in _WMO_WORDS for code in codes}},
+    free_text="({chars} Zeichen Text)",
 )
 """The German texts."""
 
@@ -603,6 +607,28 @@ def findings(
     return lines
 
 
+MAX_VALUE_WORDS = 6
+"""A result's text value of more words than this (or of several lines) is free text, not a value: the
+deterministic answer says how long it is instead of showing it."""
+
+
+def _values_only(call: Mapping[str, Any], texts: GroundingTexts) -> Mapping[str, Any]:
+    """``call`` with every free-text value of its result replaced by :attr:`GroundingTexts.free_text`."""
+    if call.get("status") != "ok":
+        return call
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str) and ("\n" in value.strip() or len(value.split()) > MAX_VALUE_WORDS):
+            return texts.free_text.format(chars=len(value))
+        if isinstance(value, Mapping):
+            return {key: clean(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(item) for item in value]
+        return value
+
+    return {**call, "result": clean(call.get("result"))}
+
+
 def fallback_answer(
     calls: Sequence[Mapping[str, Any]],
     language: Language,
@@ -625,7 +651,9 @@ def fallback_answer(
         # A call that failed beside the context is named too (measured on the travel bench: the demo question's
         # stray get_parks failed, and the context answer did not say so).
         return "\n\n".join([answer, *failed]) if failed else answer
-    lines = findings(calls, language, subjects)
+    # Values, not raw text: a result's free text (a file, a message) may carry a planted instruction or a
+    # stranger's account number, and the user would read it as the assistant's words (issue 29).
+    lines = findings([_values_only(call, texts) for call in calls], language, subjects)
     if not lines:
         return refusal or texts.nothing
     return texts.intro + "\n" + "\n".join(f"- {line}" for line in lines)
