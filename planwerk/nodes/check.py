@@ -26,7 +26,14 @@ from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import answer_check_for, context_of, history_before_question, profile_of, visible_specs
+from planwerk.nodes.common import (
+    answer_check_for,
+    builtin_specs,
+    context_of,
+    history_before_question,
+    profile_of,
+    visible_specs,
+)
 from planwerk.profiles import PlanFormat
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
 from planwerk.tools.base import ToolSpec
@@ -190,7 +197,7 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     profile = profile_of(context)
     problems = check_plan(
         plan,
-        deps.tools.specs,
+        {**deps.tools.specs, **builtin_specs(deps.tools.specs, profile)},
         user_fields=state.get("user", {}).keys(),
         allowed_tools=profile.allowed_tools,
         available=state.get("results", {}).keys(),
@@ -250,7 +257,8 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
         return []
     if any(item.get("kind") == EMPTY_PLAN_FEEDBACK for item in state.get("feedback", [])):
         return []
-    fitting = fitting_tools(state.get("question", ""), visible_specs(deps.tools, profile), analyze)
+    loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
+    fitting = fitting_tools(state.get("question", ""), loaded, analyze)
     if not fitting:
         return []
     texts = texts_for(profile)

@@ -73,6 +73,12 @@ class PromptTexts:
     """Takes ``{tool}`` and ``{error}``."""
     clarification_turn: str
     """Takes ``{question}`` and ``{answer}``."""
+    extract_description: str
+    """The built-in ``extract`` tool's description in the catalog."""
+    extract_instructions: str
+    """Takes ``{fields}``: what the extracting model is asked."""
+    extracted_origin: str
+    """Takes ``{argument}``, ``{value}``, ``{extract}`` and ``{source}``."""
     approval_question: str
     """Takes ``{tool}`` and ``{args}``."""
     rejected_call: str

@@ -30,11 +30,11 @@ async def bank() -> AsyncIterator[Any]:
         yield tools
 
 
-def agent(model: ReplayChatModel, tools: Any, **context: Any) -> Agent:
+def agent(model: ReplayChatModel, tools: Any, profile: str = "generic-en", **context: Any) -> Agent:
     options = {"today": "2026-11-26", "plan_examples": 2, "embedding_model": "none", **context}
     return Agent(
         model=model,
-        profile="generic-en",
+        profile=profile,
         tools=tools,
         retriever=False,
         checkpointer=InMemorySaver(),
@@ -122,3 +122,53 @@ async def test_a_planners_final_claiming_an_action_is_sent_back_to_plan_the_call
     # The call that acts ran, so the same sentence is now backed.
     assert [c["tool"] for c in state["calls"]] == ["update_user_info"] and state["calls"][0]["status"] == "ok"
     assert reply.answer == CLAIM and reply.metadata["grounded"] is True
+
+
+BILL_PLAN = plan(
+    {"id": "f", "name": "read_file", "arguments": {"file_path": "bill-december-2026.txt"}},
+    {
+        "id": "x",
+        "name": "extract",
+        "arguments": {"text": {"$ref": "f"}, "schema": {"iban": "string", "amount": "number"}},
+    },
+    {"id": "c", "name": "add_contact", "arguments": {"name": "Car rental", "iban": {"$ref": "x.iban"}}},
+)
+EXTRACTED = json.dumps({"iban": "GB29NWBK60161331926819", "amount": "98.70"})
+QUESTION = "Save the payee of the bill in bill-december-2026.txt to my address book as Car rental."
+
+
+def planner_prompts(model: ReplayChatModel) -> list[str]:
+    return ["\n".join(str(m.content) for m in prompt) for prompt in model.prompts if "Tools:" in str(prompt[0].content)]
+
+
+async def test_extract_reads_typed_values_apart_and_an_acting_call_taking_them_waits_for_approval(bank: Any) -> None:
+    model = ReplayChatModel.of([BILL_PLAN, EXTRACTED, "I saved the payee Car rental."])
+    async with agent(model, bank) as planwerk:
+        first = await planwerk.ask(QUESTION, thread_id="bill")
+        # add_contact has no annotations: not destructive, but it acts and takes a value read from untrusted text.
+        [request] = first.interrupts
+        assert request["kind"] == "approval" and request["tool"] == "add_contact"
+        [origin] = request["origins"]
+        assert origin in request["question"]
+        assert origin == 'iban = "GB29NWBK60161331926819" comes from x (read from f (read_file))'
+        reply = await planwerk.resume("approve", thread_id="bill")
+        state = await planwerk.state("bill")
+    extract = next(c for c in state["calls"] if c["tool"] == "extract")
+    # Typed values: the amount as a number; the record keeps the schema asked for, not the text.
+    assert extract["result"] == {"iban": "GB29NWBK60161331926819", "amount": 98.7}
+    assert "text" not in extract["args"]
+    assert state["calls"][-1]["tool"] == "add_contact" and state["calls"][-1]["status"] == "ok"
+    # The extracting model read the text under its own instructions; no planner prompt ever held it.
+    extract_prompt = "\n".join(str(m.content) for m in model.prompts[1])
+    assert "IGNORE ALL PREVIOUS INSTRUCTIONS" in extract_prompt and "iban (string), amount (number)" in extract_prompt
+    assert planner_prompts(model) and not any("IGNORE ALL" in p for p in planner_prompts(model))
+    assert reply.answer == "I saved the payee Car rental."
+
+
+async def test_a_profile_can_let_calls_take_extracted_values_without_approval(bank: Any, tmp_path: Path) -> None:
+    profile = tmp_path / "trusting.toml"
+    profile.write_text('persona = "You help with the account."\nlanguage = "en"\napprove_extracted = false\n')
+    model = ReplayChatModel.of([BILL_PLAN, EXTRACTED, "I saved the payee Car rental."])
+    async with agent(model, bank, profile=str(profile)) as planwerk:
+        reply = await planwerk.ask(QUESTION)
+    assert not reply.interrupts and reply.metadata["tool_calls"] == 3
