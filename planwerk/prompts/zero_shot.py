@@ -31,6 +31,8 @@ MAX_TOOL_EXAMPLES = 40
 and only ``Context.plan_examples`` of them are shown, but ranking embeds each once."""
 MAX_CHAINS = 12
 """Two-call chains at most."""
+MAX_EXTRACT_CHAINS = 6
+"""Read-extract-act chains at most."""
 MAX_TASK_CHARS = 120
 """A tool description's first sentence is cut to this many characters in an example's question."""
 MAX_FIELD_DEPTH = 3
@@ -38,7 +40,8 @@ MAX_FIELD_DEPTH = 3
 
 _EXAMPLE_VALUE = re.compile(r"""(?:e\.g\.|for example|z\. ?B\.|such as)[,:]?\s*['"`]([^'"`]{1,40})['"`]""", re.I)
 _ISO_DATE = re.compile(r"YYYY-MM-DD|ISO[ -]?8601", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ])")
+"""A sentence ends where the next begins with a capital ("e.g. a file" goes on)."""
 _FORMAT_SAMPLES = {
     "date": "2026-03-14",
     "date-time": "2026-03-14T09:30:00Z",
@@ -57,6 +60,7 @@ def tool_examples(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> tuple[Ex
     names = sorted(specs)[:MAX_TOOL_EXAMPLES]
     candidates = [_one_call(specs[name], texts) for name in names]
     candidates += list(_chains(specs, texts))[:MAX_CHAINS]
+    candidates += list(_extract_chains(specs, texts))[:MAX_EXTRACT_CHAINS]
     return tuple(
         example
         for example in candidates
@@ -132,6 +136,47 @@ def _chains(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterator[Examp
             }
             yield Example(question, plan)
             break  # one chain per first tool: variety over the whole catalog
+
+
+def _extract_chains(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterator[Example]:
+    """Where the built-in ``extract`` step is offered: a tool that reads and returns text (no output schema), then
+    ``extract`` of the values a tool that acts needs, then that tool taking them by ``$ref`` (read-then-act without
+    the planner reading the text)."""
+    from planwerk.core.extract import EXTRACT_TOOL, FIELD_TYPES
+
+    if EXTRACT_TOOL not in specs:
+        return
+    readers = [s for n, s in sorted(specs.items()) if n != EXTRACT_TOOL and s.read_only and not s.output_schema]
+    actors = [s for n, s in sorted(specs.items()) if n != EXTRACT_TOOL and s.acts]
+    if not readers:
+        return
+    # Each tool that acts once, with the readers in turn: the question's similarity picks the pair to show.
+    for index, actor in enumerate(actors):
+        reader = readers[index % len(readers)]
+        schema = actor.input_schema or {}
+        properties = schema.get("properties") or {}
+        required = [name for name in schema.get("required") or [] if name in properties] or list(properties)
+        wanted = {
+            name: kind
+            for name in required[:3]
+            if (kind := _resolve(properties[name], schema).get("type")) in FIELD_TYPES
+        }
+        read_args = _sample_arguments(reader, skip=())
+        if not wanted or read_args is None:
+            continue
+        rest = _sample_arguments(actor, skip=tuple(wanted), start=len(read_args))
+        if rest is None:
+            continue
+        read_id, act_id = _call_id(reader.name), _call_id(actor.name)
+        act_args = {**rest, **{name: {"$ref": f"values.{name}"} for name in wanted}}
+        calls = [
+            {"id": read_id, "name": reader.name, "arguments": read_args},
+            {"id": "values", "name": EXTRACT_TOOL, "arguments": {"text": {"$ref": read_id}, "schema": wanted}},
+            {"id": act_id, "name": actor.name, "arguments": {n: act_args[n] for n in properties if n in act_args}},
+        ]
+        frame = texts.zero_shot_chain.format(first=task_text(reader), second=_lower_first(task_text(actor)))
+        steps = [{"description": task_text(specs[c["name"]]), "tools": [c]} for c in calls]
+        yield Example(_question(texts, frame, {**read_args, **rest}), {"steps": steps, "final": None})
 
 
 def _question(texts: PromptTexts, frame: str, arguments: Mapping[str, Any]) -> str:

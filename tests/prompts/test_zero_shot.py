@@ -104,3 +104,24 @@ def test_the_library_wins_when_it_fits_the_tools_else_the_tools_examples() -> No
     built = examples_for_question("Close item 4, it is done.", SPECS, ENGLISH, generic, k=2, ranking="words")
     assert len(built) == 2 and all(e not in generic for e in built)
     assert ("close_item",) in by_tools(tuple(built))
+
+
+def test_with_the_extract_step_a_text_read_feeds_a_tool_that_acts_through_extracted_values() -> None:
+    from planwerk.core.extract import extract_spec
+
+    specs = {
+        "fetch_note": tool(
+            "fetch_note", "Returns a note's text.", {"key": {"type": "string"}}, ["key"], read_only=True
+        ),
+        "close_item": SPECS["close_item"],
+        "extract": extract_spec("Pulls typed values out of a text, e.g. a note."),
+    }
+    examples = by_tools(tool_examples(specs, ENGLISH))
+    chain = next(e for names, e in examples.items() if names == ("fetch_note", "extract", "close_item"))
+    _read, extract, act = (step["tools"][0] for step in chain.plan["steps"])
+    assert extract["arguments"] == {"text": {"$ref": "fetch_note"}, "schema": {"itemId": "integer", "note": "string"}}
+    assert act["arguments"] == {"itemId": {"$ref": "values.itemId"}, "note": {"$ref": "values.note"}}
+    assert check_plan(Plan.model_validate(chain.plan), specs) == []
+    # Without the step offered, no such chain.
+    del specs["extract"]
+    assert not any("extract" in names for names in by_tools(tool_examples(specs, ENGLISH)))
