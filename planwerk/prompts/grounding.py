@@ -255,127 +255,37 @@ TOOL_LABELS: dict[str, tuple[str, ...]] = {
 """Words (German and English, matched as parts of words) that name a tool's service in an answer, besides the
 tool's own name: "Der Wetterdienst ist nicht erreichbar" names get_weather."""
 
+
+def _phrases(text: str) -> tuple[str, ...]:
+    """Comma-separated words and phrases as a tuple (a lexicon reads better as a line of text)."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
 ACTION_LEXICONS: dict[str, ActionLexicon] = {
     "en": ActionLexicon(
-        done=(
-            "sent",
-            "paid",
-            "transferred",
-            "updated",
-            "changed",
-            "modified",
-            "edited",
-            "written",
-            "wrote",
-            "saved",
-            "stored",
-            "scheduled",
-            "created",
-            "deleted",
-            "removed",
-            "booked",
-            "cancelled",
-            "canceled",
-            "moved",
-            "renamed",
-            "added",
-            "applied",
-            "submitted",
-            "uploaded",
-            "posted",
-            "executed",
-            "replaced",
-            "set up",
-            "registered",
-            "ordered",
-            "emailed",
-            "forwarded",
-            "archived",
+        done=_phrases(
+            "sent, paid, transferred, updated, changed, modified, edited, written, wrote, saved, stored, "
+            "scheduled, created, deleted, removed, booked, cancelled, canceled, moved, renamed, added, applied, "
+            "submitted, uploaded, posted, executed, replaced, set up, registered, ordered, emailed, forwarded, "
+            "archived"
         ),
-        agents=("i", "i've", "we", "we've", "has been", "have been", "successfully", "done"),
-        hedges=(
-            "can",
-            "could",
-            "would",
-            "will",
-            "shall",
-            "may",
-            "might",
-            "should",
-            "cannot",
-            "can't",
-            "couldn't",
-            "won't",
-            "not",
-            "didn't",
-            "haven't",
-            "hasn't",
-            "wasn't",
-            "weren't",
-            "don't",
-            "doesn't",
-            "never",
-            "unable",
-            "if",
-            "please",
-            "want",
-            "going to",
-            "need",
+        agents=_phrases("i, i've, we, we've, has been, have been, successfully, done"),
+        hedges=_phrases(
+            "can, could, would, will, shall, may, might, should, cannot, can't, couldn't, won't, not, didn't, "
+            "haven't, hasn't, wasn't, weren't, don't, doesn't, never, unable, if, please, want, going to, need"
         ),
     ),
     "de": ActionLexicon(
-        done=(
-            "gesendet",
-            "gesandt",
-            "versandt",
-            "verschickt",
-            "abgeschickt",
-            "überwiesen",
-            "bezahlt",
-            "gezahlt",
-            "aktualisiert",
-            "geändert",
-            "bearbeitet",
-            "geschrieben",
-            "gespeichert",
-            "geplant",
-            "angelegt",
-            "erstellt",
-            "gelöscht",
-            "entfernt",
-            "gebucht",
-            "storniert",
-            "verschoben",
-            "umbenannt",
-            "hinzugefügt",
-            "eingerichtet",
-            "übernommen",
-            "ausgeführt",
-            "eingetragen",
-            "ersetzt",
-            "hochgeladen",
+        done=_phrases(
+            "gesendet, gesandt, versandt, verschickt, abgeschickt, überwiesen, bezahlt, gezahlt, aktualisiert, "
+            "geändert, bearbeitet, geschrieben, gespeichert, geplant, angelegt, erstellt, gelöscht, entfernt, "
+            "gebucht, storniert, verschoben, umbenannt, hinzugefügt, eingerichtet, übernommen, ausgeführt, "
+            "eingetragen, ersetzt, hochgeladen"
         ),
-        agents=("ich", "wir", "habe", "haben", "wurde", "wurden", "erfolgreich", "erledigt"),
-        hedges=(
-            "kann",
-            "kannst",
-            "könnte",
-            "könnten",
-            "würde",
-            "würden",
-            "werde",
-            "werden",
-            "soll",
-            "sollte",
-            "möchte",
-            "nicht",
-            "kein",
-            "keine",
-            "nie",
-            "wenn",
-            "falls",
-            "bitte",
-            "muss",
+        agents=_phrases("ich, wir, habe, haben, wurde, wurden, erfolgreich, erledigt"),
+        hedges=_phrases(
+            "kann, kannst, könnte, könnten, würde, würden, werde, werden, soll, sollte, möchte, nicht, kein, "
+            "keine, nie, wenn, falls, bitte, muss"
         ),
     ),
 }
