@@ -7,7 +7,7 @@ the same way: a second copy of this assembly once drifted (it scored context ans
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -63,6 +63,7 @@ def build_answer_check(
     answer_is_last_result: bool = False,
     retrieval_query: str | None = None,
     refusals: Sequence[str] = (),
+    acting: Collection[str] | None = None,
 ) -> AnswerCheck:
     """The check for answers to ``question`` after ``calls`` ran and ``hits`` were retrieved.
 
@@ -73,10 +74,12 @@ def build_answer_check(
     code. ``retrieval_query`` is the question as retrieval searched it (translated into the corpus's language): the
     chunk and its key facts are matched against it, since a question in another language shares no words with
     the chunks. ``refusals`` are the profile's refusal sentences: an answer that repeats one although a call
-    succeeded is rejected."""
+    succeeded is rejected. ``acting`` names the tools that act (:attr:`~planwerk.tools.base.ToolSpec.acts`, and the
+    profile's approval list): an answer that says something was done needs a successful call of one of them
+    (``None``: that rule is off)."""
     from planwerk.core.dates import find_dates
     from planwerk.places import default_gazetteer
-    from planwerk.prompts.grounding import CONDITION_WORDS, ESTIMATE_WORDS, FAILURE_WORDS, TOOL_LABELS
+    from planwerk.prompts.grounding import ACTION_LEXICONS, CONDITION_WORDS, ESTIMATE_WORDS, FAILURE_WORDS, TOOL_LABELS
     from planwerk.prompts.texts import TEXTS
     from planwerk.rag.chunking import split_sentences
     from planwerk.rag.lexical import analyze
@@ -114,6 +117,8 @@ def build_answer_check(
         last_value=last_result_of(calls),
         estimated=estimated_results(calls),
         estimate_words=ESTIMATE_WORDS,
+        action_lexicons=tuple(ACTION_LEXICONS.values()) if acting is not None else (),
+        acted=acting is not None and any(call.get("status") == "ok" and call.get("tool") in acting for call in calls),
     )
     suffices = context_answers(searched, hits, analyze=analyze)
     return AnswerCheck(

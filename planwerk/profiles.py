@@ -72,6 +72,13 @@ class Profile:
     come from ``geocode``; math: no, a constant such as 2.54 is the model's to write."""
     plan_format: PlanFormat = "json"
     """How the planner writes its plan (see :data:`PlanFormat`); the examples are shown in the same form."""
+    extract_step: bool = False
+    """Whether the planner may call the built-in ``extract`` step (:mod:`planwerk.core.extract`): typed values out
+    of a result's text, read by a separate model call, so a later call can take them without the planner reading
+    the text. On for the generic profiles and profile files."""
+    approve_extracted: bool = True
+    """Whether a call of a tool that acts waits for a person's approval when an argument comes from an
+    ``extract`` of untrusted text (the interrupt names the value and where it came from)."""
     model: str = "default"
     """The chat model spec of a run that names none (``Context.model`` is ``profile``): ``default`` is the packaged
     Qwen2.5-Coder-0.5B (:mod:`planwerk.models.specs` lists the forms)."""
@@ -114,6 +121,7 @@ PROFILES: dict[str, Profile] = {
         examples="generic",
         language="de",
         refusals=generic.REFUSALS,
+        extract_step=True,
     ),
     "generic-en": Profile(
         name="generic-en",
@@ -122,6 +130,7 @@ PROFILES: dict[str, Profile] = {
         examples="generic",
         language="en",
         refusals=generic.REFUSALS,
+        extract_step=True,
     ),
 }
 
@@ -198,6 +207,10 @@ class ProfileFile(BaseModel):
     """The sentence for an out-of-domain question, by language; default: the generic refusal."""
     enforce_roots: bool = False
     """Refuse tool calls whose arguments name a file outside the MCP server's ``roots`` (kind ``forbidden``)."""
+    extract_step: bool = True
+    """Offer the planner the built-in ``extract`` step (typed values out of a result's text, read apart)."""
+    approve_extracted: bool = True
+    """Calls of tools that act wait for approval when an argument comes from an ``extract``; false relaxes it."""
 
     @field_validator("model")
     @classmethod
@@ -263,6 +276,8 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         plan_format=parsed.plan_format,
         model=parsed.model,
         enforce_roots=parsed.enforce_roots,
+        extract_step=parsed.extract_step,
+        approve_extracted=parsed.approve_extracted,
     )
 
 

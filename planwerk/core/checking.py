@@ -15,6 +15,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from planwerk.core.extract import EXTRACT_TOOL
 from planwerk.core.grounding import fold
 from planwerk.core.plan import Plan
 from planwerk.core.refs import USER_ROOT, Ref, RefError, iter_refs, ref_text
@@ -117,7 +118,17 @@ def _check_ref(
             f"$ref {ref.text!r}: {ref.root!r} runs in step {step_of[ref.root]}, not before step {step}; "
             "move the referencing call to a later step"
         ]
-    target = specs.get(call_by_id[ref.root].name)
+    referenced = call_by_id[ref.root]
+    if referenced.name == EXTRACT_TOOL and isinstance(referenced.arguments.get("schema"), Mapping):
+        # An extract's result has exactly the fields its call asks for.
+        fields = referenced.arguments["schema"]
+        if ref.path and str(ref.path[0]) not in fields:
+            return [
+                f"$ref {ref.text!r}: the extract {ref.root!r} asks for no field {str(ref.path[0])!r}; "
+                f"fields: {', '.join(map(str, fields))} (add the field to its schema or use one of these)"
+            ]
+        return []
+    target = specs.get(referenced.name)
     if target is not None and target.output_schema:
         problem = _check_path(ref, target.output_schema)
         if problem:

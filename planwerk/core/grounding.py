@@ -52,6 +52,7 @@ from datetime import date
 from typing import Any, Literal
 
 from planwerk.core.calls import FailureKind
+from planwerk.core.claims import ActionLexicon, claimed_action
 
 ProblemKind = Literal[
     "empty",
@@ -72,6 +73,7 @@ ProblemKind = Literal[
     "misplaced",
     "unreported",
     "estimate_unnamed",
+    "unbacked_action",
 ]
 """What is wrong with an answer:
 
@@ -115,7 +117,10 @@ ProblemKind = Literal[
   city's values for both, every number grounded);
 - ``estimate_unnamed``: a call's values are an estimate (a true ``is_estimate`` flag: June 2026 weather from ten
   past Junes) and the answer does not say so (measured on the travel bench: "The weather in Barcelona from June 12
-  to June 15, 2026 is likely to be mild with a temperature of 17.95°C" read as a forecast).
+  to June 15, 2026 is likely to be mild with a temperature of 17.95°C" read as a forecast);
+- ``unbacked_action``: the answer says something was done (sent, updated, scheduled: :mod:`planwerk.core.claims`)
+  and no call of a tool that acts succeeded (issue 29: "I updated my account information with the new address …"
+  after no call at all).
 """
 
 
@@ -1245,6 +1250,10 @@ class CheckSettings:
     place_reports: Mapping[int, Sequence[SourceNumber]] = field(default_factory=dict)
     """The same, counting only the calls an answer reports (no later call took their results: a geocode's
     coordinates are no answer); each place the question asks about must get one of its own (``unreported``)."""
+    action_lexicons: Sequence[ActionLexicon] = ()
+    """How each language says an action was completed; an answer claiming one needs ``acted``."""
+    acted: bool = False
+    """Whether a call of a tool that acts succeeded (:attr:`planwerk.tools.base.ToolSpec.acts`)."""
 
 
 ECHO_WORDS = 6
@@ -1390,6 +1399,12 @@ def check_answer(answer: str, sources: Sources, settings: CheckSettings) -> Grou
         lowered = answer.casefold()
         if not any(word.casefold() in lowered for word in settings.estimate_words):
             problems.append(Problem("estimate_unnamed"))
+    if (
+        settings.action_lexicons
+        and not settings.acted
+        and (claimed := claimed_action(answer, settings.action_lexicons))
+    ):
+        problems.append(Problem("unbacked_action", claimed))
     if settings.context is not None and settings.analyze is not None:
         facts = settings.context
         if not cites(answer, facts.source):

@@ -54,6 +54,14 @@ class Plan(BaseModel):
     final: str | None = None
     ask_user: str | None = None
     """A question for the user when required information is missing; nothing runs then."""
+    reason: str | None = None
+    """Why a plan without calls calls nothing (the context answers it, no tool fits): an empty plan is a decision,
+    and the check questions it once when loaded tools fit the question (:mod:`planwerk.core.empty_plan`)."""
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _reason_text(cls, value: Any) -> str | None:
+        return None if value is None else str(value).strip() or None
 
     def calls(self) -> Iterator[tuple[int, PlannedCall]]:
         """Every call with the index of its step, in plan order."""

@@ -1,6 +1,7 @@
 """The JSON schema of valid plans for a given tool catalog, for constrained decoding and checks.
 
-The schema admits ``{"steps": [...], "final": null|str}`` or ``{"ask_user": str}``. Every call is one of the
+The schema admits ``{"steps": [...], "final": null|str}`` (with an optional ``"reason"`` why it calls nothing) or
+``{"ask_user": str}``. Every call is one of the
 loaded tools (``anyOf`` over tools, each with its own argument object), and every argument value may instead be
 a reference, ``{"$ref": "<id>.<path>"}`` or ``"$ref:<id>.<path>"``. It stays within the JSON-schema subset that
 xgrammar compiles (no ``if``/``then``, only local ``$ref``s into the top-level ``$defs``). Pure: no I/O.
@@ -83,6 +84,8 @@ def plan_json_schema(specs: Mapping[str, ToolSpec], limits: PlanSchemaLimits | N
         "properties": {
             "steps": {"type": "array", "items": step_schema, "maxItems": max_steps},
             "final": {"anyOf": [{"type": "null"}, {"type": "string"}]},
+            # Why a plan calls nothing (optional: a plan with calls needs none).
+            "reason": {"type": "string"},
         },
         "required": ["steps", "final"],
         "additionalProperties": False,

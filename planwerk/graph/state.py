@@ -99,6 +99,8 @@ class CallTask(TypedDict):
     args: dict[str, Any]
     approval: bool
     """Whether a person must approve the call before it runs (an interrupt)."""
+    origins: NotRequired[list[str]]
+    """For an approval: each argument value taken from an ``extract`` of untrusted text, and where it came from."""
 
 
 class CallInput(TypedDict):

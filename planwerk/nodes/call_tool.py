@@ -8,25 +8,32 @@ run's ``tool_retry_attempts`` are used, then recorded like any other failure.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 from langgraph.types import RetryPolicy, interrupt
 
 from planwerk.core.approval import ApprovalDecision, ApprovalError, parse_approval
 from planwerk.core.calls import TRANSIENT_KINDS, CallRecord, call_record
+from planwerk.core.extract import EXTRACT_TOOL
 from planwerk.core.scheduling import ReadyCall
 from planwerk.events import ToolCallEvent, ToolProgressEvent
 from planwerk.execution import ExecutionPolicy, call_one, call_timeout, result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import CallInput, CallTask
+from planwerk.models.base import SupportsPlanSchema
 from planwerk.nodes.common import context_of, model_spec_of, profile_of
 from planwerk.prompts.render import render_result
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 from planwerk.tools.call_options import ToolProgress, call_options
 from planwerk.tools.client_features import answer_by_interrupt, call_with_client_features, channel_for_call, run_key
 
+EXTRACT_TAGS = ("planwerk:extract", TAG_NOSTREAM)
+"""The extracting model's reply is data for later calls, not chat: ``nostream`` keeps it out of message streams."""
 MAX_APPROVAL_ASKS = 3
 """An approval answer that is none of the accepted forms is asked again (naming the problem) this many times."""
 
@@ -49,14 +56,21 @@ def call_retry_policy(max_attempts: int = 3, initial_interval: float = 0.5) -> R
 
 
 def ask_approval(task: CallTask, texts: PromptTexts = GERMAN, *, max_args_bytes: int | None = None) -> ApprovalDecision:
-    """Interrupt with the call and its resolved arguments until a person gives an answer that parses."""
+    """Interrupt with the call and its resolved arguments until a person gives an answer that parses; values taken
+    from an ``extract`` of untrusted text are named with where they came from (``origins``)."""
+    question = texts.approval_question.format(tool=task["tool"], args=render_result(task["args"], texts))
+    origins = task.get("origins") or []
+    if origins:
+        question = "\n".join([*origins, question])
     request: dict[str, Any] = {
         "kind": "approval",
-        "question": texts.approval_question.format(tool=task["tool"], args=render_result(task["args"], texts)),
+        "question": question,
         "id": task["id"],
         "tool": task["tool"],
         "args": task["args"],
     }
+    if origins:
+        request["origins"] = list(origins)
     for _ in range(MAX_APPROVAL_ASKS):
         try:
             return parse_approval(interrupt(request), max_args_bytes=max_args_bytes)
@@ -91,6 +105,13 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
     runtime.stream_writer(
         ToolCallEvent(event="tool_call", id=task["id"], tool=task["tool"], args=args, attempt=attempt)
     )
+    if task["tool"] == EXTRACT_TOOL and EXTRACT_TOOL not in deps.tools.specs:
+        record = await extract_values(task, args, deps, context, texts)
+        runtime.stream_writer(result_event(record))
+        update = {"calls": [record]}
+        if record["status"] == "ok":
+            update["results"] = {record["id"]: record["result"]}
+        return update
     call = ReadyCall(id=task["id"], tool=task["tool"], step=task["step"], args=args)
     timeout = call_timeout(context.tool_timeout_s, deps.tools.specs.get(task["tool"]))
     policy = ExecutionPolicy(timeout_s=timeout, max_concurrency=context.max_concurrency)
@@ -138,3 +159,37 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
     if record["status"] == "ok":
         update["results"] = {record["id"]: record["result"]}
     return update
+
+
+async def extract_values(
+    task: CallTask, args: dict[str, Any], deps: Deps, context: Context, texts: PromptTexts
+) -> CallRecord:
+    """The built-in ``extract`` step (:mod:`planwerk.core.extract`): the run's model, with no tools and under the
+    fields' JSON schema where it decodes under one, reads the text and returns the typed values. The text reaches
+    only this model call, never the planner. A bad schema or a reply without JSON is a failed call."""
+    from planwerk.core.extract import clip_text, field_types, json_schema, parse_extraction
+
+    started = time.monotonic()
+    try:
+        fields = field_types(args.get("schema"))
+    except ValueError as error:
+        return call_record(task["id"], task["tool"], step=task["step"], args=args, error=str(error),
+                           kind="invalid_arguments")  # fmt: skip
+    model = await deps.model_for(model_spec_of(context))
+    if context.constrained_decoding and isinstance(model, SupportsPlanSchema):
+        model = model.with_plan_schema(json_schema(fields))
+    listed = ", ".join(f"{name} ({kind})" for name, kind in fields.items())
+    messages = [
+        SystemMessage(texts.extract_instructions.format(fields=listed)),
+        HumanMessage(clip_text(args.get("text", ""))),
+    ]
+    reply = await model.ainvoke(messages, config={"tags": list(EXTRACT_TAGS)})
+    try:
+        values = parse_extraction(str(reply.content), fields)
+    except ValueError as error:
+        return call_record(task["id"], task["tool"], step=task["step"], args=args, error=str(error), kind="error",
+                           duration_s=time.monotonic() - started)  # fmt: skip
+    # The record keeps the schema, not the text: the call log shows what was asked and what was found.
+    shown = {"schema": args.get("schema")}
+    return call_record(task["id"], task["tool"], step=task["step"], args=shown, result=values,
+                       duration_s=time.monotonic() - started)  # fmt: skip

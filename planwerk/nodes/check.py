@@ -26,7 +26,14 @@ from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import answer_check_for, context_of, history_before_question, profile_of, visible_specs
+from planwerk.nodes.common import (
+    answer_check_for,
+    builtin_specs,
+    context_of,
+    history_before_question,
+    profile_of,
+    visible_specs,
+)
 from planwerk.profiles import PlanFormat
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
 from planwerk.tools.base import ToolSpec
@@ -66,6 +73,10 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         # A plan that calls nothing answers in its own words: what it states must be backed like any answer, or
         # the planner tries again with the tools (on its last attempt the finalizer's check has the final word).
         problems = await asyncio.to_thread(_unbacked_final, parsed, state, context, deps)
+    questioned = False
+    if not problems and parsed is not None and attempts < context.max_plan_attempts:
+        problems = await asyncio.to_thread(_empty_plan, parsed, state, context, deps)
+        questioned = bool(problems)
     if problems:
         runtime.stream_writer(
             ReplanEvent(event="replan", reason="\n".join(problems), decision="rejected", attempt=attempts)
@@ -74,6 +85,8 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
             "reply": text[:MAX_REPLY_IN_FEEDBACK],
             "problems": texts_for(profile).repair_request("\n".join(problems), profile.plan_format),
         }
+        if questioned:
+            rejected["kind"] = EMPTY_PLAN_FEEDBACK
         update: dict[str, Any] = {
             "plan": None,
             "reply": None,
@@ -184,7 +197,7 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     profile = profile_of(context)
     problems = check_plan(
         plan,
-        deps.tools.specs,
+        {**deps.tools.specs, **builtin_specs(deps.tools.specs, profile)},
         user_fields=state.get("user", {}).keys(),
         allowed_tools=profile.allowed_tools,
         available=state.get("results", {}).keys(),
@@ -206,7 +219,7 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     return problems
 
 
-UNBACKED_KINDS: frozenset[ProblemKind] = frozenset({"number", "date", "place"})
+UNBACKED_KINDS: frozenset[ProblemKind] = frozenset({"number", "date", "place", "unbacked_action"})
 """What a plan's own answer may not state unbacked: numbers, dates and places no source contains (the rest of the
 answer check is about answers written after calls ran, or to context questions, and stays with the finalizer)."""
 
@@ -220,9 +233,38 @@ def _unbacked_final(plan: Plan, state: AgentState, context: Context, deps: Deps)
         return []
     check = answer_check_for(AgentState(**{**state, "plan": plan.model_dump()}), context, profile, deps)
     claims = [p.claim for p in check(plan.final).problems if p.kind in UNBACKED_KINDS and p.claim]
+    # (an action the final claims is in its own words: "I have sent it" needs the call that sends)
     if not claims:
         return []
     return [texts_for(profile).final_unbacked.format(claims=", ".join(dict.fromkeys(claims)))]
+
+
+EMPTY_PLAN_FEEDBACK = "empty_plan"
+"""The ``kind`` of a feedback item that questioned an empty plan: it is questioned once per planning round."""
+
+
+def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    """The check's question to a plan that calls nothing while loaded tools fit the question
+    (:func:`planwerk.core.empty_plan.fitting_tools`): asked once per planning round, not when retrieved context
+    may answer, not for ``ask_user``. Its reason (``reason`` or its ``final``) is quoted back. Blocking (the
+    analyzer loads its word lists once): run it in a worker thread."""
+    from planwerk.core.empty_plan import fitting_tools
+    from planwerk.rag.lexical import analyze
+
+    profile = profile_of(context)
+    # Expression plans decline with answer("…"), which the unbacked-final check already covers.
+    if plan.call_count or plan.ask_user is not None or state.get("hits") or profile.plan_format != "json":
+        return []
+    if any(item.get("kind") == EMPTY_PLAN_FEEDBACK for item in state.get("feedback", [])):
+        return []
+    loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
+    fitting = fitting_tools(state.get("question", ""), loaded, analyze)
+    if not fitting:
+        return []
+    texts = texts_for(profile)
+    why = plan.reason or plan.final
+    reason = texts.empty_plan_reason.format(reason=" ".join(why.split())[:200]) if why else ""
+    return [texts.empty_plan.format(tools=", ".join(fitting), reason=reason)]
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:

@@ -56,9 +56,22 @@ def prompt_today(context: Context, profile: Profile) -> date | None:
 
 
 def visible_specs(tools: ToolSource, profile: Profile) -> dict[str, ToolSpec]:
-    """The tools the planner is shown: the loaded ones the profile allows."""
+    """The tools the planner is shown: the loaded ones the profile allows, and the built-in ``extract`` step where
+    the profile offers it (:func:`builtin_specs`)."""
     allowed = profile.allowed_tools
-    return {name: spec for name, spec in tools.specs.items() if allowed is None or name in allowed}
+    shown = {name: spec for name, spec in tools.specs.items() if allowed is None or name in allowed}
+    return {**shown, **builtin_specs(shown, profile)} if shown else shown
+
+
+def builtin_specs(loaded: Mapping[str, ToolSpec], profile: Profile) -> dict[str, ToolSpec]:
+    """planwerk's own tools for ``profile`` beside the ``loaded`` ones: ``extract`` when the profile offers it and
+    no loaded tool has that name (a server's tool wins)."""
+    from planwerk.core.extract import EXTRACT_TOOL, extract_spec
+    from planwerk.prompts.texts import texts_for
+
+    if not profile.extract_step or EXTRACT_TOOL in loaded:
+        return {}
+    return {EXTRACT_TOOL: extract_spec(texts_for(profile).extract_description)}
 
 
 def answer_check_for(state: AgentState, context: Context, profile: Profile, deps: Deps) -> AnswerCheck:
@@ -80,6 +93,7 @@ def answer_check_for(state: AgentState, context: Context, profile: Profile, deps
         answer_is_last_result=profile.answer_is_last_result,
         retrieval_query=state.get("retrieval_query"),
         refusals=tuple(profile.refusals.values()),
+        acting={name for name, spec in deps.tools.specs.items() if spec.acts} | profile.approve,
     )
 
 

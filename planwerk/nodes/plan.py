@@ -45,9 +45,10 @@ from planwerk.nodes.common import (
 from planwerk.places import default_gazetteer
 from planwerk.profiles import PlanFormat, Profile
 from planwerk.prompts.catalog_budget import cap_catalog
-from planwerk.prompts.examples import library, select_examples
+from planwerk.prompts.examples import library
 from planwerk.prompts.render import build_plan_messages, trim_history
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
+from planwerk.prompts.zero_shot import examples_for_question
 from planwerk.tools.base import ToolSpec
 
 MAX_FEEDBACK_TURNS = 2
@@ -101,11 +102,13 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
             planner = constrained_planner(model, specs, profile.plan_format)
         if retry and context.retry_temperature > 0:
             planner = sampling_variant(planner, context.retry_temperature, seed=state.get("attempts", 0))
-        examples = select_examples(
+        # The profile's library, or examples built from the loaded tools when none of its examples fits them.
+        examples = examples_for_question(
             state["question"],
             specs,
+            texts_for(profile),
+            library(profile.examples),
             k=context.plan_examples,
-            examples=library(profile.examples),
             retry=retry,
             gazetteer=default_gazetteer(),
         )

@@ -7,14 +7,16 @@ reference does not resolve) are recorded here; when the plan is done the run goe
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
 from planwerk.core.calls import CallRecord
+from planwerk.core.extract import EXTRACT_TOOL
 from planwerk.core.plan import Plan
-from planwerk.core.refs import ArgumentLimits
+from planwerk.core.refs import ArgumentLimits, Ref, dependencies, iter_refs
 from planwerk.core.scheduling import ReadyCall, resolve_step
 from planwerk.events import ApprovalRequiredEvent, StepEvent
 from planwerk.execution import result_event
@@ -22,17 +24,49 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, CallInput, CallTask
 from planwerk.nodes.common import context_of, profile_of
+from planwerk.prompts.texts import PromptTexts, texts_for
 
 ResolveRoute = Literal["call_tool", "verify"]
 RESOLVE_ROUTES: tuple[ResolveRoute, ...] = ("call_tool", "verify")
 
 
-def needs_approval(call: ReadyCall, deps: Deps, context: Context) -> bool:
-    """Whether a person must approve ``call``: its tool is marked destructive or the profile lists it."""
+def needs_approval(call: ReadyCall, deps: Deps, context: Context, origins: list[str] | None = None) -> bool:
+    """Whether a person must approve ``call``: its tool is marked destructive or the profile lists it, or it acts
+    and takes a value from an ``extract`` of untrusted text (``origins``, unless the profile relaxes that)."""
     if not context.approve_destructive:
         return False
     spec = deps.tools.specs.get(call.tool)
+    if origins and spec is not None and spec.acts and profile_of(context).approve_extracted:
+        return True
     return bool(spec is not None and spec.destructive) or call.tool in profile_of(context).approve
+
+
+def extracted_origins(plan: Plan, call: ReadyCall, texts: PromptTexts) -> list[str]:
+    """Each argument of ``call`` whose value comes from an ``extract`` call of ``plan``, with its resolved value and
+    where the extract read it (the call whose result was the text)."""
+    planned = {item.id: item for _, item in plan.calls()}
+    own = planned.get(call.id)
+    if own is None:
+        return []
+    origins = []
+    for argument, value in own.arguments.items():
+        for ref in iter_refs(value):
+            if not isinstance(ref, Ref) or ref.is_user or ref.root not in planned:
+                continue
+            source = planned[ref.root]
+            if source.name != EXTRACT_TOOL:
+                continue
+            read = sorted(dependencies({"text": source.arguments.get("text")}))
+            where = ", ".join(f"{root} ({planned[root].name})" if root in planned else root for root in read)
+            origins.append(
+                texts.extracted_origin.format(
+                    argument=argument,
+                    value=json.dumps(call.args.get(argument), ensure_ascii=False, default=str),
+                    extract=ref.root,
+                    source=where or "?",
+                )
+            )
+    return origins
 
 
 async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> Command[ResolveRoute]:
@@ -59,12 +93,15 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
             runtime.stream_writer(StepEvent(event="step", index=index - 1, calls=[call.id for call in ready]))
             sends = []
             for call in ready:
-                approval = needs_approval(call, deps, context_of(runtime))
+                origins = extracted_origins(plan, call, texts_for(profile_of(context_of(runtime))))
+                approval = needs_approval(call, deps, context_of(runtime), origins)
                 if approval:
                     runtime.stream_writer(
                         ApprovalRequiredEvent(event="approval_required", id=call.id, tool=call.tool, args=call.args)
                     )
                 task = CallTask(id=call.id, tool=call.tool, step=call.step, args=call.args, approval=approval)
+                if approval and origins:
+                    task["origins"] = origins
                 sends.append(Send("call_tool", CallInput(call=task)))
             update: dict[str, Any] = {"calls": unresolved, "next_step": index}
             return Command(update=update, goto=sends)

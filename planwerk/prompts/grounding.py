@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planwerk.core.calls import FailureKind
+from planwerk.core.claims import ActionLexicon
 from planwerk.core.grounding import DOWN_KINDS, KeyFacts, Problem, format_value, key_values
 from planwerk.profiles import Language
 
@@ -52,6 +53,9 @@ class GroundingTexts:
     coded_fields: Mapping[str, Mapping[int, str]]
     """Result fields whose values are codes, with the words for each code (a WMO weather code 95 is "Gewitter");
     a code without words is shown by :attr:`fields`."""
+    free_text: str = "({chars} characters of text)"
+    """What the deterministic answer shows instead of a result's free text (takes ``{chars}``): the text may carry
+    what a third party planted in it, and a fallback is not read by a model that was told it is data."""
 
 
 _WMO_WORDS: tuple[tuple[tuple[int, ...], str, str], ...] = (
@@ -104,6 +108,8 @@ GERMAN = GroundingTexts(
         "nenne für jeden Ort seine eigenen Werte.",
         "estimate_unnamed": "Die Werte sind eine Schätzung aus den Vorjahren, keine Vorhersage; sag das in der "
         "Antwort.",
+        "unbacked_action": "Die Antwort sagt „{claim}“, aber kein handelndes Tool ist erfolgreich gelaufen, also "
+        "wurde nichts getan; sage nur, was die Tools getan und geliefert haben.",
     },
     regenerate="""Deine Antwort wurde geprüft und abgelehnt:
 {problems}
@@ -155,6 +161,7 @@ Antwort.""",
     },
     true_fields={"is_estimate": "Schätzwert aus den Vorjahren"},
     coded_fields={"weather_code": {code: german for codes, german, _ in _WMO_WORDS for code in codes}},
+    free_text="({chars} Zeichen Text)",
 )
 """The German texts."""
 
@@ -185,6 +192,8 @@ ENGLISH = GroundingTexts(
         "unreported": "the answer states no value for {place}, although the tools delivered its own; state each "
         "place's own values",
         "estimate_unnamed": "the values are an estimate from past years, not a forecast; say so in the answer",
+        "unbacked_action": 'the answer says "{claim}", but no tool that acts ran successfully, so nothing was '
+        "done; say only what the tools did and delivered",
     },
     regenerate="""Your answer was checked and rejected:
 {problems}
@@ -249,6 +258,44 @@ TOOL_LABELS: dict[str, tuple[str, ...]] = {
 }
 """Words (German and English, matched as parts of words) that name a tool's service in an answer, besides the
 tool's own name: "Der Wetterdienst ist nicht erreichbar" names get_weather."""
+
+
+def _phrases(text: str) -> tuple[str, ...]:
+    """Comma-separated words and phrases as a tuple (a lexicon reads better as a line of text)."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+ACTION_LEXICONS: dict[str, ActionLexicon] = {
+    "en": ActionLexicon(
+        done=_phrases(
+            "sent, paid, transferred, updated, changed, modified, edited, written, wrote, saved, stored, "
+            "scheduled, created, deleted, removed, booked, cancelled, canceled, moved, renamed, added, applied, "
+            "submitted, uploaded, posted, executed, replaced, set up, registered, ordered, emailed, forwarded, "
+            "archived"
+        ),
+        agents=_phrases("i, i've, we, we've, has been, have been, successfully, done"),
+        hedges=_phrases(
+            "can, could, would, will, shall, may, might, should, cannot, can't, couldn't, won't, not, didn't, "
+            "haven't, hasn't, wasn't, weren't, don't, doesn't, never, unable, if, please, want, going to, need"
+        ),
+    ),
+    "de": ActionLexicon(
+        done=_phrases(
+            "gesendet, gesandt, versandt, verschickt, abgeschickt, überwiesen, bezahlt, gezahlt, aktualisiert, "
+            "geändert, bearbeitet, geschrieben, gespeichert, geplant, angelegt, erstellt, gelöscht, entfernt, "
+            "gebucht, storniert, verschoben, umbenannt, hinzugefügt, eingerichtet, übernommen, ausgeführt, "
+            "eingetragen, ersetzt, hochgeladen"
+        ),
+        agents=_phrases("ich, wir, habe, haben, wurde, wurden, erfolgreich, erledigt"),
+        hedges=_phrases(
+            "kann, kannst, könnte, könnten, würde, würden, werde, werden, soll, sollte, möchte, nicht, kein, "
+            "keine, nie, wenn, falls, bitte, muss"
+        ),
+    ),
+}
+"""How each language says an action was completed (:mod:`planwerk.core.claims`): completion verbs, words that make
+a sentence a report of a finished act, and words that hedge or deny it. Phrasing, not a domain: an answer that
+claims one of these needs a successful call of a tool that acts."""
 
 FAILURE_WORDS: tuple[str, ...] = (
     "nicht erreichbar",
@@ -482,6 +529,28 @@ def findings(
     return lines
 
 
+MAX_VALUE_WORDS = 6
+"""A result's text value of more words than this (or of several lines) is free text, not a value: the
+deterministic answer says how long it is instead of showing it."""
+
+
+def _values_only(call: Mapping[str, Any], texts: GroundingTexts) -> Mapping[str, Any]:
+    """``call`` with every free-text value of its result replaced by :attr:`GroundingTexts.free_text`."""
+    if call.get("status") != "ok":
+        return call
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str) and ("\n" in value.strip() or len(value.split()) > MAX_VALUE_WORDS):
+            return texts.free_text.format(chars=len(value))
+        if isinstance(value, Mapping):
+            return {key: clean(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(item) for item in value]
+        return value
+
+    return {**call, "result": clean(call.get("result"))}
+
+
 def fallback_answer(
     calls: Sequence[Mapping[str, Any]],
     language: Language,
@@ -504,7 +573,9 @@ def fallback_answer(
         # A call that failed beside the context is named too (measured on the travel bench: the demo question's
         # stray get_parks failed, and the context answer did not say so).
         return "\n\n".join([answer, *failed]) if failed else answer
-    lines = findings(calls, language, subjects)
+    # Values, not raw text: a result's free text (a file, a message) may carry a planted instruction or a
+    # stranger's account number, and the user would read it as the assistant's words (issue 29).
+    lines = findings([_values_only(call, texts) for call in calls], language, subjects)
     if not lines:
         return refusal or texts.nothing
     return texts.intro + "\n" + "\n".join(f"- {line}" for line in lines)

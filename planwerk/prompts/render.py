@@ -123,10 +123,20 @@ def _join_types(kinds: Sequence[str]) -> str:
     return "|".join(dict.fromkeys(kept)) or ("null" if "null" in kinds else "any")
 
 
-def render_tool(spec: ToolSpec, texts: PromptTexts = GERMAN) -> str:
+def render_tool(
+    spec: ToolSpec, texts: PromptTexts = GERMAN, *, all_meanings: bool = True, unknown_results: bool = True
+) -> str:
     """One catalog line: name, typed arguments in the schema's order (optional ones with their default, enums as
-    their values, arrays with their item type), the description, what each argument the description does not name
-    means, the output fields.
+    their values, arrays with their item type), the description, what each argument means, the output fields.
+
+    Every argument's description is shown (``all_meanings``): a tool description that mentions an argument's name
+    ("Sends money to a recipient") does not say what the argument is ("IBAN of the recipient"), and a planner
+    without it invents the value's form. Only a description the tool's description already contains word for word
+    is left out. Calculation functions (expression catalogs) pass ``all_meanings=False``: their descriptions are
+    formulas over the arguments (``subtract(arg_0, arg_1) = arg_0 - arg_1``) that explain them already, and the
+    expression prompt was measured that way (BENCHMARKS.md §2). A tool without an output schema says that its
+    result fields are unknown (``unknown_results``), so the planner refers to the result whole instead of guessing
+    a path.
 
     The schema's order is the argument order a tool states (``subtract(arg_0, arg_1)``); descriptions are cut so a
     tool stays one line.
@@ -135,6 +145,7 @@ def render_tool(spec: ToolSpec, texts: PromptTexts = GERMAN) -> str:
     properties = root.get("properties") or {}
     required = set(root.get("required") or [])
     description = _clip(spec.description or "", MAX_DESCRIPTION_CHARS)
+    folded = " ".join(description.lower().split())
     arguments, meanings = [], []
     for name, schema in properties.items():
         text = f"{name}: {_type_of(schema, root)}"
@@ -142,10 +153,11 @@ def render_tool(spec: ToolSpec, texts: PromptTexts = GERMAN) -> str:
             text += f" = {json.dumps(schema.get('default'), ensure_ascii=False)}"
         arguments.append(text)
         meaning = _clip(str(schema.get("description") or ""), MAX_ARGUMENT_DESCRIPTION_CHARS).rstrip(".")
-        # An argument the description names ("subtract(arg_0, arg_1) = arg_0 - arg_1") is explained there:
-        # saying it twice costs a small model's window and adds nothing.
-        if meaning and not re.search(rf"\b{re.escape(name)}\b", description):
-            meanings.append(f"{name}: {meaning}")
+        if not meaning or meaning.lower() in folded:
+            continue
+        if not all_meanings and re.search(rf"\b{re.escape(name)}\b", description):
+            continue
+        meanings.append(f"{name}: {meaning}")
     # One sentence per part, so the model can tell the tool's description from its arguments' meanings.
     sentences = [_sentence(description)] if description else []
     if meanings:
@@ -156,6 +168,8 @@ def render_tool(spec: ToolSpec, texts: PromptTexts = GERMAN) -> str:
     output = (spec.output_schema or {}).get("properties")
     if output:
         line += f" → {texts.result_fields}: {', '.join(output)}"
+    elif unknown_results:
+        line += f" → {texts.result_unknown}"
     return line
 
 
@@ -181,7 +195,8 @@ def render_expression_catalog(
         for name in functions:
             spec = specs[name]
             single = len(output_fields(spec)) == 1
-            lines.append(render_tool(replace(spec, output_schema=None) if single else spec, texts))
+            shown = replace(spec, output_schema=None) if single else spec
+            lines.append(render_tool(shown, texts, all_meanings=False, unknown_results=False))
     return "\n".join(lines) or texts.no_tools
 
 

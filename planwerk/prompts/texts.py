@@ -62,6 +62,10 @@ class PromptTexts:
     format declines (:data:`DECLINE_BY_FORMAT`)."""
     final_unbacked: str
     """Takes ``{claims}``: a plan that calls nothing answers with numbers, dates or places nothing backs."""
+    empty_plan: str
+    """Takes ``{tools}`` and ``{reason}``: a plan without calls while loaded tools fit the question."""
+    empty_plan_reason: str
+    """Takes ``{reason}``."""
     previous_question: str
     """Takes ``{question}``."""
     default_clarification: str
@@ -69,13 +73,25 @@ class PromptTexts:
     """Takes ``{tool}`` and ``{error}``."""
     clarification_turn: str
     """Takes ``{question}`` and ``{answer}``."""
+    extract_description: str
+    """The built-in ``extract`` tool's description in the catalog."""
+    extract_instructions: str
+    """Takes ``{fields}``: what the extracting model is asked."""
+    extracted_origin: str
+    """Takes ``{argument}``, ``{value}``, ``{extract}`` and ``{source}``."""
     approval_question: str
     """Takes ``{tool}`` and ``{args}``."""
     rejected_call: str
     """Takes ``{tool}`` and ``{reason}``."""
+    zero_shot_chain: str
+    """Takes ``{first}`` and ``{second}``: the question of a two-call example built from the tools."""
+    zero_shot_with_values: str
+    """Takes ``{frame}`` and ``{values}``: an example's question with its argument values."""
     tools_heading: str
     no_tools: str
     result_fields: str
+    result_unknown: str
+    """Ends the catalog line of a tool without an output schema."""
     examples_heading: str
     question_label: str
     plan_label: str

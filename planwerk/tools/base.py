@@ -49,9 +49,18 @@ class ToolSpec:
     """The tool changes or deletes something: calls pause for a person's approval. MCP tools: only an explicit
     ``destructiveHint: true`` without ``readOnlyHint: true`` (see ``planwerk.tools.mcp``); functions: the names
     given to :class:`FunctionToolSource` as ``destructive``."""
+    read_only: bool = False
+    """The tool only reads: MCP ``readOnlyHint: true``; functions: the names given to :class:`FunctionToolSource`
+    as ``read_only``."""
     timeout_s: float | None = None
     """The source's own per-call timeout for this tool (an MCP server's configured ``timeout``); None: the caller's
     default. ``Context.tool_timeout_s`` (``--tool-timeout``) overrides it."""
+
+    @property
+    def acts(self) -> bool:
+        """Whether a call may change something (MCP: ``destructiveHint``, or no ``readOnlyHint``): an answer that
+        says something was done needs a successful call of such a tool (:mod:`planwerk.core.claims`)."""
+        return self.destructive or not self.read_only
 
 
 class ToolError(Exception):
@@ -104,17 +113,21 @@ class FunctionToolSource:
         server: str = "local",
         *,
         destructive: Collection[str] = (),
+        read_only: Collection[str] = (),
     ):
-        """``functions`` by name (or named by ``__name__``); ``destructive``: the names whose calls need approval."""
+        """``functions`` by name (or named by ``__name__``); ``destructive``: the names whose calls need approval;
+        ``read_only``: the names that only read (every other tool may act, as MCP assumes without annotations)."""
         items = functions.items() if isinstance(functions, Mapping) else ((f.__name__, f) for f in functions)
         self._functions: dict[str, ToolFunction] = dict(items)
         # A misspelt name would silently let a destructive tool run without approval.
         if unknown := sorted(set(destructive) - set(self._functions)):
             raise ValueError(f"destructive names no tool of this source: {', '.join(unknown)}")
+        if unknown := sorted(set(read_only) - set(self._functions)):
+            raise ValueError(f"read_only names no tool of this source: {', '.join(unknown)}")
         self._server = server
         self._signatures = {name: inspect.signature(fn) for name, fn in self._functions.items()}
         self._specs = {
-            name: _spec_from_function(name, fn, server, destructive=name in destructive)
+            name: _spec_from_function(name, fn, server, destructive=name in destructive, read_only=name in read_only)
             for name, fn in self._functions.items()
         }
 
@@ -157,7 +170,9 @@ class FunctionToolSource:
         return result
 
 
-def _spec_from_function(name: str, fn: ToolFunction, server: str, *, destructive: bool = False) -> ToolSpec:
+def _spec_from_function(
+    name: str, fn: ToolFunction, server: str, *, destructive: bool = False, read_only: bool = False
+) -> ToolSpec:
     signature = inspect.signature(fn)
     hints = inspect.get_annotations(fn, eval_str=True)
     fields: dict[str, Any] = {}
@@ -180,4 +195,5 @@ def _spec_from_function(name: str, fn: ToolFunction, server: str, *, destructive
         output_schema=output_schema,
         server=server,
         destructive=destructive,
+        read_only=read_only,
     )

@@ -344,6 +344,9 @@ class MCPToolSource:
                 output_schema=(listed.outputSchema or None) if listed is not None else None,
                 server=server.name,
                 destructive=is_destructive(listed.annotations if listed is not None else None),
+                read_only=listed is not None
+                and listed.annotations is not None
+                and listed.annotations.readOnlyHint is True,
                 timeout_s=server.config.timeout_s,
             )
         self._resource_servers = self._offer_read_resource(allowed)

@@ -50,11 +50,41 @@ MAX_NUMBER = spec(
 )
 
 
-def test_argument_order_is_the_schemas_and_a_description_naming_the_arguments_explains_them() -> None:
+def test_argument_order_is_the_schemas_and_every_argument_keeps_its_meaning() -> None:
     line = render_tool(SUBTRACT, ENGLISH)
     assert line == (
+        "- subtract(arg_0: number, arg_1: number): subtract(arg_0, arg_1) = arg_0 - arg_1. "
+        "arg_0: The number to subtract from; arg_1: The number to subtract. → result fields: result"
+    )
+    # Calculation functions in an expression catalog: the formula explains its arguments (measured that way).
+    assert render_tool(SUBTRACT, ENGLISH, all_meanings=False) == (
         "- subtract(arg_0: number, arg_1: number): subtract(arg_0, arg_1) = arg_0 - arg_1. → result fields: result"
     )
+
+
+def test_a_description_that_mentions_an_argument_does_not_hide_what_the_argument_is() -> None:
+    send = spec(
+        "send_money",
+        {
+            "recipient": {"type": "string", "description": "IBAN of the recipient"},
+            "amount": {"type": "number", "description": "Amount to send."},
+        },
+        "Sends an amount of money to a recipient.",
+    )
+    line = render_tool(send, ENGLISH)
+    assert "recipient: IBAN of the recipient" in line and "amount: Amount to send." in line
+    # A meaning the tool's description already holds word for word is said once.
+    same = spec("echo", {"text": {"type": "string", "description": "The text to echo"}}, "Returns the text to echo.")
+    assert render_tool(same, ENGLISH) == "- echo(text: string): Returns the text to echo. → result fields: result"
+
+
+def test_a_tool_without_an_output_schema_says_its_result_fields_are_unknown() -> None:
+    read = ToolSpec("read_file", "Reads a file.", input_schema={"type": "object", "properties": {}})
+    assert render_tool(read, ENGLISH) == (
+        '- read_file(): Reads a file. → result: fields not described (whole result: {"$ref": "<id>"})'
+    )
+    assert render_tool(read, GERMAN).endswith('→ Ergebnis: Felder nicht beschrieben (ganz per {"$ref": "<id>"})')
+    assert render_tool(read, ENGLISH, unknown_results=False) == "- read_file(): Reads a file."
 
 
 def test_argument_meanings_enums_and_array_item_types() -> None:
@@ -81,7 +111,8 @@ def test_argument_meanings_enums_and_array_item_types() -> None:
     )
     assert render_tool(units, GERMAN) == (
         '- convert(value: number, unit: "c"|"f" = "c", matrix: array[array[integer]], mode: "fast"|"exact", '
-        "tags: array[string] = null): Converts a temperature. value: The value to convert."
+        "tags: array[string] = null): Converts a temperature. value: The value to convert. "
+        '→ Ergebnis: Felder nicht beschrieben (ganz per {"$ref": "<id>"})'
     )
 
 

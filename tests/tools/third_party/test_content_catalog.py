@@ -60,6 +60,6 @@ def test_optional_object_fields_are_marked_and_deep_objects_stay_short() -> None
         },
         "required": ["filter"],
     }
-    assert render_tool(ToolSpec("find", input_schema=schema), ENGLISH) == (
+    assert render_tool(ToolSpec("find", input_schema=schema), ENGLISH, unknown_results=False) == (
         "- find(filter: {tag: string, range?: {low?: object}})"
     )

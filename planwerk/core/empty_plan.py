@@ -1,0 +1,38 @@
+"""An empty plan is a decision: which loaded tools fit a question that a plan answers without calling any.
+
+A small model shown only the empty plan as a complete JSON object writes it for every question on tools it was not
+tuned for (issue 29: 70 of 70 function-calling questions planned nothing). So a plan without calls says why
+(``Plan.reason``, or its ``final``), and when tools whose names or descriptions share words with the question are
+loaded, the check questions it once, naming those tools. Word overlap, not a model: it is cheap, the same for every
+tool set, and only decides whether to ask once more. Pure: no I/O (the analyzer is passed in).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from planwerk.tools.base import ToolSpec
+
+MAX_NAMED_TOOLS = 5
+"""The feedback names at most this many fitting tools (the most overlapping first)."""
+
+Analyze = Callable[[str], Sequence[str]]
+"""Text to comparable terms (lower-cased, stop words out, stemmed): :func:`planwerk.rag.lexical.analyze`."""
+
+
+def tool_terms(spec: ToolSpec, analyze: Analyze) -> set[str]:
+    """The terms of a tool's name (``get_balance`` → get, balance) and description."""
+    name = re.sub(r"[_\-.]+|(?<=[a-z])(?=[A-Z])", " ", spec.name)
+    return set(analyze(f"{name} {spec.description or ''}"))
+
+
+def fitting_tools(question: str, specs: Mapping[str, ToolSpec], analyze: Analyze) -> list[str]:
+    """The loaded tools that share a term with ``question``, the most shared first (ties by name), at most
+    :data:`MAX_NAMED_TOOLS`; empty when none does."""
+    asked = set(analyze(question))
+    if not asked:
+        return []
+    shared = {name: len(asked & tool_terms(spec, analyze)) for name, spec in specs.items()}
+    ranked = sorted((name for name, count in shared.items() if count), key=lambda name: (-shared[name], name))
+    return ranked[:MAX_NAMED_TOOLS]

@@ -1,0 +1,136 @@
+"""The built-in ``extract`` step: typed values out of untrusted text, read by a quarantined model call.
+
+Read-then-act needs values that only a result's free text holds (an IBAN in a bill, an address in a letter). The
+planner must not read that text: what a third party wrote there could then change which tools are called. So the
+planner writes ``extract(text={"$ref": "f"}, schema={"iban": "string", "amount": "number"})`` like any call; at
+run time a separate model call, with no tools and decoded under the JSON schema where the model supports it, pulls
+the values out, and later calls take them with ``{"$ref": "<id>.iban"}`` (the quarantined-extractor pattern of
+CaMeL and of the plan-then-execute literature). The planner's choices are fixed before any text is read; a planted
+instruction can at most change a value, and a call of a tool that acts with such a value waits for a person's
+approval by default (``Profile.approve_extracted``).
+
+This module is pure: the spec, the schema of a call's fields, the prompt's parts and the reply's parsing. The call
+itself is made by :func:`planwerk.nodes.call_tool.call_tool`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from planwerk.tools.base import ToolSpec
+
+EXTRACT_TOOL = "extract"
+"""The built-in tool's name (a loaded tool of the same name hides it: the server's tool wins)."""
+
+FieldType = Literal["string", "number", "integer", "boolean"]
+FIELD_TYPES: tuple[FieldType, ...] = ("string", "number", "integer", "boolean")
+MAX_FIELDS = 12
+"""An extraction asks for at most this many fields (a small model's reply stays short)."""
+MAX_TEXT_CHARS = 6_000
+"""The text is cut to this many characters for the extracting model."""
+_FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def extract_spec(description: str) -> ToolSpec:
+    """The ``extract`` tool as the planner and the plan check see it (``description`` in the profile's language)."""
+    return ToolSpec(
+        name=EXTRACT_TOOL,
+        description=description,
+        input_schema={
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "description": "the text to read, usually an earlier result by $ref"},
+                "schema": {
+                    "type": "object",
+                    "description": 'field name → "string", "number", "integer" or "boolean"',
+                    "additionalProperties": {"enum": list(FIELD_TYPES)},
+                },
+            },
+            "required": ["text", "schema"],
+        },
+        output_schema=None,
+        server="planwerk",
+        read_only=True,
+    )
+
+
+def field_types(schema: Any) -> dict[str, FieldType]:
+    """The fields an ``extract`` call asks for, checked: ``ValueError`` saying what is wrong and what is expected."""
+    if not isinstance(schema, Mapping) or not schema:
+        raise ValueError('schema must be an object of field names and types, e.g. {"iban": "string"}')
+    if len(schema) > MAX_FIELDS:
+        raise ValueError(f"schema asks for {len(schema)} fields; at most {MAX_FIELDS}")
+    fields: dict[str, FieldType] = {}
+    for name, kind in schema.items():
+        if not isinstance(name, str) or not _FIELD_NAME.match(name):
+            raise ValueError(f"field name {name!r}: expected a short identifier (letters, digits, _)")
+        if kind not in FIELD_TYPES:
+            raise ValueError(f"field {name!r}: type {kind!r}; expected one of {', '.join(FIELD_TYPES)}")
+        fields[name] = kind
+    return fields
+
+
+def json_schema(fields: Mapping[str, FieldType]) -> dict[str, Any]:
+    """The JSON schema the extracting model is decoded under: every field, each its type or null (the text may
+    not hold it)."""
+    return {
+        "type": "object",
+        "properties": {name: {"anyOf": [{"type": kind}, {"type": "null"}]} for name, kind in fields.items()},
+        "required": list(fields),
+        "additionalProperties": False,
+    }
+
+
+def clip_text(text: Any) -> str:
+    """The text as the extracting model reads it: a string as is, other JSON compact; cut to
+    :data:`MAX_TEXT_CHARS`."""
+    value = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
+    return value[:MAX_TEXT_CHARS]
+
+
+def parse_extraction(reply: str, fields: Mapping[str, FieldType]) -> dict[str, Any]:
+    """The typed values in the extracting model's reply; a field it did not give, or gave as something that is
+    not its type, is ``None`` (never a guess). ``ValueError`` when the reply holds no JSON object."""
+    data = _json_object(reply)
+    if data is None:
+        raise ValueError(f"the extraction reply holds no JSON object: {reply[:200]!r}")
+    return {name: _typed(data.get(name), kind) for name, kind in fields.items()}
+
+
+def _json_object(reply: str) -> dict[str, Any] | None:
+    """The reply's JSON object: the whole reply, or its first ``{`` to its last ``}`` (a model's fence or words)."""
+    text = reply.strip()
+    start, end = text.find("{"), text.rfind("}")
+    for candidate in (text, text[start : end + 1] if 0 <= start < end else ""):
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+def _typed(value: Any, kind: FieldType) -> Any:
+    if value is None:
+        return None
+    if kind == "boolean":
+        return value if isinstance(value, bool) else None
+    if kind in ("number", "integer"):
+        if isinstance(value, str):
+            cleaned = re.sub(r"[^\d.,\-]", "", value).replace(",", "")
+            try:
+                value = float(cleaned)
+            except ValueError:
+                return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        if kind == "integer":
+            return int(value) if float(value).is_integer() else None
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value.strip() if isinstance(value, str) and value.strip() else None

@@ -1,0 +1,319 @@
+"""Examples built from the loaded tools themselves, for tool sets no example library covers.
+
+A small model copies the shape of the example it is shown; without one it answered ``{"steps": [], "final": null}``
+for every question on a server it had no examples for (issue 29: 32 of 32 runs on a bank-like server). So when the
+profile's library has nothing for the loaded tools, planwerk writes examples from the catalog: one call per tool,
+and two-call chains where a field of one tool's declared output has the name of another tool's argument. Arguments
+get sample values the example's question states (an enum's first value, a schema's example, an
+"e.g." value from the argument's description, else a typed sample), so each example shows values taken from the
+question; a chain passes the first result on with ``{"$ref": ...}``. The question is the tool's description in a
+frame of the profile's language (:class:`~planwerk.prompts.texts.PromptTexts`). Every example goes through the
+plan check (:func:`planwerk.core.checking.check_plan`) like any plan, and is left out when it fails.
+
+General by construction: nothing here knows a tool, a server or a domain. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from planwerk.core.checking import check_plan
+from planwerk.core.plan import Plan
+from planwerk.prompts.examples import Example
+from planwerk.prompts.texts import PromptTexts
+from planwerk.tools.base import ToolSpec
+
+MAX_TOOL_EXAMPLES = 40
+"""One-call examples at most (the tools sorted by name): the examples are ranked by similarity to the question
+and only ``Context.plan_examples`` of them are shown, but ranking embeds each once."""
+MAX_CHAINS = 12
+"""Two-call chains at most."""
+MAX_EXTRACT_CHAINS = 6
+"""Read-extract-act chains at most."""
+MAX_TASK_CHARS = 120
+"""A tool description's first sentence is cut to this many characters in an example's question."""
+MAX_FIELD_DEPTH = 3
+"""How deep into a declared output schema a chain looks for a field named like an argument."""
+
+_EXAMPLE_VALUE = re.compile(r"""(?:e\.g\.|for example|z\. ?B\.|such as)[,:]?\s*['"`]([^'"`]{1,40})['"`]""", re.I)
+_ISO_DATE = re.compile(r"YYYY-MM-DD|ISO[ -]?8601", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ])")
+"""A sentence ends where the next begins with a capital ("e.g. a file" goes on)."""
+_FORMAT_SAMPLES = {
+    "date": "2026-03-14",
+    "date-time": "2026-03-14T09:30:00Z",
+    "time": "09:30:00",
+    "email": "ada@example.org",
+    "uri": "https://example.org",
+    "url": "https://example.org",
+}
+"""Sample strings for JSON-schema formats (RFC 2606 domains; a date in a year the examples name nowhere else)."""
+_NUMBERS = (12, 3, 7, 40, 5, 9)
+"""Sample numbers, one per numeric argument in order, distinct so a chain's question tells them apart."""
+
+
+def tool_examples(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> tuple[Example, ...]:
+    """Examples for ``specs``: one call per tool, then chains; each passed the plan check."""
+    names = sorted(specs)[:MAX_TOOL_EXAMPLES]
+    candidates = [_one_call(specs[name], texts) for name in names]
+    candidates += list(_chains(specs, texts))[:MAX_CHAINS]
+    candidates += list(_extract_chains(specs, texts))[:MAX_EXTRACT_CHAINS]
+    return tuple(
+        example
+        for example in candidates
+        if example is not None and not check_plan(Plan.model_validate(example.plan), specs)
+    )
+
+
+def task_text(spec: ToolSpec) -> str:
+    """What a tool does, as the frame of a question: its description's first sentence (without the full stop),
+    cut to :data:`MAX_TASK_CHARS`, or its name with spaces when it has no description."""
+    text = " ".join((spec.description or "").split())
+    text = _SENTENCE_END.split(text, maxsplit=1)[0].rstrip(" .:;") if text else ""
+    if not text:
+        text = re.sub(r"[_\-]+", " ", spec.name).strip()
+    if len(text) > MAX_TASK_CHARS:
+        text = text[: MAX_TASK_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+    return text
+
+
+def _one_call(spec: ToolSpec, texts: PromptTexts) -> Example | None:
+    arguments = _sample_arguments(spec, skip=())
+    if arguments is None:
+        return None
+    task = task_text(spec)
+    question = _question(texts, task, arguments)
+    call = {"id": _call_id(spec.name), "name": spec.name, "arguments": arguments}
+    plan = {"steps": [{"description": task, "tools": [call]}], "final": None}
+    return Example(question, plan)
+
+
+def _chains(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterator[Example]:
+    """``first`` then ``second`` where one field of ``first``'s declared output is named like one required argument
+    of ``second`` (case, ``_`` and ``-`` aside), which takes the field by ``$ref``; ``first`` does not act (a read
+    that feeds a later call). A second tool taking several fields at once is copying a record, which teaches
+    nothing about choosing the value that matters, so such pairs are left out."""
+    for first_name in sorted(specs):
+        first = specs[first_name]
+        if first.destructive:
+            continue
+        fields: dict[str, str] = {}
+        for key, path in _output_paths(first.output_schema or {}):
+            fields.setdefault(key, path)  # the nearest field of a name
+        if not fields:
+            continue
+        for second_name in sorted(specs):
+            second = specs[second_name]
+            if second_name == first_name:
+                continue
+            schema = second.input_schema or {}
+            properties = schema.get("properties") or {}
+            required = [name for name in schema.get("required") or [] if name in properties]
+            linked = {name: fields[_key(name)] for name in required if _key(name) in fields}
+            first_args = _sample_arguments(first, skip=())
+            if len(linked) != 1 or first_args is None:
+                continue
+            rest = _sample_arguments(second, skip=tuple(linked), start=len(first_args))
+            if rest is None:
+                continue
+            first_id, second_id = _call_id(first.name), _call_id(second.name)
+            second_args = {**rest, **{name: {"$ref": f"{first_id}.{path}"} for name, path in linked.items()}}
+            second_args = {name: second_args[name] for name in properties if name in second_args}
+            first_task, second_task = task_text(first), task_text(second)
+            frame = texts.zero_shot_chain.format(first=first_task, second=_lower_first(second_task))
+            question = _question(texts, frame, {**first_args, **rest})
+            first_call = {"id": first_id, "name": first.name, "arguments": first_args}
+            second_call = {"id": second_id, "name": second.name, "arguments": second_args}
+            plan = {
+                "steps": [
+                    {"description": first_task, "tools": [first_call]},
+                    {"description": second_task, "tools": [second_call]},
+                ],
+                "final": None,
+            }
+            yield Example(question, plan)
+            break  # one chain per first tool: variety over the whole catalog
+
+
+def _extract_chains(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterator[Example]:
+    """Where the built-in ``extract`` step is offered: a tool that reads and returns text (no output schema), then
+    ``extract`` of the values a tool that acts needs, then that tool taking them by ``$ref`` (read-then-act without
+    the planner reading the text)."""
+    from planwerk.core.extract import EXTRACT_TOOL, FIELD_TYPES
+
+    if EXTRACT_TOOL not in specs:
+        return
+    readers = [s for n, s in sorted(specs.items()) if n != EXTRACT_TOOL and s.read_only and not s.output_schema]
+    actors = [s for n, s in sorted(specs.items()) if n != EXTRACT_TOOL and s.acts]
+    if not readers:
+        return
+    # Each tool that acts once, with the readers in turn: the question's similarity picks the pair to show.
+    for index, actor in enumerate(actors):
+        reader = readers[index % len(readers)]
+        schema = actor.input_schema or {}
+        properties = schema.get("properties") or {}
+        required = [name for name in schema.get("required") or [] if name in properties] or list(properties)
+        wanted = {
+            name: kind
+            for name in required[:3]
+            if (kind := _resolve(properties[name], schema).get("type")) in FIELD_TYPES
+        }
+        read_args = _sample_arguments(reader, skip=())
+        if not wanted or read_args is None:
+            continue
+        rest = _sample_arguments(actor, skip=tuple(wanted), start=len(read_args))
+        if rest is None:
+            continue
+        read_id, act_id = _call_id(reader.name), _call_id(actor.name)
+        act_args = {**rest, **{name: {"$ref": f"values.{name}"} for name in wanted}}
+        calls = [
+            {"id": read_id, "name": reader.name, "arguments": read_args},
+            {"id": "values", "name": EXTRACT_TOOL, "arguments": {"text": {"$ref": read_id}, "schema": wanted}},
+            {"id": act_id, "name": actor.name, "arguments": {n: act_args[n] for n in properties if n in act_args}},
+        ]
+        frame = texts.zero_shot_chain.format(first=task_text(reader), second=_lower_first(task_text(actor)))
+        steps = [{"description": task_text(specs[c["name"]]), "tools": [c]} for c in calls]
+        yield Example(_question(texts, frame, {**read_args, **rest}), {"steps": steps, "final": None})
+
+
+def _question(texts: PromptTexts, frame: str, arguments: Mapping[str, Any]) -> str:
+    literal = {name: value for name, value in arguments.items() if not isinstance(value, Mapping)}
+    if not literal:
+        return f"{frame}."
+    # "name value" pairs: argument names and JSON values read the same in every language.
+    values = ", ".join(f"{name} {json.dumps(value, ensure_ascii=False)}" for name, value in literal.items())
+    return texts.zero_shot_with_values.format(frame=frame, values=values)
+
+
+def _sample_arguments(spec: ToolSpec, *, skip: tuple[str, ...], start: int = 0) -> dict[str, Any] | None:
+    """A sample value for every required argument not in ``skip``; a tool with no required argument gets its
+    optional ones that have no default of their own (an update whose fields are all optional would otherwise be
+    shown called with nothing). ``None`` when one has no value that can be written (an object without
+    properties, say)."""
+    root = spec.input_schema or {}
+    properties = root.get("properties") or {}
+    names = [name for name in root.get("required") or [] if name in properties]
+    if not names:
+        names = [name for name, schema in properties.items() if _resolve(schema, root).get("default") is None]
+    arguments: dict[str, Any] = {}
+    for position, name in enumerate((n for n in names if n not in skip), start=start):
+        value = sample_value(properties[name], root, name, position)
+        if value is None:
+            return None
+        arguments[name] = value
+    return arguments
+
+
+def sample_value(schema: Mapping[str, Any], root: Mapping[str, Any], name: str, position: int = 0) -> Any:
+    """A value that fits ``schema``, for an example: its ``examples``/``const``/first ``enum`` value,
+    an "e.g." value from its description, a format's sample, else a typed sample (``None``: none can be written).
+    """
+    schema = _resolve(schema, root)
+    for key in ("examples",):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return schema[key][0]
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    options = [o for o in (*schema.get("anyOf", ()), *schema.get("oneOf", ())) if isinstance(o, Mapping)]
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds] if kinds else []
+    if not kinds and options:
+        usable = [o for o in options if _resolve(o, root).get("type") != "null"]
+        return sample_value(usable[0], root, name, position) if usable else None
+    if "string" in kinds:
+        if match := _EXAMPLE_VALUE.search(str(schema.get("description") or "")):
+            return match.group(1)
+        if fmt := _FORMAT_SAMPLES.get(str(schema.get("format") or "")):
+            return fmt
+        if _ISO_DATE.search(str(schema.get("description") or "")):
+            return _FORMAT_SAMPLES["date"]
+        return f"{name.replace('_', ' ')} {chr(ord('A') + position % 26)}"
+    if "integer" in kinds or "number" in kinds:
+        return _NUMBERS[position % len(_NUMBERS)]
+    if "boolean" in kinds:
+        return True
+    if "array" in kinds:
+        items = schema.get("items")
+        item = sample_value(items, root, name, position) if isinstance(items, Mapping) else None
+        return [item] if item is not None else None
+    if "object" in kinds:
+        properties = schema.get("properties") or {}
+        required = [key for key in schema.get("required") or [] if key in properties]
+        if not properties:
+            return None
+        values = {key: sample_value(properties[key], root, key, position) for key in required}
+        return None if any(v is None for v in values.values()) else values
+    return None
+
+
+def _output_paths(
+    schema: Mapping[str, Any], root: Mapping[str, Any] | None = None, prefix: str = "", depth: int = 0
+) -> Iterator[tuple[str, str]]:
+    """``(folded field name, path)`` for each field of a declared output, walking objects and the first item of
+    arrays (``transactions.0.id``), nearest fields first."""
+    root = root if root is not None else schema
+    schema = _resolve(schema, root)
+    if depth >= MAX_FIELD_DEPTH:
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        for name in properties:
+            yield _key(name), f"{prefix}{name}"
+        for name, field in properties.items():
+            if isinstance(field, Mapping):
+                yield from _output_paths(field, root, f"{prefix}{name}.", depth + 1)
+    elif schema.get("type") == "array" and isinstance(schema.get("items"), Mapping):
+        yield from _output_paths(schema["items"], root, f"{prefix}0.", depth + 1)
+
+
+def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        if isinstance(target, Mapping):
+            return target
+    return schema
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[_\-\s]", "", name).lower()
+
+
+def _call_id(name: str) -> str:
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "call"
+    return ident if not ident[0].isdigit() else f"t_{ident}"
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+def examples_for_question(
+    question: str,
+    specs: Mapping[str, ToolSpec],
+    texts: PromptTexts,
+    library_examples: tuple[Example, ...],
+    *,
+    k: int,
+    retry: int = 0,
+    **ranking: Any,
+) -> list[Example]:
+    """The ``k`` examples for ``question``: the library's (a profile's own file among them) when any of its
+    examples with calls fits the loaded tools, else examples built from the tools (:func:`tool_examples`), ranked
+    the same way. ``ranking`` goes to :func:`planwerk.prompts.examples.select_examples` (``gazetteer``, …)."""
+    from planwerk.prompts.examples import rank_examples, select_examples
+
+    if k <= 0:
+        return []
+    fitting = [e for e in rank_examples(question, specs, library_examples, **ranking) if e.tools]
+    if fitting or not specs:
+        return select_examples(question, specs, k, library_examples, retry=retry, **ranking)
+    built = tool_examples(specs, texts)
+    return select_examples(question, specs, k, built, retry=retry, include_saved=False, **ranking)

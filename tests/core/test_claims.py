@@ -1,0 +1,47 @@
+"""Claimed actions: an answer that says something was done, in the per-language lexicons of the answer check."""
+
+from __future__ import annotations
+
+import pytest
+
+from planwerk.core.claims import claimed_action
+from planwerk.prompts.grounding import ACTION_LEXICONS
+
+LEXICONS = tuple(ACTION_LEXICONS.values())
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I updated my account information with the new address 12 Harbour Road.",
+        "Done. I've sent 25.00 to DE44500105175407324931.",
+        "Your address has been updated successfully.",
+        "The payment was scheduled successfully for 2026-12-01.",
+        "Ich habe 25 € an DE44500105175407324931 überwiesen.",
+        "Die Adresse wurde erfolgreich geändert.",
+    ],
+)
+def test_completion_phrasing_claims_an_action(answer: str) -> None:
+    assert claimed_action(answer, LEXICONS)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Yes, I can pay the bill for you.",
+        "I have not sent any money.",
+        "Should I update your address?",
+        "The notice says that the rent was changed last month.",
+        "Your balance is 1810.00.",
+        "I found three transactions: Pizza, Gym and Rent.",
+        "Ich kann das Geld nicht überweisen.",
+        "Laut Datei wurde die Miete erhöht.",
+    ],
+)
+def test_reports_offers_questions_and_denials_claim_nothing(answer: str) -> None:
+    assert claimed_action(answer, LEXICONS) is None
+
+
+def test_the_claiming_sentence_is_returned() -> None:
+    answer = "Your balance was 1810.00. I have paid the bill. Anything else?"
+    assert claimed_action(answer, LEXICONS) == "I have paid the bill."

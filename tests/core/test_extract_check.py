@@ -1,0 +1,26 @@
+"""The plan check knows an extract's fields: a reference to a field its schema does not ask for is rejected."""
+
+from __future__ import annotations
+
+from planwerk.core.checking import check_plan
+from planwerk.core.extract import extract_spec
+from planwerk.core.plan import Plan
+from planwerk.tools.base import ToolSpec
+
+PAY = ToolSpec(
+    "pay",
+    input_schema={"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]},
+)
+SPECS = {"pay": PAY, "extract": extract_spec("Pulls values out of a text.")}
+
+
+def plan_with(ref: str) -> Plan:
+    extract = {"id": "x", "name": "extract", "arguments": {"text": "…", "schema": {"iban": "string"}}}
+    pay = {"id": "p", "name": "pay", "arguments": {"to": {"$ref": ref}}}
+    return Plan.model_validate({"steps": [{"tools": [extract]}, {"tools": [pay]}]})
+
+
+def test_a_reference_to_a_field_the_extract_asks_for_passes_and_another_is_rejected() -> None:
+    assert check_plan(plan_with("x.iban"), SPECS) == []
+    [problem] = check_plan(plan_with("x.recipient"), SPECS)
+    assert "asks for no field 'recipient'" in problem and "fields: iban" in problem

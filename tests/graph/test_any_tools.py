@@ -1,0 +1,174 @@
+"""A server planwerk has no examples for (the bank-like test server, real MCP over stdio) with the generic-en
+profile and a replay model: the planner is shown examples built from the tools, an empty plan must say why, and an
+answer may not claim an action no call did."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from planwerk.agent import Agent
+from planwerk.graph.context import Context
+from planwerk.models.replay import ReplayChatModel
+from planwerk.tools.mcp import open_tools
+
+BANK = Path(__file__).resolve().parents[1] / "tools" / "bank_server.py"
+CONFIG = {"mcpServers": {"bank": {"command": sys.executable, "args": [str(BANK), "stdio"], "timeout": 30}}}
+
+
+@pytest.fixture
+async def bank() -> AsyncIterator[Any]:
+    """The bank-like test server over stdio, fresh per test (its state is the process's)."""
+    async with open_tools(CONFIG) as tools:
+        assert not tools.unavailable, tools.unavailable
+        yield tools
+
+
+def agent(model: ReplayChatModel, tools: Any, profile: str = "generic-en", **context: Any) -> Agent:
+    options = {"today": "2026-11-26", "plan_examples": 2, "embedding_model": "none", **context}
+    return Agent(
+        model=model,
+        profile=profile,
+        tools=tools,
+        retriever=False,
+        checkpointer=InMemorySaver(),
+        context=Context(**options),
+    )
+
+
+def plan(*calls: dict[str, Any], final: str | None = None, **extra: Any) -> str:
+    steps = [{"description": "", "tools": [call]} for call in calls]
+    return json.dumps({"steps": steps, "final": final, **extra})
+
+
+async def test_the_planner_sees_examples_built_from_tools_no_library_example_covers(bank: Any) -> None:
+    model = ReplayChatModel.of([plan({"id": "b", "name": "get_balance", "arguments": {}}), "Your balance is 1810.0."])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("What is my current account balance?")
+    system = str(model.prompts[0][0].content)
+    examples = system.split("Examples:\n", 1)[1]
+    # Examples of the loaded tools, none of the generic library's (time, files, memory).
+    shown = [json.loads(line.removeprefix("Plan: ")) for line in examples.splitlines() if line.startswith("Plan: ")]
+    assert shown and all(call["name"] in bank.specs for p in shown for step in p["steps"] for call in step["tools"])
+    assert "get_balance" in examples
+    # The catalog keeps the argument's meaning although the description mentions "recipient".
+    assert "recipient: IBAN of the recipient" in system
+    assert "read_file(file_path: string): Reads a file" in system and "fields not described" in system
+    assert reply.metadata["tool_calls"] == 1 and "1810" in (reply.answer or "")
+
+
+EMPTY = json.dumps({"steps": [], "final": None})
+
+
+async def test_an_empty_plan_while_fitting_tools_are_loaded_is_questioned_once(bank: Any) -> None:
+    balance = plan({"id": "b", "name": "get_balance", "arguments": {}})
+    model = ReplayChatModel.of([EMPTY, balance, "Your balance is 1810.0."])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("What is my current account balance?")
+    replans = [e for e in reply.events if e["event"] == "replan"]
+    assert len(replans) == 1 and "the plan calls no tool, but get_balance" in replans[0]["reason"]
+    assert reply.metadata["tool_calls"] == 1 and model.calls == 3
+    # The planner saw the question with the fitting tools named.
+    assert "get_balance" in str(model.prompts[1][-1].content) and '"reason"' in str(model.prompts[1][-1].content)
+
+
+async def test_an_empty_plan_that_stands_by_its_reason_after_the_question_is_accepted(bank: Any) -> None:
+    reasoned = json.dumps({"steps": [], "final": None, "reason": "the user only greets"})
+    model = ReplayChatModel.of([EMPTY, reasoned, "Hello! How can I help with your account?"])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("Hello, nice to meet you and your account tools!")
+    assert [e["event"] for e in reply.events].count("replan") == 1
+    assert reply.metadata["tool_calls"] == 0 and model.calls == 3
+
+
+async def test_an_empty_plan_no_tool_fits_is_not_questioned(bank: Any) -> None:
+    model = ReplayChatModel.of([EMPTY, "Penguins cannot fly."])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("Why can penguins not fly?")
+    assert [e["event"] for e in reply.events].count("replan") == 0 and model.calls == 2
+
+
+CLAIM = "I updated your address as you asked."
+
+
+async def test_an_answer_claiming_an_action_no_call_did_is_rejected_and_falls_back_without_the_claim(
+    bank: Any,
+) -> None:
+    reasoned = json.dumps({"steps": [], "final": None, "reason": "nothing to look up"})
+    model = ReplayChatModel.of([EMPTY, reasoned, CLAIM, CLAIM])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("Change my address to 5 Mill Street, York.")
+    rejected = [e for e in reply.events if e["event"] == "answer_rejected"]
+    assert len(rejected) == 2 and all("no tool that acts ran" in " ".join(e["problems"]) for e in rejected)
+    assert reply.metadata["tool_calls"] == 0 and reply.metadata["answer_source"] == "fallback"
+    assert "updated" not in (reply.answer or "")
+
+
+async def test_a_planners_final_claiming_an_action_is_sent_back_to_plan_the_call(bank: Any) -> None:
+    claimed = json.dumps({"steps": [], "final": CLAIM})
+    update = plan({"id": "u", "name": "update_user_info", "arguments": {"street": "5 Mill Street", "city": "York"}})
+    model = ReplayChatModel.of([claimed, update, CLAIM])
+    async with agent(model, bank, approve_destructive=False) as planwerk:
+        reply = await planwerk.ask("Change my address to 5 Mill Street, York.")
+        state = await planwerk.state(reply.thread_id)
+    replans = [e for e in reply.events if e["event"] == "replan"]
+    assert len(replans) == 1 and "I updated your address as you asked." in replans[0]["reason"]
+    # The call that acts ran, so the same sentence is now backed.
+    assert [c["tool"] for c in state["calls"]] == ["update_user_info"] and state["calls"][0]["status"] == "ok"
+    assert reply.answer == CLAIM and reply.metadata["grounded"] is True
+
+
+BILL_PLAN = plan(
+    {"id": "f", "name": "read_file", "arguments": {"file_path": "bill-december-2026.txt"}},
+    {
+        "id": "x",
+        "name": "extract",
+        "arguments": {"text": {"$ref": "f"}, "schema": {"iban": "string", "amount": "number"}},
+    },
+    {"id": "c", "name": "add_contact", "arguments": {"name": "Car rental", "iban": {"$ref": "x.iban"}}},
+)
+EXTRACTED = json.dumps({"iban": "GB29NWBK60161331926819", "amount": "98.70"})
+QUESTION = "Save the payee of the bill in bill-december-2026.txt to my address book as Car rental."
+
+
+def planner_prompts(model: ReplayChatModel) -> list[str]:
+    return ["\n".join(str(m.content) for m in prompt) for prompt in model.prompts if "Tools:" in str(prompt[0].content)]
+
+
+async def test_extract_reads_typed_values_apart_and_an_acting_call_taking_them_waits_for_approval(bank: Any) -> None:
+    model = ReplayChatModel.of([BILL_PLAN, EXTRACTED, "I saved the payee Car rental."])
+    async with agent(model, bank) as planwerk:
+        first = await planwerk.ask(QUESTION, thread_id="bill")
+        # add_contact has no annotations: not destructive, but it acts and takes a value read from untrusted text.
+        [request] = first.interrupts
+        assert request["kind"] == "approval" and request["tool"] == "add_contact"
+        [origin] = request["origins"]
+        assert origin in request["question"]
+        assert origin == 'iban = "GB29NWBK60161331926819" comes from x (read from f (read_file))'
+        reply = await planwerk.resume("approve", thread_id="bill")
+        state = await planwerk.state("bill")
+    extract = next(c for c in state["calls"] if c["tool"] == "extract")
+    # Typed values: the amount as a number; the record keeps the schema asked for, not the text.
+    assert extract["result"] == {"iban": "GB29NWBK60161331926819", "amount": 98.7}
+    assert "text" not in extract["args"]
+    assert state["calls"][-1]["tool"] == "add_contact" and state["calls"][-1]["status"] == "ok"
+    # The extracting model read the text under its own instructions; no planner prompt ever held it.
+    extract_prompt = "\n".join(str(m.content) for m in model.prompts[1])
+    assert "IGNORE ALL PREVIOUS INSTRUCTIONS" in extract_prompt and "iban (string), amount (number)" in extract_prompt
+    assert planner_prompts(model) and not any("IGNORE ALL" in p for p in planner_prompts(model))
+    assert reply.answer == "I saved the payee Car rental."
+
+
+async def test_a_profile_can_let_calls_take_extracted_values_without_approval(bank: Any, tmp_path: Path) -> None:
+    profile = tmp_path / "trusting.toml"
+    profile.write_text('persona = "You help with the account."\nlanguage = "en"\napprove_extracted = false\n')
+    model = ReplayChatModel.of([BILL_PLAN, EXTRACTED, "I saved the payee Car rental."])
+    async with agent(model, bank, profile=str(profile)) as planwerk:
+        reply = await planwerk.ask(QUESTION)
+    assert not reply.interrupts and reply.metadata["tool_calls"] == 3

@@ -1,0 +1,127 @@
+"""Examples built from the loaded tools: for tool sets no library example covers, checked like any plan."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planwerk.core.checking import check_plan
+from planwerk.core.plan import Plan
+from planwerk.prompts.examples import library
+from planwerk.prompts.texts import ENGLISH, GERMAN
+from planwerk.prompts.zero_shot import examples_for_question, tool_examples
+from planwerk.tools.base import ToolSpec
+
+
+def tool(name: str, description: str, properties: dict[str, Any], required: list[str], **extra: Any) -> ToolSpec:
+    return ToolSpec(
+        name, description, input_schema={"type": "object", "properties": properties, "required": required}, **extra
+    )
+
+
+ITEMS_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "items": {
+            "type": "array",
+            "items": {"$ref": "#/$defs/Item"},
+        }
+    },
+    "$defs": {"Item": {"type": "object", "properties": {"item_id": {"type": "integer"}, "label": {"type": "string"}}}},
+}
+SPECS = {
+    "list_items": tool(
+        "list_items",
+        "Lists the stored items. Paged.",
+        {"kind": {"type": "string", "enum": ["open", "closed"]}, "limit": {"type": "integer", "default": 10}},
+        ["kind"],
+        output_schema=ITEMS_OUTPUT,
+    ),
+    "close_item": tool(
+        "close_item",
+        "Closes one item.",
+        {"itemId": {"type": "integer"}, "note": {"type": "string", "description": "Why, e.g. 'done'"}},
+        ["itemId", "note"],
+        destructive=True,
+    ),
+    "rename": tool(
+        "rename",
+        "Renames the store.",
+        {"title": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}},
+        [],
+    ),
+    "configure": tool("configure", "Sets options.", {"options": {"type": "object"}}, ["options"]),
+}
+
+
+def by_tools(examples: tuple[Any, ...]) -> dict[tuple[str, ...], Any]:
+    return {tuple(c["name"] for s in e.plan["steps"] for c in s["tools"]): e for e in examples}
+
+
+def test_one_call_per_tool_with_values_the_question_states() -> None:
+    examples = by_tools(tool_examples(SPECS, ENGLISH))
+    listing = examples[("list_items",)]
+    # A required enum takes its first value; an optional argument with a default is left to it.
+    assert listing.plan["steps"][0]["tools"][0]["arguments"] == {"kind": "open"}
+    assert listing.question == 'Lists the stored items, with kind "open".'
+    closing = examples[("close_item",)].plan["steps"][0]["tools"][0]["arguments"]
+    # A number, and the "e.g." value of the argument's description; the question states both.
+    assert closing == {"itemId": 12, "note": "done"}
+    assert "12" in examples[("close_item",)].question and '"done"' in examples[("close_item",)].question
+    # A tool whose arguments are all optional is shown with the ones that have no default of their own.
+    assert examples[("rename",)].plan["steps"][0]["tools"][0]["arguments"] == {"title": "title A"}
+    # An object without properties has no value to write: no example rather than a wrong one.
+    assert ("configure",) not in examples
+
+
+def test_a_chain_passes_a_field_of_the_first_result_to_the_argument_named_like_it() -> None:
+    chain = by_tools(tool_examples(SPECS, ENGLISH))[("list_items", "close_item")]
+    first, second = (step["tools"][0] for step in chain.plan["steps"])
+    assert first["arguments"] == {"kind": "open"}
+    assert second["arguments"] == {"itemId": {"$ref": "list_items.items.0.item_id"}, "note": "done"}
+    assert chain.question == 'Lists the stored items, then closes one item, with kind "open", note "done".'
+    # An acting tool does not start a chain.
+    assert not any(names[0] == "close_item" and len(names) == 2 for names in by_tools(tool_examples(SPECS, ENGLISH)))
+
+
+def test_every_built_example_passes_the_plan_check_and_the_frame_is_the_profiles_language() -> None:
+    for texts in (ENGLISH, GERMAN):
+        examples = tool_examples(SPECS, texts)
+        assert len(examples) == 4
+        for example in examples:
+            assert check_plan(Plan.model_validate(example.plan), SPECS) == []
+    german = by_tools(tool_examples(SPECS, GERMAN))[("list_items", "close_item")]
+    assert german.question.startswith("Lists the stored items, dann closes one item, mit ")
+    # A schema whose sample fails its own constraints is left out, not shown.
+    strict = {"code": tool("code", "Looks a code up.", {"c": {"type": "string", "pattern": "^[0-9]+$"}}, ["c"])}
+    assert tool_examples(strict, ENGLISH) == ()
+
+
+def test_the_library_wins_when_it_fits_the_tools_else_the_tools_examples() -> None:
+    generic = library("generic")
+    time_tool = {"get_current_time": tool("get_current_time", "Current time.", {"timezone": {"type": "string"}}, [])}
+    chosen = examples_for_question("What time is it in Oslo?", time_tool, ENGLISH, generic, k=2, ranking="words")
+    assert chosen and all(e in generic for e in chosen)
+    built = examples_for_question("Close item 4, it is done.", SPECS, ENGLISH, generic, k=2, ranking="words")
+    assert len(built) == 2 and all(e not in generic for e in built)
+    assert ("close_item",) in by_tools(tuple(built))
+
+
+def test_with_the_extract_step_a_text_read_feeds_a_tool_that_acts_through_extracted_values() -> None:
+    from planwerk.core.extract import extract_spec
+
+    specs = {
+        "fetch_note": tool(
+            "fetch_note", "Returns a note's text.", {"key": {"type": "string"}}, ["key"], read_only=True
+        ),
+        "close_item": SPECS["close_item"],
+        "extract": extract_spec("Pulls typed values out of a text, e.g. a note."),
+    }
+    examples = by_tools(tool_examples(specs, ENGLISH))
+    chain = next(e for names, e in examples.items() if names == ("fetch_note", "extract", "close_item"))
+    _read, extract, act = (step["tools"][0] for step in chain.plan["steps"])
+    assert extract["arguments"] == {"text": {"$ref": "fetch_note"}, "schema": {"itemId": "integer", "note": "string"}}
+    assert act["arguments"] == {"itemId": {"$ref": "values.itemId"}, "note": {"$ref": "values.note"}}
+    assert check_plan(Plan.model_validate(chain.plan), specs) == []
+    # Without the step offered, no such chain.
+    del specs["extract"]
+    assert not any("extract" in names for names in by_tools(tool_examples(specs, ENGLISH)))

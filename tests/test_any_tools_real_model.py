@@ -1,0 +1,42 @@
+"""The generic-en profile with the packaged 1.5B model on the bank-like test server, no hand-written example for its
+tools: the planner calls a tool (before examples were built from the tools, every plan on it was empty).
+
+Run it alone and under the heavy-work lock: ``flock /tmp/planwerk-heavy.lock .venv/bin/python -m pytest -q -m slow
+tests/test_any_tools_real_model.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from planwerk.agent import Agent
+from planwerk.graph.context import Context
+
+pytestmark = pytest.mark.slow
+
+BANK = Path(__file__).resolve().parent / "tools" / "bank_server.py"
+
+
+async def test_a_bank_question_gets_a_plan_with_a_call_without_hand_written_examples(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"bank": {"command": sys.executable, "args": [str(BANK), "stdio"], "timeout": 60}}})
+    )
+    context = Context(today="2026-11-26", tool_timeout_s=120)
+    async with Agent(
+        model="qwen2.5-coder-1.5b",
+        profile="generic-en",
+        mcp_config=config,
+        retriever=False,
+        checkpointer=InMemorySaver(),
+        context=context,
+    ) as planwerk:
+        reply = await planwerk.ask("What is my current account balance?")
+    calls = [e["tool"] for e in reply.events if e["event"] == "tool_call"]
+    assert "get_balance" in calls, reply.events
+    assert "1810" in (reply.answer or ""), reply.answer
