@@ -93,6 +93,8 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     source: AnswerSource
     grounded: bool | None = None
     first_problems: list[str] = []
+    refs: ReferenceAnswer | None = None
+    written: list[str] = []  # the model's answers as it wrote them, before rendering
     if plan is None:
         # The retrieved context may answer the question without any plan (measured with EmbeddingGemma: "Wo wurde
         # Maximus Qvestus III geboren?" had no plan after the planner copied an example's cities three times,
@@ -109,8 +111,6 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         facts, last_result = check.facts, check.last_result
         messages: list[BaseMessage] | None = None
         model = None
-        refs: ReferenceAnswer | None = None
-        written: list[str] = []  # the model's answers as it wrote them, before rendering
         if not calls and plan.get("final"):
             answer, source = str(plan["final"]), "planner"
         else:
