@@ -171,7 +171,8 @@ class Context:
             "placeholders instead of numbers, dates and times, under a grammar that admits only this run's "
             "placeholders and the question's, the conversation's and the context's own digits; planwerk writes "
             "each value with its unit and dates in the question's language. Placeholders in any model's answer "
-            "are written out. Off: the answer is free text, checked as before."
+            "are written out. The placeholder list replaces answer_results' forms for such a model. Off: the answer "
+            "is free text, checked as before."
         },
     )
     today: str | None = field(
