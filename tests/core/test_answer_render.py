@@ -45,3 +45,10 @@ def test_an_answer_is_rendered_and_unknown_placeholders_stay() -> None:
     assert rendered.used == ("geo.name", "wx.date", "wx.temp_max_c", "wx.estimate")
     assert rendered.unknown == ("{nope.x}", "{json}")
     assert render_answer('{"a": 1}', SLOTS, GERMAN.style).text == '{"a": 1}'  # JSON is no placeholder
+
+
+def test_a_unit_written_after_a_placeholder_is_not_doubled() -> None:
+    slots = {"r.distance_km": Slot("r.distance_km", 41.7, "number", "km"), "r.n": Slot("r.n", 3, "number")}
+    assert render_answer("{r.distance_km} km weit", slots, GERMAN.style).text == "41,7 km weit"
+    assert render_answer("{r.distance_km}km, {r.distance_km} kmh", slots, GERMAN.style).text == "41,7 km, 41,7 km kmh"
+    assert render_answer("{r.n} km", slots, GERMAN.style).text == "3 km"  # no unit of its own: the model's stays

@@ -120,17 +120,28 @@ def render_value(slot: Slot, formatter: str | None, style: ValueStyle) -> str:
 
 
 def render_answer(text: str, slots: Mapping[str, Slot], style: ValueStyle) -> RenderedAnswer:
-    """``text`` with each placeholder that names a slot replaced by its rendered value."""
+    """``text`` with each placeholder that names a slot replaced by its rendered value. A unit the model wrote
+    after a number's placeholder is not written twice (``{route.distance} km`` is ``41,7 km``, not ``41,7 km km``:
+    the prompt shows the value with its unit, and the 0.5B model copies the unit after the placeholder)."""
     used: dict[str, None] = {}
     unknown: dict[str, None] = {}
-
-    def replace(match: re.Match[str]) -> str:
+    parts: list[str] = []
+    position = 0
+    for match in PLACEHOLDER.finditer(text):
+        parts.append(text[position : match.start()])
+        position = match.end()
         name, formatter = match[1], match[2]
         slot = slots.get(name)
         if slot is None:
             unknown[match[0]] = None
-            return match[0]
+            parts.append(match[0])
+            continue
         used[name] = None
-        return render_value(slot, formatter, style)
-
-    return RenderedAnswer(PLACEHOLDER.sub(replace, text), tuple(used), tuple(unknown))
+        value = render_value(slot, formatter, style)
+        parts.append(value)
+        if slot.kind == "number" and slot.unit and formatter != "raw":
+            repeated = re.match(rf"[ \u00a0]?{re.escape(slot.unit)}(?!\w)", text[position:])
+            if repeated:
+                position += repeated.end()
+    parts.append(text[position:])
+    return RenderedAnswer("".join(parts), tuple(used), tuple(unknown))
