@@ -51,6 +51,9 @@ def test_stray_digits_are_refused() -> None:
     assert not accepts("Am 12. Juni.")  # not in the question
     assert not accepts("Im Jahr 52026.")  # two known numbers glued into a new one
     assert not accepts("{wx.temp_max_c}1")
+    assert not accepts("Es werden 10,14 °C.")  # two known numbers glued through a separator
+    assert not accepts("Es werden {wx.temp_max_c},{wx.temp_max_c}.")
+    assert accepts("Vom 10., 14. und {wx.temp_max_c}: {wx.temp_max_c}.")
 
 
 def test_without_slots_or_numbers_only_digit_free_text() -> None:

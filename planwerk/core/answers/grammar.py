@@ -45,13 +45,19 @@ def _literal(text: str) -> str:
 
 def answer_grammar(slots: Mapping[str, Slot], numbers: Iterable[str] = ()) -> str:
     """EBNF whose root is an answer of at least one character: digit-free text, placeholders of ``slots``, and
-    the literal ``numbers`` (each followed by text or ending the answer)."""
+    the literal ``numbers``. A number (a literal or a number's placeholder) is followed by a character that is no
+    digit, no brace and no separator, or by a separator (``.,:``) and such a character, or ends the answer (after a
+    separator or not): two numbers cannot be glued into a new one, neither directly ("5" "2026") nor through a
+    separator ("1" "," "1" is no "1,1"; measured: the 0.5B model built "1,1 °C" so)."""
     rules: list[str] = []
     items = ["char"]
+    values: list[str] = []
     if slots:
         by_kind: dict[tuple[str, ...], list[str]] = {}
+        number_names = [slot.name for slot in slots.values() if slot.kind == "number"]
         for slot in slots.values():
-            by_kind.setdefault(FORMATTERS_BY_KIND.get(slot.kind, ()), []).append(slot.name)
+            if slot.kind != "number":
+                by_kind.setdefault(FORMATTERS_BY_KIND.get(slot.kind, ()), []).append(slot.name)
         alternatives = []
         for index, (formatters, names) in enumerate(sorted(by_kind.items())):
             rule = f"names-{index}"
@@ -61,16 +67,22 @@ def answer_grammar(slots: Mapping[str, Slot], numbers: Iterable[str] = ()) -> st
                 alternatives.append(f"{rule} ({options})?")
             else:
                 alternatives.append(rule)
-        rules.insert(0, 'slot ::= "{" (' + " | ".join(alternatives) + ') "}"')
-        items.append("slot")
-    tail = ""
+        if alternatives:
+            rules.insert(0, 'slot ::= "{" (' + " | ".join(alternatives) + ') "}"')
+            items.append("slot")
+        if number_names:
+            rules.append("number-names ::= " + " | ".join(_literal(name) for name in number_names))
+            rules.append('number-slot ::= "{" number-names ("|raw")? "}"')
+            values.append("number-slot")
     literals = sorted(set(numbers), key=lambda n: (-len(n), n))
     if literals:
-        # Longest first: "2026" is one literal, not "20" followed by a digit (which "char" would refuse anyway).
+        # Longest first: "2026" is one literal, not "20" followed by a digit (which "follow" would refuse anyway).
         rules.append("number ::= " + " | ".join(_literal(n) for n in literals))
-        items.append("number char")
-        tail = " number?"
-    root = f"root ::= item+{tail}"
-    if literals:
-        root += " | number"
+        values.append("number")
+    root = "root ::= item+"
+    if values:
+        rules.append("value ::= " + " | ".join(values))
+        rules.append("follow ::= [^{}0-9.,:] | [.,:] char")
+        items.append("value follow")
+        root = "root ::= item+ (value [.,:]?)? | value [.,:]?"
     return "\n".join([root, "item ::= " + " | ".join(items), *rules, "char ::= [^{}0-9]"]) + "\n"
