@@ -169,9 +169,9 @@ class Context:
             "description": "Answers by reference: where the model decodes under a grammar (the local models, with "
             "constrained_decoding on), it is shown the results as placeholders ({call.field} = value) and writes "
             "placeholders instead of numbers, dates and times, under a grammar that admits only this run's "
-            "placeholders and the question's, the conversation's and the context's own digits; planwerk writes "
-            "each value with its unit and dates in the question's language. Placeholders in any model's answer "
-            "are written out. The placeholder list replaces answer_results' forms for such a model. Off: the answer "
+            "placeholders and the question's and the conversation's digits (the context's when no call delivered); "
+            "planwerk writes each value with its unit and dates in the question's language. Placeholders in any "
+            "model's answer are written out. The placeholder list replaces answer_results' forms for such a model. Off: the answer "
             "is free text, checked as before."
         },
     )

@@ -93,10 +93,13 @@ def reference_answer(
     history = history_before_question(state)
     hits = state.get("hits", [])
     user = [str(v) for k, v in (state.get("user") or {}).items() if k != "raw" and isinstance(v, str | int | float)]
-    # Digits the model may write itself: the question's, the conversation's and the retrieved context's (a chunk
-    # is quoted, not referenced: its sentences are prose, and the answer check reads them as today).
+    # Digits the model may write itself: the question's and the conversation's; the retrieved context's only when
+    # no call delivered (a chunk is quoted, not referenced: its sentences are prose, and the answer check reads them
+    # as today). With results beside it, a chunk's numbers were stray digits for the answer (measured on travel w5:
+    # a chunk's "10" became "10 km/h" beside a forecast).
     sources = [state["question"], *(str(m.content) for m in history), *user]
-    sources += [str(hit.get("text", "")) for hit in hits] + [str(hit.get("source", "")) for hit in hits]
+    if not any(call.get("status") == "ok" for call in calls):
+        sources += [str(hit.get("text", "")) for hit in hits] + [str(hit.get("source", "")) for hit in hits]
     grammar = answer_grammar(slots, known_numbers(sources))
     try:
         bound = model.with_plan_grammar(grammar)

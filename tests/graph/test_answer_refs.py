@@ -111,3 +111,21 @@ def test_the_context_field_is_validated() -> None:
     assert Context().answer_by_reference is True
     with pytest.raises(ValueError, match="answer_by_reference must be true or false"):
         Context(answer_by_reference="yes")  # type: ignore[arg-type]
+
+
+def test_context_numbers_are_admitted_only_when_no_call_delivered() -> None:
+    from planwerk.graph.deps import Deps
+    from planwerk.nodes.answer_refs import reference_answer
+    from planwerk.profiles import get_profile
+
+    hit = {"text": "Die Tiere werden 72 bis 91 cm lang.", "score": 0.9, "source": "Tiere.txt#3"}
+    ok = {"id": "wx", "tool": "get_weather", "status": "ok", "args": {}, "result": {"temp_max_c": 17.2}}
+    failed = {"id": "wx", "tool": "get_weather", "status": "error", "args": {}, "error": "down"}
+    grammars = {}
+    for label, call in (("delivered", ok), ("failed", failed)):
+        model = GrammarRecorder(responses=["unused"])
+        state = {"question": "Wie lang wird es?", "calls": [call], "hits": [hit], "messages": []}
+        refs = reference_answer(state, Context(), get_profile("travel"), "de", Deps(), model)  # type: ignore[arg-type]
+        assert refs is not None and refs.constrained
+        grammars[label] = refs.grammar or ""
+    assert '"72"' not in grammars["delivered"] and '"72"' in grammars["failed"]
