@@ -174,6 +174,19 @@ class Context:
             "(BENCHMARKS.md §7)."
         },
     )
+    answer_by_reference: bool = field(
+        default=False,
+        metadata={
+            "description": "Experimental, off by default: with the packaged 0.5B model the answers it wrote under "
+            "the grammar were less readable (README). Answers by reference: where the model decodes under a grammar "
+            "(the local models, with constrained_decoding on), it is shown the results as placeholders "
+            "({call.field} = value) and writes placeholders instead of numbers, dates and times, under a grammar that "
+            "admits only this run's placeholders and the question's and the conversation's digits (the context's "
+            "when no call delivered); planwerk writes each value with its unit and dates in the question's language. "
+            "Placeholders in any model's answer are written out. The placeholder list replaces answer_results' forms "
+            "for such a model. Off: the answer is free text, checked as before."
+        },
+    )
     today: str | None = field(
         default=None,
         metadata={
@@ -234,5 +247,6 @@ class Context:
             raise ValueError(f"Context.retry_temperature must be a number from 0 to 2, got {temperature!r}")
         if self.plan_format not in get_args(PlanFormatChoice):
             raise ValueError(f"Context.plan_format must be 'profile', 'json' or 'expression', got {self.plan_format!r}")
-        if not isinstance(self.approve_destructive, bool):
-            raise ValueError(f"Context.approve_destructive must be true or false, got {self.approve_destructive!r}")
+        for name in ("approve_destructive", "answer_by_reference"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"Context.{name} must be true or false, got {getattr(self, name)!r}")

@@ -32,6 +32,7 @@ from planwerk.events import AnswerRejectedEvent, FinalAnswerEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, add_usage
+from planwerk.nodes.answer_refs import ReferenceAnswer, reference_answer
 from planwerk.nodes.common import (
     answer_check_for,
     context_of,
@@ -92,6 +93,8 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     source: AnswerSource
     grounded: bool | None = None
     first_problems: list[str] = []
+    refs: ReferenceAnswer | None = None
+    written: list[str] = []  # the model's answers as it wrote them, before rendering
     if plan is None:
         # The retrieved context may answer the question without any plan (measured with EmbeddingGemma: "Wo wurde
         # Maximus Qvestus III geboren?" had no plan after the planner copied an example's cities three times,
@@ -112,10 +115,25 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
             answer, source = str(plan["final"]), "planner"
         else:
             model = await deps.model_for(model_spec_of(context))
-            messages = _answer_messages(state, context, profile, language, last_result)
+            # --- answers by reference (planwerk.nodes.answer_refs): placeholders, grammar, rendering ---
+            refs = await asyncio.to_thread(
+                reference_answer,
+                state,
+                context,
+                profile,
+                language,
+                deps,
+                model,
+                answer_is_result=last_result is not None,
+            )
+            if refs is not None and refs.constrained:
+                model, messages = refs.model, refs.messages
+            # --- end answers by reference ---
+            messages = messages or _answer_messages(state, context, profile, language, last_result)
             lost = await lost_model_calls()
             reply = await model.ainvoke(messages, config={"tags": list(ANSWER_TAGS)})
             answer, message_id, source = reply_text(reply).strip(), reply.id, "model"
+            answer, message_id = _rendered(refs, answer, message_id, written)
             usage_update = add_usage(usage_update, usage_of(reply, messages) | {"llm_calls": 1 + lost})
         report = check(answer)
         answer, report, amended = _amend(answer, report, check, language)
@@ -127,15 +145,18 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
             _rejected(runtime, answer, first_problems, attempt=1, next_="regenerate")
             model = model or await deps.model_for(model_spec_of(context))
             messages = messages or _answer_messages(state, context, profile, language, last_result)
-            retry = [*messages, AIMessage(answer), HumanMessage(regenerate_request(report.problems, language))]
+            # The model sees its own answer as it wrote it (placeholders and all), not as rendered.
+            written_first = written[-1] if written else answer
+            request = HumanMessage(regenerate_request(report.problems, language))
+            retry = [*messages, AIMessage(written_first), request]
             lost = await lost_model_calls()
             reply = await model.ainvoke(retry, config={"tags": list(ANSWER_TAGS)})
             usage_update = add_usage(usage_update, usage_of(reply, retry) | {"llm_calls": 1 + lost})
-            second = reply_text(reply).strip()
+            second, second_id = _rendered(refs, reply_text(reply).strip(), reply.id, written)
             second, report, amended = _amend(second, check(second), check, language)
             if report.ok:
-                # An amended answer is no longer the streamed one: a new message id (see below).
-                answer, message_id, grounded = second, None if amended else reply.id, True
+                # An amended or rendered answer is no longer the model's reply: a new message id (see below).
+                answer, message_id, grounded = second, None if amended else second_id, True
                 source = "amended" if amended else "regenerated"
             else:
                 _rejected(runtime, second, [describe(p, language) for p in report.problems], 2, "fallback")
@@ -161,6 +182,7 @@ async def finalize(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         "answer_source": source,
         "grounding_problems": first_problems,
         "votes": votes,
+        "answer_references": _references_metadata(refs, written),
         "duration_s": round(time.time() - state.get("started_at", time.time()), 3),
     }
     learnable = not state.get("candidates")  # a merged sample plan is no example of a plan
@@ -192,6 +214,30 @@ def _answer_messages(
         result=None if last_result is None else format_value(last_result),
         findings=words,
     )
+
+
+def _rendered(
+    refs: ReferenceAnswer | None, text: str, message_id: str | None, written: list[str]
+) -> tuple[str, str | None]:
+    """A model answer with its placeholders written out (``written`` keeps the answer as the model wrote it), and
+    its message id: the reply's, or ``None`` when rendering changed the text."""
+    written.append(text)
+    if refs is None:
+        return text, message_id
+    rendered = refs.render(text).text
+    return rendered, message_id if rendered == text else None
+
+
+def _references_metadata(refs: ReferenceAnswer | None, written: list[str]) -> dict[str, Any] | None:
+    """What the final answer metadata says about answering by reference: whether the answer was decoded under the
+    grammar, how many slots the results gave, and the placeholders each model answer used."""
+    if refs is None:
+        return None
+    return {
+        "constrained": refs.constrained,
+        "slots": len(refs.slots),
+        "used": [list(refs.render(text).used) for text in written],
+    }
 
 
 def _amend(

@@ -1,0 +1,147 @@
+"""Placeholders in an answer, rendered: ``{wx.temp_max_c}`` becomes ``18,5 °C``, ``{conv.datetime|time}`` ``00:00``.
+
+A placeholder is ``{<slot name>}`` or ``{<slot name>|<formatter>}`` (:data:`FORMATTERS`). Numbers are written as
+the result holds them (never rounded: the answer states the delivered value) with the question's decimal separator
+and the slot's unit; dates and times in the words of a :class:`ValueStyle` (the question's language; the styles
+themselves are data in :mod:`planwerk.prompts.answer_refs`). A placeholder that names no slot stays as written:
+rendering any model's answer is harmless, and a replayed answer with placeholders reads like a decoded one. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from decimal import Decimal
+from typing import Literal, get_args
+
+from planwerk.core.answers.slots import Slot, read_moment
+
+Formatter = Literal["date", "time", "weekday", "raw"]
+"""``date``: only the calendar day of a date or a date and time; ``time``: only the clock time; ``weekday``: the
+day with its weekday; ``raw``: the value exactly as the result holds it (no unit, no words)."""
+FORMATTERS: tuple[Formatter, ...] = get_args(Formatter)
+
+FORMATTERS_BY_KIND: Mapping[str, tuple[Formatter, ...]] = {
+    "number": ("raw",),
+    "date": ("date", "weekday", "raw"),
+    "datetime": ("date", "time", "weekday", "raw"),
+    "time": ("time", "raw"),
+    "text": (),
+    "flag": (),
+}
+"""The formatters a slot of each kind takes (the grammar offers only these)."""
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*(?:\.(?:[A-Za-z_][A-Za-z0-9_-]*|\d+))*)(?:\|([a-z]+))?\}")
+"""``{name}`` or ``{name|formatter}``; the name is spelled as :data:`planwerk.core.answers.slots.NAME_SEGMENT`."""
+
+
+@dataclass(frozen=True)
+class ValueStyle:
+    """How values are written in one language."""
+
+    decimal_separator: str
+    months: tuple[str, ...]
+    """January first, twelve names."""
+    weekdays: tuple[str, ...]
+    """Monday first, seven names."""
+    date_format: str
+    """Takes ``{day}``, ``{month}`` (the name) and ``{year}``."""
+    weekday_format: str
+    """Takes ``{weekday}`` and ``{date}``."""
+    datetime_format: str
+    """Takes ``{date}`` and ``{time}``."""
+    yes: str
+    no: str
+
+
+@dataclass(frozen=True)
+class RenderedAnswer:
+    """An answer with its placeholders written out."""
+
+    text: str
+    used: tuple[str, ...]
+    """The slot names that were written, in order of first use."""
+    unknown: tuple[str, ...]
+    """Placeholders that name no slot (left as written)."""
+
+
+def format_number(value: int | float, style: ValueStyle) -> str:
+    """``value`` as the result holds it (``18.0`` is ``18``), with the style's decimal separator."""
+    if isinstance(value, float):
+        text = repr(value)
+        if "e" in text or "E" in text:
+            text = format(Decimal(text), "f")  # positional: "1e-07" is no number a reader (or the check) reads
+        elif text.endswith(".0"):
+            text = text[:-2]
+    else:
+        text = str(value)
+    return text.replace(".", style.decimal_separator)
+
+
+def format_date(day: date, style: ValueStyle) -> str:
+    """``27. November 2026`` / ``27 November 2026``."""
+    return style.date_format.format(day=day.day, month=style.months[day.month - 1], year=day.year)
+
+
+def format_time(moment: time | datetime) -> str:
+    """``16:00``: hours and minutes (the seconds of a result's time say nothing in an answer)."""
+    return f"{moment.hour:02d}:{moment.minute:02d}"
+
+
+def render_value(slot: Slot, formatter: str | None, style: ValueStyle) -> str:
+    """One slot's value in words; a formatter the slot's kind does not take is ignored."""
+    if formatter == "raw":
+        return str(slot.value)
+    if formatter not in FORMATTERS_BY_KIND.get(slot.kind, ()):
+        formatter = None
+    if slot.kind == "flag":
+        return style.yes if slot.value else style.no
+    if slot.kind == "number" and isinstance(slot.value, int | float):
+        number = format_number(slot.value, style)
+        return f"{number} {slot.unit}" if slot.unit else number
+    moment = read_moment(str(slot.value)) if slot.kind in ("date", "datetime", "time") else None
+    if isinstance(moment, datetime):
+        if formatter == "time":
+            return format_time(moment)
+        day = format_date(moment.date(), style)
+        if formatter == "weekday":
+            return style.weekday_format.format(weekday=style.weekdays[moment.weekday()], date=day)
+        return day if formatter == "date" else style.datetime_format.format(date=day, time=format_time(moment))
+    if isinstance(moment, date):
+        day = format_date(moment, style)
+        if formatter == "weekday":
+            return style.weekday_format.format(weekday=style.weekdays[moment.weekday()], date=day)
+        return day
+    if isinstance(moment, time):
+        return format_time(moment)
+    return str(slot.value)
+
+
+def render_answer(text: str, slots: Mapping[str, Slot], style: ValueStyle) -> RenderedAnswer:
+    """``text`` with each placeholder that names a slot replaced by its rendered value. A unit the model wrote
+    after a number's placeholder is not written twice (``{route.distance} km`` is ``41,7 km``, not ``41,7 km km``:
+    the prompt shows the value with its unit, and the 0.5B model copies the unit after the placeholder)."""
+    used: dict[str, None] = {}
+    unknown: dict[str, None] = {}
+    parts: list[str] = []
+    position = 0
+    for match in PLACEHOLDER.finditer(text):
+        parts.append(text[position : match.start()])
+        position = match.end()
+        name, formatter = match[1], match[2]
+        slot = slots.get(name)
+        if slot is None:
+            unknown[match[0]] = None
+            parts.append(match[0])
+            continue
+        used[name] = None
+        value = render_value(slot, formatter, style)
+        parts.append(value)
+        if slot.kind == "number" and slot.unit and formatter != "raw":
+            repeated = re.match(rf"[ \u00a0]?{re.escape(slot.unit)}(?!\w)", text[position:])
+            if repeated:
+                position += repeated.end()
+    parts.append(text[position:])
+    return RenderedAnswer("".join(parts), tuple(used), tuple(unknown))

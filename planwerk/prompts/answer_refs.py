@@ -1,0 +1,172 @@
+"""Texts and prompt of an answer by reference (:mod:`planwerk.core.answers`), per language.
+
+The answer model is shown the results as placeholders with their values (``{wx.temp_max_c} = 18,5 °C``) and asked
+to write placeholders instead of copying numbers, dates and times; :class:`ReferenceTexts` holds those words, and
+:class:`~planwerk.core.answers.render.ValueStyle` how values are written (decimal separator, month and weekday
+names, date formats), German and English. The rest of the prompt (date line, question, context, instructions,
+answer language) is the finalizer's usual one (:mod:`planwerk.prompts.render`, :mod:`planwerk.prompts.texts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from planwerk.core.answers.render import ValueStyle, render_value
+from planwerk.core.answers.slots import Slot
+from planwerk.prompts.render import render_context, render_date, render_result
+from planwerk.prompts.texts import PromptTexts, texts_for
+from planwerk.rag.base import Hit
+
+if TYPE_CHECKING:
+    from planwerk.profiles import Language
+
+
+@dataclass(frozen=True)
+class ReferenceTexts:
+    """The words of an answer by reference in one language."""
+
+    values_heading: str
+    """Above the placeholders and their values."""
+    rules: str
+    """How to write placeholders; takes ``{example}`` (a placeholder of this run) and ``{value}`` (its value)."""
+    style: ValueStyle
+
+
+GERMAN = ReferenceTexts(
+    values_heading="Tool-Ergebnisse (Platzhalter = Wert):",
+    rules=(
+        "Zahlen, Daten und Uhrzeiten aus den Tool-Ergebnissen schreibst du nie selbst ab: setze ihren Platzhalter "
+        "in geschweiften Klammern genau wie oben ein, z. B. {example} für {value}; planwerk schreibt den Wert mit "
+        "Einheit hinein. Von einem Zeitpunkt nur die Uhrzeit: {{…|time}}, nur das Datum: {{…|date}}. Andere "
+        "Ziffern darfst du nur schreiben, wenn sie in der Frage oder im Kontext stehen."
+    ),
+    style=ValueStyle(
+        decimal_separator=",",
+        months=(
+            "Januar",
+            "Februar",
+            "März",
+            "April",
+            "Mai",
+            "Juni",
+            "Juli",
+            "August",
+            "September",
+            "Oktober",
+            "November",
+            "Dezember",
+        ),
+        weekdays=("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
+        date_format="{day}. {month} {year}",
+        weekday_format="{weekday}, {date}",
+        datetime_format="{date}, {time} Uhr",
+        yes="ja",
+        no="nein",
+    ),
+)
+
+ENGLISH = ReferenceTexts(
+    values_heading="Tool results (placeholder = value):",
+    rules=(
+        "Never copy numbers, dates or times from the tool results yourself: write their placeholder in curly "
+        "braces exactly as above, e.g. {example} for {value}; planwerk writes in the value with its unit. Only the "
+        "clock time of a moment: {{…|time}}, only its date: {{…|date}}. Write other digits only where the question "
+        "or the context has them."
+    ),
+    style=ValueStyle(
+        decimal_separator=".",
+        months=(
+            "January",
+            "February",
+            "March",
+            "April",
+            "May",
+            "June",
+            "July",
+            "August",
+            "September",
+            "October",
+            "November",
+            "December",
+        ),
+        weekdays=("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+        date_format="{day} {month} {year}",
+        weekday_format="{weekday}, {date}",
+        datetime_format="{date}, {time}",
+        yes="yes",
+        no="no",
+    ),
+)
+
+REFERENCE_TEXTS: Mapping[Language, ReferenceTexts] = {"de": GERMAN, "en": ENGLISH}
+
+
+def reference_texts(language: Language) -> ReferenceTexts:
+    """The texts of ``language`` (German for a language without its own)."""
+    return REFERENCE_TEXTS.get(language, GERMAN)
+
+
+def _example(slots: Mapping[str, Slot]) -> Slot | None:
+    """The placeholder the rules show: a number with a unit where there is one, else any number, else any slot."""
+    numbers = [slot for slot in slots.values() if slot.kind == "number"]
+    with_unit = [slot for slot in numbers if slot.unit]
+    return next(iter(with_unit or numbers or list(slots.values())), None)
+
+
+def render_values(
+    calls: Sequence[Mapping[str, Any]], slots: Mapping[str, Slot], texts: PromptTexts, style: ValueStyle
+) -> str:
+    """Per call its head (``wx = get_weather({…})``) and its slots with their rendered values; a successful call
+    without slots (only long texts) shows its result, a failed call its error."""
+    lines = []
+    for call in calls:
+        call_id = str(call.get("id"))
+        if call.get("status") != "ok":
+            lines.append(f"- {call_id} = {call.get('tool')}: {texts.call_error}: {call.get('error')}")
+            continue
+        head = f"- {call_id} = {call.get('tool')}({render_result(call.get('args'), texts)})"
+        own = [slot for name, slot in slots.items() if name == call_id or name.startswith(call_id + ".")]
+        if not own:
+            lines.append(f"{head} → {render_result(call.get('result'), texts)}")
+            continue
+        lines.append(f"{head}:")
+        lines.extend(f"  {{{slot.name}}} = {render_value(slot, None, style)}" for slot in own)
+    return "\n".join(lines)
+
+
+def build_reference_messages(
+    *,
+    persona: str,
+    question: str,
+    today: date | None,
+    calls: Sequence[Mapping[str, Any]],
+    slots: Mapping[str, Slot],
+    hits: Sequence[Hit] = (),
+    history: Sequence[BaseMessage] = (),
+    texts: PromptTexts,
+    language: Language,
+    result_slot: str | None = None,
+) -> list[BaseMessage]:
+    """The finalizer's prompt for an answer by reference: as
+    :func:`planwerk.prompts.render.build_answer_messages`, with the results as placeholders and their values and
+    the placeholder rules before the answer language. ``result_slot`` names the slot that answers the question
+    (profiles whose answer is the last call's result): the instructions show its placeholder as the result."""
+    words = reference_texts(language)
+    parts = [render_date(today, texts)] if today is not None else []
+    parts.append(f"{texts.question_label} {question}")
+    if calls:
+        parts.append(f"{words.values_heading}\n{render_values(calls, slots, texts, words.style)}")
+    if hits:
+        parts.append(f"{texts.context_heading}\n{render_context(hits)}")
+    failed = [str(call.get("tool")) for call in calls if call.get("status") not in ("ok", "skipped")]
+    result = f"{{{result_slot}}}" if result_slot is not None else None
+    parts.append(texts.answer_request(source=hits[0]["source"] if hits else None, failed_tools=failed, result=result))
+    if (example := _example(slots)) is not None:
+        parts.append(words.rules.format(example=f"{{{example.name}}}", value=render_value(example, None, words.style)))
+    parts.append(texts_for(language).answer_language)
+    return [SystemMessage(persona), *history, HumanMessage("\n\n".join(parts))]

@@ -1,0 +1,131 @@
+"""Answers by reference through the graph: a replayed answer with placeholders is rendered, checked and kept.
+
+The replay model cannot be constrained, so it gets the usual prompt; its placeholders are written out all the same
+(``Context.answer_by_reference``), which is what makes these tests possible. In-process tools
+(tests/graph/tools.py): ``wx.days.0.temperature_max`` is 17.2, ``wx.days.0.date`` 2026-11-22.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessage
+from pydantic import Field
+
+from planwerk.agent import Reply
+from planwerk.core.answers.grammar import answer_grammar
+from planwerk.core.answers.slots import collect_slots
+from planwerk.graph.context import Context
+from planwerk.models.replay import ReplayChatModel
+from tests.graph.tools import GEO, WEATHER, plan_json, replay_agent
+
+QUESTION = "Wie warm wird es heute in Barcelona?"
+PLAN = plan_json([GEO], [WEATHER])
+
+
+def final(reply: Reply) -> dict[str, Any]:
+    return next(e for e in reply.events if e["event"] == "final_answer")["metadata"]
+
+
+async def test_a_replayed_answer_with_placeholders_is_rendered_and_kept() -> None:
+    answer = "Am {wx.days.0.date} werden es in {geo.name} bis zu {wx.days.0.temperature_max}."
+    model = ReplayChatModel.of([PLAN, answer])
+    async with replay_agent(model, answer_by_reference=True) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.answer == "Am 22. November 2026 werden es in Barcelona bis zu 17,2."
+    metadata = final(reply)
+    assert metadata["answer_source"] == "model" and metadata["grounded"] is True and metadata["llm_calls"] == 2
+    references = metadata["answer_references"]
+    assert references["constrained"] is False  # a replay script decodes no grammar
+    assert references["used"] == [["wx.days.0.date", "geo.name", "wx.days.0.temperature_max"]]
+
+
+async def test_an_english_answer_is_rendered_in_english() -> None:
+    model = ReplayChatModel.of([PLAN, "On {wx.days.0.date|weekday} it reaches {wx.days.0.temperature_max}."])
+    async with replay_agent(model, answer_by_reference=True) as agent:
+        reply = await agent.ask("How warm will it be in Barcelona today?")
+    assert reply.answer == "On Sunday, 22 November 2026 it reaches 17.2."
+
+
+async def test_a_rejected_answer_is_shown_to_the_model_as_it_wrote_it() -> None:
+    # The first answer invents "22 °C" (the check rejects it); the regeneration prompt holds it with its placeholder.
+    model = ReplayChatModel.of(
+        [PLAN, "In {geo.name} werden es 22 °C.", "In {geo.name} bis zu {wx.days.0.temperature_max}."]
+    )
+    async with replay_agent(model, answer_by_reference=True) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.answer == "In Barcelona bis zu 17,2."
+    assert final(reply)["answer_source"] == "regenerated"
+    rejected = [m for m in model.prompts[-1] if isinstance(m, AIMessage)]
+    assert [str(m.content) for m in rejected] == ["In {geo.name} werden es 22 °C."]
+
+
+async def test_switched_off_the_answer_is_left_as_written() -> None:
+    model = ReplayChatModel.of([PLAN, "In Barcelona bis zu 17,2 °C.", "unused"])
+    async with replay_agent(model, answer_by_reference=False) as agent:
+        reply = await agent.ask(QUESTION)
+    assert final(reply)["answer_references"] is None
+    model = ReplayChatModel.of([PLAN, "{geo.name}: bis zu 17,2 °C.", "unused"])
+    async with replay_agent(model, answer_by_reference=False) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.answer.startswith("{geo.name}")
+
+
+class GrammarRecorder(FakeListChatModel):
+    """A fake chat model that can be bound to a grammar: records the grammar and the prompt it answered."""
+
+    grammars: list[str] = Field(default_factory=list)
+    prompts: list[str] = Field(default_factory=list)
+
+    def with_plan_grammar(self, grammar: str) -> GrammarRecorder:
+        self.grammars.append(grammar)
+        return self
+
+    def _call(self, messages: list[Any], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> str:
+        self.prompts.append(str(messages[-1].content))
+        return super()._call(messages, stop, run_manager, **kwargs)
+
+
+async def test_a_model_that_takes_grammars_answers_under_the_answer_grammar() -> None:
+    model = GrammarRecorder(responses=[PLAN, "In {geo.name} bis zu {wx.days.0.temperature_max}."])
+    async with replay_agent(model, answer_by_reference=True) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.answer == "In Barcelona bis zu 17,2."
+    assert final(reply)["answer_references"]["constrained"] is True
+    # The planner is bound to no grammar here (JSON plans take a schema), so the one grammar is the answer's …
+    assert len(model.grammars) == 1
+    grammar = model.grammars[0]
+    assert '"wx.days.0.temperature_max"' in grammar and '"geo.lat"' in grammar
+    # … and the prompt shows the placeholders with their rendered values.
+    assert "{wx.days.0.temperature_max} = 17,2" in model.prompts[-1]
+
+
+def test_the_slots_of_the_test_tools_make_a_grammar() -> None:
+    calls = [{"id": "wx", "tool": "get_weather", "status": "ok", "result": {"days": [{"temperature_max": 17.2}]}}]
+    assert '"wx.days.0.temperature_max"' in answer_grammar(collect_slots(calls))
+
+
+def test_the_context_field_is_validated() -> None:
+    assert Context().answer_by_reference is False  # experimental: off unless asked for
+    with pytest.raises(ValueError, match="answer_by_reference must be true or false"):
+        Context(answer_by_reference="yes")  # type: ignore[arg-type]
+
+
+def test_context_numbers_are_admitted_only_when_no_call_delivered() -> None:
+    from planwerk.graph.deps import Deps
+    from planwerk.nodes.answer_refs import reference_answer
+    from planwerk.profiles import get_profile
+
+    hit = {"text": "Die Tiere werden 72 bis 91 cm lang.", "score": 0.9, "source": "Tiere.txt#3"}
+    ok = {"id": "wx", "tool": "get_weather", "status": "ok", "args": {}, "result": {"temp_max_c": 17.2}}
+    failed = {"id": "wx", "tool": "get_weather", "status": "error", "args": {}, "error": "down"}
+    grammars = {}
+    for label, call in (("delivered", ok), ("failed", failed)):
+        model = GrammarRecorder(responses=["unused"])
+        state = {"question": "Wie lang wird es?", "calls": [call], "hits": [hit], "messages": []}
+        refs = reference_answer(state, Context(answer_by_reference=True), get_profile("travel"), "de", Deps(), model)  # type: ignore[arg-type]
+        assert refs is not None and refs.constrained
+        grammars[label] = refs.grammar or ""
+    assert '"72"' not in grammars["delivered"] and '"72"' in grammars["failed"]
