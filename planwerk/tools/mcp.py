@@ -450,7 +450,9 @@ class MCPToolSource:
         arguments = sanitize_value(arguments)
         args = check_arguments(self._specs[name].input_schema, arguments, tool=name, server=server.name)
         if CALL_OPTIONS.get().enforce_roots:
-            _check_roots(server, name, self._specs[name].input_schema, args)
+            # Resolving paths touches the filesystem (realpath, the working directory): off the event loop, which
+            # an ASGI server (langgraph dev refuses blocking calls) shares with every other run.
+            await asyncio.to_thread(_check_roots, server, name, self._specs[name].input_schema, args)
         return await self._invoke(server, tool, args)
 
     def _down_servers_for(self, name: str) -> list[_Server]:
@@ -502,7 +504,7 @@ class MCPToolSource:
         name, uri = choose_server(args, catalogs)
         server = self._resource_servers[name]
         if CALL_OPTIONS.get().enforce_roots:
-            _check_roots(server, READ_RESOURCE, None, {"uri": uri})
+            await asyncio.to_thread(_check_roots, server, READ_RESOURCE, None, {"uri": uri})
         if server.dead.is_set() or server.session is None:
             raise ToolError(
                 f"{READ_RESOURCE}: server {server.name} is {_down_words(server)} ({server.reason})",
