@@ -1,7 +1,8 @@
 """planwerk on Aegra with PostgreSQL, two instances (``scripts/cluster.sh``), driven with langgraph-sdk.
 
 Every run uses the replay model (its own file per run: each instance loads a spec afresh) and real MCP servers over
-streamable HTTP. The crash test is last: it kills one instance for good.
+streamable HTTP (the security test adds the operator's stdio servers of tests/serving/test_served_tool_security.py).
+The crash test is last: it kills one instance for good.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import json
 import os
 import signal
 import stat
+import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,11 @@ from tests.cluster.conftest import (
     question,
     write_replay,
 )
+from tests.reliability.test_secret_forms import LEAKY, SECRET, leaked_forms
+from tests.serving.test_served_tool_security import REFUSED, calls_of, echo
+from tests.tools.test_roots_enforced import FILES, NOTES_TEXT, SECRET_TEXT
+from tests.tools.third_party.test_mcp_auth import ROTATED
+from tests.tools.third_party.test_server_errors_http import TOKEN, auth_server
 
 pytestmark = pytest.mark.timeout(180)
 GRAPH = "planwerk"
@@ -224,6 +232,96 @@ def test_postgres_refuses_a_connection_without_the_password(cluster: Cluster, mo
     password = cluster.postgres_password_file.read_text(encoding="utf-8").strip()
     with psycopg.connect(cluster.postgres, password=password, connect_timeout=10) as connection:
         assert connection.execute("SELECT 1").fetchone() == (1,)
+
+
+async def test_aegra_redacts_every_form_of_a_secret_refuses_paths_outside_the_roots_and_refreshes_tokens(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    # Issue 28, items 5-7, as tests/serving/test_served_tool_security.py checks them on langgraph dev: the operator's
+    # MCP config (in the temp folder the cluster allows) names the leaky server (its secret in env), the naive file
+    # server (with roots; the profile file says enforce_roots = true) and the bearer-token server (a token_file).
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text(NOTES_TEXT)
+    (tmp_path / "secret.txt").write_text(SECRET_TEXT)
+    accepted, supplied = tmp_path / "accepted", tmp_path / "supplied"
+    accepted.write_text(TOKEN)
+    supplied.write_text(TOKEN + "\n")
+    profile = tmp_path / "files.toml"
+    profile.write_text('persona = "You use the tools for the user."\nenforce_roots = true\n')
+    client = cluster.client(cluster.instances[1])  # not the instance the crash test kills
+    with ExitStack() as stack:
+        auth = stack.enter_context(auth_server(accepted))
+        servers = {
+            "leaky": {"command": sys.executable, "args": [LEAKY, "stdio"], "env": {"LEAKY_SECRET": SECRET},
+                      "timeout": 30},
+            "files": {"command": sys.executable, "args": [FILES, "stdio"], "cwd": str(work), "roots": [str(work)],
+                      "timeout": 30},
+            "auth": {"url": f"http://127.0.0.1:{auth.port}/mcp", "timeout": 20,
+                     "auth": {"type": "token_file", "path": str(supplied)}},
+        }  # fmt: skip
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": servers}))
+        thread = (await client.threads.create())["thread_id"]
+
+        async def run(name: str, *calls: dict[str, Any]) -> list[tuple[str, Any]]:
+            """One run of ``calls`` in one step on the thread, streamed; the parts as ``(event, data)``."""
+            one_step = json.dumps({"steps": [{"description": name, "tools": list(calls)}], "final": None})
+            model = write_replay(tmp_path / f"{name}.json", [one_step, ANSWER, ANSWER, ANSWER])
+            ctx = {"model": model, "profile": str(profile), "mcp_config": str(config), "today": "2026-11-22",
+                   "max_plan_attempts": 1}  # fmt: skip
+            parts = [
+                (part.event, part.data)
+                async for part in client.runs.stream(
+                    thread,
+                    GRAPH,
+                    input=question(f"Bitte {name}."),
+                    context=ctx,
+                    stream_mode=["custom", "values", "updates"],
+                )
+            ]
+            assert [data for event, data in parts if event == "error"] == [], cluster.log_tail(1)
+            return parts
+
+        leaks = [{"id": n, "name": f"leak_{n}", "arguments": {}} for n in ("result", "progress", "stderr", "error")]
+        outside = {"id": "s", "name": "read_file", "arguments": {"path": "../secret.txt"}}
+        inside = {"id": "n", "name": "read_file", "arguments": {"path": "notes.txt"}}
+        parts = await run("all", *leaks, outside, inside, echo("a", "hi"))
+        done = await calls_of(client, thread)
+        # Every leak happened, redacted.
+        assert done["result"]["result"]["plain"] == "your key is ***.", done["result"]
+        assert "bad credentials ***" in done["error"]["error"], done["error"]
+        progress = [d["message"] for e, d in parts if e == "custom" and d.get("event") == "tool_progress"]
+        assert progress == ["using token ***", "token b64 ***"], progress
+        # The file beside the root is refused before it is sent; the one inside is read.
+        assert done["s"]["kind"] == "forbidden" and "outside the roots of server files" in done["s"]["error"], done["s"]
+        assert done["n"]["status"] == "ok" and done["n"]["result"] == {"result": NOTES_TEXT}, done["n"]
+        assert done["a"]["result"] == {"result": "hi"}, done["a"]
+
+        # The token rotates while the instance's pooled session holds the old one: the 401 makes the supplier's file
+        # be read again. Then the server refuses every token: kind unauthorized, not an unreachable service.
+        accepted.write_text(ROTATED)
+        supplied.write_text(ROTATED)
+        parts += await run("rotated", echo("b", "after"))
+        after = (await calls_of(client, thread))["b"]
+        assert after["status"] == "ok" and after["result"] == {"result": "after"}, after
+        accepted.write_text(REFUSED)
+        parts += await run("refused", echo("c", "refused"))
+        refused = (await calls_of(client, thread))["c"]
+        assert refused["status"] != "ok" and refused["kind"] == "unauthorized", refused
+        assert "401" in refused["error"], refused
+
+    log = (cluster.state / "aegra-2.log").read_text(errors="replace")
+    assert "debug: connecting with *** / ***" in log  # the stdio server's stderr, redacted
+    places = {
+        "stream": json.dumps(parts, default=repr),
+        "state": json.dumps(await client.threads.get_state(thread), default=repr),
+        "history": json.dumps(await client.threads.get_history(thread, limit=100), default=repr),
+        "instance log": log,
+    }
+    forms = leaked_forms(SECRET) | leaked_forms(TOKEN) | leaked_forms(ROTATED) | {SECRET_TEXT}
+    leaked = [(where, form) for where, text in places.items() for form in forms if form in text]
+    assert leaked == [], f"leaked: {leaked}"
 
 
 async def test_kill_9_mid_run_recovers_through_the_other_instance_without_repeating_a_finished_call(
