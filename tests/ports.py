@@ -21,13 +21,18 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+import uvicorn
+
+from planwerk.models.llama_server import free_loopback_port
 
 START_ATTEMPTS = 5
 """Tries on different ports before a start that keeps colliding fails."""
@@ -274,3 +279,20 @@ def mcp_http_server(
             yield f"http://127.0.0.1:{server.port}/mcp", server.process
         finally:
             kill(server.process)
+
+
+@contextlib.contextmanager
+def serve_app(app: Any) -> Iterator[str]:
+    """An ASGI ``app`` served by uvicorn on a free loopback port in a thread; yields ``http://127.0.0.1:<port>``."""
+    port = free_loopback_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)

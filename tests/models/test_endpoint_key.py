@@ -5,12 +5,9 @@ lists, whatever code path builds the ``endpoint:`` model: checked with a real HT
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from langchain_core.messages import HumanMessage
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -18,8 +15,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from planwerk.models.endpoint import endpoint_chat_model
-from planwerk.models.llama_server import free_loopback_port
 from planwerk.models.specs import endpoint_allowed, endpoint_api_key, load_chat_model
+from tests.ports import serve_app
 
 KEY = "sk-operator-0123456789"
 
@@ -40,18 +37,8 @@ def recording_server() -> Iterator[tuple[str, list[str]]]:
         return StreamingResponse(iter(events), media_type="text/event-stream")
 
     app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
-    port = free_loopback_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/v1", seen
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve_app(app) as url:
+        yield f"{url}/v1", seen
 
 
 def test_the_key_goes_only_to_listed_servers(

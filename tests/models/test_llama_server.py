@@ -17,14 +17,12 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import jsonschema
 import pytest
-import uvicorn
 from langchain_core.messages import BaseMessage, HumanMessage
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,6 +31,7 @@ from starlette.routing import Route
 
 from planwerk.models.endpoint import ENDPOINT_MAX_TOKENS, EndpointUnavailableError, endpoint_chat_model
 from planwerk.models.llama_server import INSTALL_HINT, LlamaServer, free_loopback_port, llama_server_python
+from tests.ports import serve_app
 
 DEMO_QUESTION = "Wo kann man das Razepato am besten beobachten?"
 """The question ``scripts/demo.sh`` asks (README, "Using it")."""
@@ -87,18 +86,8 @@ def picky_server() -> Iterator[tuple[str, list[dict], set[str]]]:
 @contextlib.contextmanager
 def _serve(app: Starlette) -> Iterator[str]:
     """``app`` on a free loopback port in a thread; yields its ``/v1`` base URL."""
-    port = free_loopback_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+    with serve_app(app) as url:
+        yield f"{url}/v1"
 
 
 def test_plan_schema_goes_in_the_form_the_server_takes(picky_server) -> None:

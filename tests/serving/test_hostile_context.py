@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
@@ -24,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from planwerk.models.llama_server import free_loopback_port
+from tests.ports import serve_app
 from tests.serving.conftest import DevServer, write_replay
 
 KEY = "sk-operator-secret-4711"
@@ -54,18 +51,8 @@ def recorder() -> Iterator[tuple[str, list[str]]]:
         return JSONResponse({"error": {"message": "no"}}, status_code=400)
 
     app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
-    port = free_loopback_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/v1", seen
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve_app(app) as url:
+        yield f"{url}/v1", seen
 
 
 @pytest.fixture(scope="module")
