@@ -25,6 +25,7 @@ or HTTP (default 8 MiB; a longer result fails with a clear error without being r
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -318,8 +319,9 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
             f'"stdio" or "streamable_http"; got transport={transport!r}'
         )
     timeout = raw.get("timeout", DEFAULT_TIMEOUT_S)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise ConfigError(f"{where}.timeout: expected a positive number of seconds, got {timeout!r}")
+    # Infinity (Python's json reads it) would overflow the timers at the first call: refused here, like <= 0.
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
+        raise ConfigError(f"{where}.timeout: expected a positive, finite number of seconds, got {timeout!r}")
     allowed = raw.get("allowed_tools")
     if allowed is not None and (not isinstance(allowed, list) or not all(isinstance(t, str) for t in allowed)):
         raise ConfigError(f"{where}.allowed_tools: expected a list of tool names")
@@ -421,8 +423,8 @@ def _auth(raw: Any, where: str, env: Mapping[str, str], timeout: float) -> AuthC
         if not isinstance(command, list) or not command or not all(isinstance(a, str) and a for a in command):
             raise ConfigError(f"{where}.command: expected a list of strings (the program and its arguments)")
         seconds = raw.get("timeout", min(timeout, 10.0))
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
-            raise ConfigError(f"{where}.timeout: expected a positive number of seconds, got {seconds!r}")
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
+            raise ConfigError(f"{where}.timeout: expected a positive, finite number of seconds, got {seconds!r}")
         args = tuple(expand(a, env, f"{where}.command[{i}]") for i, a in enumerate(command))
         return TokenCommandAuth(command=args, timeout_s=float(seconds))
     issuer = text("issuer")

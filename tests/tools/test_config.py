@@ -83,6 +83,10 @@ def test_config_from_a_file_and_from_a_json_string(tmp_path: Path) -> None:
             "mcpServers.a.timeout: expected a positive",
         ),
         (
+            {"mcpServers": {"a": {"url": "http://h", "timeout": float("inf")}}},
+            "mcpServers.a.timeout: expected a positive, finite number",
+        ),
+        (
             {"mcpServers": {"a": {"url": "http://h", "headers": {"X": 1}}}},
             "mcpServers.a.headers.X: expected a string",
         ),
