@@ -119,7 +119,8 @@ def test_expression_grammar_turns_prose_into_a_calculation_that_compiles(default
     with pytest.raises(ExpressionParseError):
         parse_expression_plan(free, specs)
     assert isinstance(default_model, SupportsPlanGrammar)
-    reply = default_model.with_plan_grammar(expression_grammar(specs)).invoke(messages, max_new_tokens=60)
+    # Room to finish: with transformers 5.24 the greedy expression runs past 60 tokens (a cut one does not compile).
+    reply = default_model.with_plan_grammar(expression_grammar(specs)).invoke(messages, max_new_tokens=200)
     assert compile_expression(reply.content, specs).steps
 
 
