@@ -41,6 +41,7 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
 )
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from planwerk.graph.locking import DEFAULT_POLICY, SqlitePolicy, retry_locked
@@ -96,7 +97,12 @@ class DurableSqliteSaver(AsyncSqliteSaver):
             saver = cls(conn)
             saver.policy = policy
             saver.path = file
-            saver.is_setup = True  # the tables exist or the thread is unknown; setup would write
+            saver.is_setup = True  # setup would write
+            tables = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'"
+            if await saver._retrying(lambda: _fetch_one(conn, tables)) is None:
+                # A file no run has written to yet (a process that gave up before setup): it holds no thread.
+                yield InMemorySaver()
+                return
             yield saver
 
     path: Path | None = None
@@ -236,3 +242,8 @@ class ServerSqliteSaver(DurableSqliteSaver):
             await self.conn.execute(f"DELETE FROM checkpoints WHERE {_RUN_ID} IN ({marks})", ids)
 
         await self._retrying(lambda: self._transaction(delete))
+
+
+async def _fetch_one(conn: aiosqlite.Connection, query: str) -> Any:
+    async with conn.execute(query) as cursor:
+        return await cursor.fetchone()
