@@ -106,15 +106,18 @@ def test_the_thread_check_notices_a_leak() -> None:
 
 async def test_planning_does_not_block_the_event_loop(monkeypatch: pytest.MonkeyPatch, figures: Any) -> None:
     """Example ranking (embedding, and on first use loading the embedder) must run off the loop."""
-    import planwerk.nodes.plan as plan_node
+    import planwerk.prompts.examples as examples_module  # the planner ranks through it (zero_shot imports it late)
 
-    original = plan_node.select_examples
+    original = examples_module.select_examples
+
+    ranked: list[float] = []
 
     def slow_select(*args: Any, **kwargs: Any) -> Any:
+        ranked.append(time.perf_counter())
         time.sleep(0.6)  # a blocking stand-in for a cold embedder load
         return original(*args, ranking="words", **kwargs)
 
-    monkeypatch.setattr(plan_node, "select_examples", slow_select)
+    monkeypatch.setattr(examples_module, "select_examples", slow_select)
     gaps: list[float] = []
     stop = asyncio.Event()
 
@@ -134,5 +137,6 @@ async def test_planning_does_not_block_the_event_loop(monkeypatch: pytest.Monkey
     stop.set()
     await beat
     assert reply.answer == task_for(5).answer
+    assert ranked, "the planner did not rank examples: the blocking stand-in was never called"
     assert max(gaps) < 0.4, f"the event loop stalled for {max(gaps):.2f} s"
     figures.record("event_loop", blocking_stand_in_s=0.6, max_loop_gap_s=round(max(gaps), 3))
