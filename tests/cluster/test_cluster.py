@@ -34,7 +34,9 @@ from tests.cluster.conftest import (
     question,
     write_replay,
 )
+from tests.models.test_endpoint_key import recording_server  # noqa: F401  (a fixture, used by name)
 from tests.reliability.test_secret_forms import LEAKY, SECRET, leaked_forms
+from tests.serving.test_hostile_context import shell_config
 from tests.serving.test_served_tool_security import REFUSED, calls_of, echo
 from tests.tools.test_roots_enforced import FILES, NOTES_TEXT, SECRET_TEXT
 from tests.tools.third_party.test_mcp_auth import ROTATED
@@ -217,6 +219,29 @@ async def test_aegra_refuses_a_claimed_identity_and_unshared_learning_at_the_doo
         answer = httpx.post(f"{cluster.instances[1]}/threads/{thread}/runs", json=body, headers=headers, timeout=30)
         assert answer.status_code == 422, answer.text
     assert await bob.runs.list(thread) == []
+
+
+async def test_aegra_starts_no_command_and_sends_no_key_a_request_names(
+    cluster: Cluster,
+    tmp_path: Path,
+    recording_server: tuple[str, list[str]],  # noqa: F811
+) -> None:
+    # The inline MCP config (a shell) and an endpoint model on a server the operator did not list: 422 at the
+    # door, no run queued, no shell started, and the named server hears nothing.
+    marker = tmp_path / "pwned"
+    bob = cluster.client(cluster.instances[1], user="bob")
+    thread = (await bob.threads.create())["thread_id"]
+    headers = {"Authorization": f"Bearer {mint_token(cluster.jwt_secret, 'bob')}"}
+    url, seen = recording_server
+    for run_context in (
+        {"mcp_config": json.dumps(shell_config(marker))},
+        {"profile": "math", "model": f"endpoint:{url}"},
+    ):
+        body = {"assistant_id": GRAPH, "input": question("2 + 3?"), "context": run_context}
+        answer = httpx.post(f"{cluster.instances[1]}/threads/{thread}/runs", json=body, headers=headers, timeout=30)
+        assert answer.status_code == 422, answer.text
+    assert await bob.runs.list(thread) == []
+    assert not marker.exists() and seen == []
 
 
 def test_postgres_refuses_a_connection_without_the_password(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
