@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import stat
-import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -35,12 +34,12 @@ from tests.cluster.conftest import (
     write_replay,
 )
 from tests.models.test_endpoint_key import recording_server  # noqa: F401  (a fixture, used by name)
-from tests.reliability.test_secret_forms import LEAKY, SECRET, leaked_forms
+from tests.reliability.test_secret_forms import SECRET, leaked_forms
 from tests.serving.test_hostile_context import shell_config
-from tests.serving.test_served_tool_security import REFUSED, calls_of, echo
-from tests.tools.test_roots_enforced import FILES, NOTES_TEXT, SECRET_TEXT
+from tests.serving.test_served_tool_security import REFUSED, calls_of, echo, security_files
+from tests.tools.test_roots_enforced import NOTES_TEXT, SECRET_TEXT
 from tests.tools.third_party.test_mcp_auth import ROTATED
-from tests.tools.third_party.test_server_errors_http import TOKEN, auth_server
+from tests.tools.third_party.test_server_errors_http import TOKEN
 
 pytestmark = pytest.mark.timeout(180)
 GRAPH = "planwerk"
@@ -265,28 +264,10 @@ async def test_aegra_redacts_every_form_of_a_secret_refuses_paths_outside_the_ro
     # Issue 28, items 5-7, as tests/serving/test_served_tool_security.py checks them on langgraph dev: the operator's
     # MCP config (in the temp folder the cluster allows) names the leaky server (its secret in env), the naive file
     # server (with roots; the profile file says enforce_roots = true) and the bearer-token server (a token_file).
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "notes.txt").write_text(NOTES_TEXT)
-    (tmp_path / "secret.txt").write_text(SECRET_TEXT)
-    accepted, supplied = tmp_path / "accepted", tmp_path / "supplied"
-    accepted.write_text(TOKEN)
-    supplied.write_text(TOKEN + "\n")
-    profile = tmp_path / "files.toml"
-    profile.write_text('persona = "You use the tools for the user."\nenforce_roots = true\n')
     client = cluster.client(cluster.instances[1])  # not the instance the crash test kills
     with ExitStack() as stack:
-        auth = stack.enter_context(auth_server(accepted))
-        servers = {
-            "leaky": {"command": sys.executable, "args": [LEAKY, "stdio"], "env": {"LEAKY_SECRET": SECRET},
-                      "timeout": 30},
-            "files": {"command": sys.executable, "args": [FILES, "stdio"], "cwd": str(work), "roots": [str(work)],
-                      "timeout": 30},
-            "auth": {"url": f"http://127.0.0.1:{auth.port}/mcp", "timeout": 20,
-                     "auth": {"type": "token_file", "path": str(supplied)}},
-        }  # fmt: skip
-        config = tmp_path / "mcp.json"
-        config.write_text(json.dumps({"mcpServers": servers}))
+        files = security_files(tmp_path, stack)
+        config, profile, accepted, supplied = files.config, files.profile, files.accepted, files.supplied
         thread = (await client.threads.create())["thread_id"]
 
         async def run(name: str, *calls: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -46,10 +46,22 @@ class Served:
     """The ``token_file`` planwerk's supplier reads."""
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    folder = tmp_path_factory.mktemp("served-security")  # in the temp folder: the operator allows its files
-    (folder / "server").mkdir()
+@dataclass(frozen=True)
+class SecurityFiles:
+    """What :func:`security_files` wrote: the operator's MCP config, the profile file and the two token files."""
+
+    config: Path
+    profile: Path
+    accepted: Path
+    """The token the auth server accepts (it reads the file on every request)."""
+    supplied: Path
+    """The ``token_file`` planwerk's supplier reads."""
+
+
+def security_files(folder: Path, stack: ExitStack) -> SecurityFiles:
+    """In ``folder`` (where the operator allows files): a root with ``notes.txt``, ``secret.txt`` beside it, a
+    profile file with ``enforce_roots = true`` and an MCP config naming the leaky server, the naive file server (with
+    roots) and the bearer-token HTTP server (started on ``stack``, its token read from a ``token_file``)."""
     work = folder / "work"
     work.mkdir()
     (work / "notes.txt").write_text(NOTES_TEXT)
@@ -59,21 +71,28 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     supplied.write_text(TOKEN + "\n")
     profile = folder / "files.toml"
     profile.write_text('persona = "You use the tools for the user."\nenforce_roots = true\n')
+    auth = stack.enter_context(auth_server(accepted))
+    servers = {
+        "leaky": {"command": sys.executable, "args": [LEAKY, "stdio"], "env": {"LEAKY_SECRET": SECRET}, "timeout": 30},
+        "files": {"command": sys.executable, "args": [FILES, "stdio"], "cwd": str(work), "roots": [str(work)],
+                  "timeout": 30},
+        "auth": {"url": f"http://127.0.0.1:{auth.port}/mcp", "timeout": 20,
+                 "auth": {"type": "token_file", "path": str(supplied)}},
+    }  # fmt: skip
+    config = folder / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    return SecurityFiles(config, profile, accepted, supplied)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    folder = tmp_path_factory.mktemp("served-security")  # in the temp folder: the operator allows its files
+    (folder / "server").mkdir()
     with ExitStack() as stack:
-        auth = stack.enter_context(auth_server(accepted))
-        servers = {
-            "leaky": {"command": sys.executable, "args": [LEAKY, "stdio"], "env": {"LEAKY_SECRET": SECRET},
-                      "timeout": 30},
-            "files": {"command": sys.executable, "args": [FILES, "stdio"], "cwd": str(work), "roots": [str(work)],
-                      "timeout": 30},
-            "auth": {"url": f"http://127.0.0.1:{auth.port}/mcp", "timeout": 20,
-                     "auth": {"type": "token_file", "path": str(supplied)}},
-        }  # fmt: skip
-        config = folder / "mcp.json"
-        config.write_text(json.dumps({"mcpServers": servers}))
+        files = security_files(folder, stack)
         server = DevServer(folder / "server").start()
         stack.callback(server.kill)
-        yield Served(server, folder, config, profile, accepted, supplied)
+        yield Served(server, folder, files.config, files.profile, files.accepted, files.supplied)
 
 
 async def run(
