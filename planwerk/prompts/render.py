@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from planwerk.core.dates import find_dates
 from planwerk.core.expressions import DEFAULT_NOTATION, ExpressionNotation, output_fields, plan_expression
+from planwerk.core.json_pointer import pointer_target
 from planwerk.models.replay import estimate_tokens
 from planwerk.prompts.examples import Example
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
@@ -62,13 +63,12 @@ def _sentence(text: str) -> str:
 def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
     """``schema`` with a local ``$ref`` (``#/$defs/Name``, as pydantic writes enums and models) followed."""
     ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, Mapping) else {}
-        if isinstance(target, Mapping):
-            return target
-    return schema
+    if not (isinstance(ref, str) and ref.startswith("#/")):
+        return schema
+    target = pointer_target(root, ref)
+    if target is None:  # a missing target reads as the empty schema
+        return {}
+    return target if isinstance(target, Mapping) else schema
 
 
 def _type_of(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None, depth: int = 0) -> str:

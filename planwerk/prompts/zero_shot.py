@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from planwerk.core.checking import check_plan
+from planwerk.core.json_pointer import pointer_target
 from planwerk.core.plan import Plan
 from planwerk.prompts.examples import Example
 from planwerk.prompts.texts import PromptTexts
@@ -273,13 +274,12 @@ def _output_paths(
 
 def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
     ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, Mapping) else {}
-        if isinstance(target, Mapping):
-            return target
-    return schema
+    if not (isinstance(ref, str) and ref.startswith("#/")):
+        return schema
+    target = pointer_target(root, ref)
+    if target is None:  # a missing target reads as the empty schema
+        return {}
+    return target if isinstance(target, Mapping) else schema
 
 
 def _key(name: str) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any, Literal
 
+from planwerk.core.json_pointer import pointer_target
 from planwerk.core.refs import as_data
 
 SlotKind = Literal["number", "date", "datetime", "time", "text", "flag"]
@@ -141,10 +142,7 @@ def _resolve(schema: Any, root: Mapping[str, Any]) -> Mapping[str, Any] | None:
             return None
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/"):
-            target: Any = root
-            for part in ref[2:].split("/"):
-                target = target.get(part) if isinstance(target, Mapping) else None
-            schema = target
+            schema = pointer_target(root, ref)
             continue
         options = schema.get("anyOf") or schema.get("oneOf")
         if isinstance(options, list):
