@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
 
+from planwerk.checks.domain import NO_DOMAIN, AnswerDomain, Domain
 from planwerk.models.specs import PACKAGED_MATH_MODEL, PROFILE_MODEL, parse_model_spec
 from planwerk.prompts import generic
 from planwerk.prompts.math import MATH_PERSONA
@@ -86,6 +87,15 @@ class Profile:
     """Whether a tool call whose arguments name a file outside its MCP server's configured ``roots`` is refused
     before it is sent (failure kind ``forbidden``; :mod:`planwerk.tools.paths` says what counts as a file
     argument). Off: roots are only offered to the servers, which may ignore them."""
+    domain: Domain = NO_DOMAIN
+    """What the answer checks know of the profile's domain (tool labels, condition words, field units, estimate
+    flags; a profile file's ``[answers]`` table, :class:`~planwerk.checks.domain.AnswerDomain`)."""
+
+
+def packaged_domain(name: str) -> Domain:
+    """The domain knowledge of a packaged profile: the ``[answers]`` table of ``data/profiles/<name>-answers.toml``."""
+    text = resources.files("planwerk").joinpath("data").joinpath("profiles").joinpath(f"{name}-answers.toml")
+    return Domain.parse(tomllib.loads(text.read_text(encoding="utf-8"))["answers"])
 
 
 PROFILES: dict[str, Profile] = {
@@ -95,6 +105,7 @@ PROFILES: dict[str, Profile] = {
         persona=TRAVEL_PERSONA,
         refusals={"de": REFUSAL_OUT_OF_SCOPE, "en": REFUSAL_OUT_OF_SCOPE_EN},
         sourced_numbers=True,
+        domain=packaged_domain("travel"),
     ),
     "math": Profile(
         name="math",
@@ -211,6 +222,8 @@ class ProfileFile(BaseModel):
     """Offer the planner the built-in ``extract`` step (typed values out of a result's text, read apart)."""
     approve_extracted: bool = True
     """Calls of tools that act wait for approval when an argument comes from an ``extract``; false relaxes it."""
+    answers: AnswerDomain = AnswerDomain()
+    """The domain's knowledge for the answer checks (``[answers]``: tool labels, condition words, field units, …)."""
 
     @field_validator("model")
     @classmethod
@@ -278,6 +291,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         enforce_roots=parsed.enforce_roots,
         extract_step=parsed.extract_step,
         approve_extracted=parsed.approve_extracted,
+        domain=Domain.parse(parsed.answers),
     )
 
 

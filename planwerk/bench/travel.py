@@ -8,7 +8,7 @@ scores per question:
 
 - **plan valid**: a plan passed the plan check;
 - **expected tools**: the tools the run called (failed calls included) are one of the question's tool sets;
-- **grounded**: the final answer passes :func:`planwerk.core.grounding.check_answer` against the run's call
+- **grounded**: the final answer passes :func:`planwerk.checks.check_answer` against the run's call
   results, retrieved chunks and question (computed here again, independent of the finalizer's own verdict);
 - **model grounded**: the answer a user reads is the model's own (first or regenerated), not the deterministic
   fallback the finalizer builds when the model's answers fail the check twice, nor the fixed no-plan text;
@@ -45,7 +45,7 @@ from urllib.parse import parse_qs, urlparse
 
 from langchain_core.language_models import BaseChatModel
 
-from planwerk.core.grounding import GroundingReport
+from planwerk.checks import GroundingReport
 from planwerk.graph.context import AnswerResults
 
 DATA = "planwerk.data.travel_bench"
@@ -357,7 +357,8 @@ def _result_values(value: Any, key: str) -> Iterator[str]:
 
 def fact_present(answer: str, fact: Any, calls: Sequence[Mapping[str, Any]] = ()) -> bool:
     """Whether ``answer`` states ``fact`` (one alternative of a fact group; see :attr:`Question.facts`)."""
-    from planwerk.core.grounding import UNITS, SourceNumber, find_date_claims, find_numbers, number_grounded
+    from planwerk.checks.dates import find_date_claims
+    from planwerk.checks.numbers import UNITS, SourceNumber, find_numbers, number_grounded
 
     if isinstance(fact, str):
         return _fold(fact) in _fold(answer)
@@ -401,11 +402,13 @@ def check_grounded(
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
     today: str = TODAY,
     retrieval_query: str | None = None,
+    earlier: Sequence[str] = (),
 ) -> GroundingReport:
-    """The finalizer's answer check (:func:`planwerk.answer_check.build_answer_check`) on a finished run: every
+    """The finalizer's answer check (:func:`planwerk.checks.build_answer_check`) on a finished run: every
     number, date and place against the results, chunks and question; failed services named; a context answer's
     source and facts."""
-    from planwerk.answer_check import build_answer_check
+    from planwerk.checks import build_answer_check
+    from planwerk.core.language import detect_language
     from planwerk.profiles import PROFILES
 
     check = build_answer_check(
@@ -418,6 +421,9 @@ def check_grounded(
         output_schemas=output_schemas or {},
         retrieval_query=retrieval_query,
         refusals=tuple(PROFILES["travel"].refusals.values()),
+        earlier=earlier,
+        language=detect_language(question, PROFILES["travel"].language),
+        domain=PROFILES["travel"].domain,
     )
     return check(answer)
 
@@ -581,6 +587,7 @@ async def ask_question(question: Question, agent: Any) -> QuestionResult:
         plan=plan,
         output_schemas=schemas,
         retrieval_query=state.get("retrieval_query"),
+        earlier=[str(turn["text"]) for turn in question.history],
     )
     source = meta.get("answer_source")
     return QuestionResult(

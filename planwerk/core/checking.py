@@ -15,8 +15,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from planwerk.checks.places import fold
 from planwerk.core.extract import EXTRACT_TOOL
-from planwerk.core.grounding import fold
 from planwerk.core.plan import Plan
 from planwerk.core.refs import USER_ROOT, Ref, RefError, iter_refs, ref_text
 from planwerk.tools.base import ToolSpec

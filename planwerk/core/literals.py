@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planwerk.core.grounding import NumberClaim, number_grounded, source_numbers_in_text
+from planwerk.checks.numbers import NumberClaim, number_grounded, source_numbers_in_text
 from planwerk.core.plan import Plan
 from planwerk.core.refs import ref_text
 

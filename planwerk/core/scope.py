@@ -26,7 +26,7 @@ the packaged 0.5B model: "Which parks are within 20 km of Barcelona?" was planne
 19. Januar?" after a Barcelona question three times for Sevilla (the cities of few-shot examples), each time with
 the right chain, and both ended with no plan.
 
-And one helper keeps a follow-up's referent: :func:`referent_question` finds the earlier question a short
+A follow-up's referent (:func:`planwerk.checks.conversation.referent_question`) is the earlier question a short
 follow-up ("Und morgen?", "And in Paris?") continues, for the planner's prompt to show beside it, in the
 shape the follow-up examples of the library have.
 """
@@ -39,28 +39,15 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from planwerk.core.grounding import (
-    MAX_PLACE_ARGUMENT_WORDS,
-    PLACE_PART_SEPARATORS,
-    Gazetteer,
-    PlaceClaim,
-    find_places,
-    fold,
-    places_in_sources,
-)
+from planwerk.checks.conversation import referent_question
+from planwerk.checks.places import Gazetteer, PlaceClaim, find_places, fold, places_in_sources
 from planwerk.core.plan import Plan
 from planwerk.core.refs import dependencies, ref_text, rename_refs
 
-MAX_FOLLOW_UP_WORDS = 8
-"""A follow-up that opens like a continuation has at most this many words."""
-MAX_BARE_FOLLOW_UP_WORDS = 3
-"""A question this short with no opening ("Morgen?", "Und Sonntag?") is a follow-up too; a longer one that names
-no place ("Was frisst das Razepato?") is a question of its own."""
-CONTINUATION = re.compile(
-    r"^\s*(und|and|what about|how about|was ist mit|wie ist es|wie sieht es|auch|also|dann|then|same)\b",
-    re.IGNORECASE,
-)
-"""Openings of a follow-up that continues the previous question ("Und in Paris?", "What about tomorrow?")."""
+MAX_PLACE_ARGUMENT_WORDS = 6
+"""String arguments longer than this are free text (a note, a query), not a place: not checked."""
+PLACE_PART_SEPARATORS = r"[,;/()]"
+"""What separates the parts of a place argument ("Barcelona, Spanien", "Halle (Saale)"); each part may be a name."""
 
 PlaceProblemKind = Literal["invented", "missing"]
 
@@ -416,22 +403,3 @@ def _genitive_name(part: str, sources: Sequence[str], gazetteer: Gazetteer) -> s
             if claim.ids & ids and [fold(word) for word in claim.text.split()] == key:
                 return claim.text  # the question's spelling: "barcelonas" is planned as "Barcelona"
     return stripped
-
-
-def is_follow_up(question: str) -> bool:
-    """A short question that opens like a continuation ("Und in Paris?") or is only a few words ("Morgen?")."""
-    words = len(question.split())
-    if words > MAX_FOLLOW_UP_WORDS:
-        return False
-    return bool(CONTINUATION.match(question)) or words <= MAX_BARE_FOLLOW_UP_WORDS
-
-
-def referent_question(question: str, earlier: Sequence[str]) -> str | None:
-    """The earlier question a follow-up continues: the latest one that is not itself a follow-up; ``None`` when
-    ``question`` is no follow-up or nothing came before."""
-    if not earlier or not is_follow_up(question):
-        return None
-    for text in reversed(earlier):
-        if text.strip() and not is_follow_up(text):
-            return text.strip()
-    return None

@@ -13,9 +13,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from planwerk.checks import ProblemKind, format_value
 from planwerk.core.checking import check_plan, echoes_question
 from planwerk.core.expressions import parse_expression_plan
-from planwerk.core.grounding import ProblemKind, format_value
 from planwerk.core.literals import invented_numbers, precise_literals
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan

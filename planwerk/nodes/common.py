@@ -20,7 +20,7 @@ from planwerk.profiles import Profile, get_profile
 from planwerk.tools.base import ToolSource, ToolSpec
 
 if TYPE_CHECKING:
-    from planwerk.answer_check import AnswerCheck
+    from planwerk.checks import AnswerCheck
     from planwerk.graph.deps import Deps
 
 
@@ -77,10 +77,12 @@ def builtin_specs(loaded: Mapping[str, ToolSpec], profile: Profile) -> dict[str,
 def answer_check_for(state: AgentState, context: Context, profile: Profile, deps: Deps) -> AnswerCheck:
     """The check every answer to the current question goes through, the planner's own ``final`` included
     (blocking: gazetteer and date parsing; run it in a worker thread)."""
-    from planwerk.answer_check import build_answer_check
+    from planwerk.checks import build_answer_check
+    from planwerk.core.language import detect_language
 
     # What else the user said: earlier turns and answers to questions asked back are sources too.
-    asked = [str(m.content) for m in history_before_question(state)]
+    history = history_before_question(state)
+    asked = [str(m.content) for m in history]
     asked += [str(v) for k, v in (state.get("user") or {}).items() if k != "raw" and isinstance(v, str | int | float)]
     return build_answer_check(
         state["question"],
@@ -94,6 +96,9 @@ def answer_check_for(state: AgentState, context: Context, profile: Profile, deps
         retrieval_query=state.get("retrieval_query"),
         refusals=tuple(profile.refusals.values()),
         acting={name for name, spec in deps.tools.specs.items() if spec.acts} | profile.approve,
+        earlier=[str(m.content) for m in history if isinstance(m, HumanMessage)],
+        language=detect_language(state["question"], default=profile.language),
+        domain=profile.domain,
     )
 
 

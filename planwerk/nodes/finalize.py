@@ -23,8 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from planwerk.answer_check import reported_calls
-from planwerk.core.grounding import GroundingReport
+from planwerk.checks import GroundingReport, reported_calls
 from planwerk.core.language import detect_language
 from planwerk.core.refs import call_subjects
 from planwerk.core.vote import vote

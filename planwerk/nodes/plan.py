@@ -17,9 +17,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
+from planwerk.checks.conversation import referent_question
 from planwerk.core.expression_grammar import expression_grammar
 from planwerk.core.plan_schema import plan_json_schema
-from planwerk.core.scope import referent_question
 from planwerk.events import CatalogCappedEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from planwerk.core.grounding import fold
+from planwerk.checks.places import fold
 from planwerk.prompts.render import render_tool
 from planwerk.prompts.texts import GERMAN, PromptTexts
 from planwerk.tools.base import ToolSpec

@@ -33,8 +33,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from planwerk.core.dates import MONTH_WORDS, find_dates
-from planwerk.core.grounding import Gazetteer, find_places, fold
+from planwerk.checks.dates import MONTH_WORDS, find_dates
+from planwerk.checks.places import Gazetteer, find_places, fold
 from planwerk.models.home import planwerk_home
 
 log = logging.getLogger(__name__)

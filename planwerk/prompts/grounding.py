@@ -1,8 +1,9 @@
 """The answer check's texts per language: problems in words, the request to rewrite, the deterministic answer.
 
-The check itself is :mod:`planwerk.core.grounding`; this module says its findings to the model (one regeneration)
-and to people (events, metadata), and writes the answer planwerk falls back to when a second model answer fails
-the check too: readable sentences built from the call records, nothing the results do not hold.
+The check itself is :mod:`planwerk.checks` (its problem texts are its data, ``planwerk/checks/words/``); this
+module says its findings to the model (one regeneration) and to people (events, metadata), and writes the answer
+planwerk falls back to when a second model answer fails the check too: readable sentences built from the call
+records, nothing the results do not hold.
 """
 
 from __future__ import annotations
@@ -11,10 +12,27 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from planwerk.checks import DOWN_KINDS, KeyFacts, Problem, format_value
+from planwerk.checks.words import problem_texts
 from planwerk.core.calls import FailureKind
-from planwerk.core.claims import ActionLexicon
-from planwerk.core.grounding import DOWN_KINDS, KeyFacts, Problem, format_value, key_values
 from planwerk.profiles import Language
+
+SKIPPED_FIELDS: frozenset[str] = frozenset({"raw", "tags", "score_breakdown", "source", "reference_years"})
+"""Result fields a summary leaves out: raw payloads, OSM tags, score terms, provenance."""
+
+
+def key_values(result: Any) -> list[tuple[str, Any]]:
+    """A result's key values for a summary: its scalar fields and lists (not nested objects, not
+    :data:`SKIPPED_FIELDS`); a list result is one unnamed list, a scalar result is ``("result", value)``."""
+    if isinstance(result, Mapping):
+        return [
+            (str(k), v)
+            for k, v in result.items()
+            if str(k) not in SKIPPED_FIELDS and v is not None and not isinstance(v, Mapping) and v != []
+        ]
+    if isinstance(result, list | tuple):
+        return [("", list(result))]
+    return [] if result is None else [("result", result)]
 
 
 @dataclass(frozen=True)
@@ -23,7 +41,7 @@ class GroundingTexts:
 
     language: Language
     problems: Mapping[str, str]
-    """A template per :data:`~planwerk.core.grounding.ProblemKind`; fields: ``claim``, ``tool``, ``failure``,
+    """A template per :data:`~planwerk.checks.ProblemKind`; fields: ``claim``, ``tool``, ``failure``,
     ``source``, ``facts``."""
     regenerate: str
     """The request for a second answer; takes ``{problems}``."""
@@ -80,37 +98,7 @@ merged)."""
 
 GERMAN = GroundingTexts(
     language="de",
-    problems={
-        "empty": "Die Antwort sagt nichts; schreibe ganze Sätze.",
-        "number": "Die Antwort nennt {claim}, das in keinem Tool-Ergebnis, keinem Kontext und nicht in der Frage "
-        "steht.",
-        "date": "Die Antwort nennt das Datum {claim}, das weder in der Frage noch in den Ergebnissen steht.",
-        "place": "Die Antwort nennt den Ort {claim}, der weder in der Frage noch in den Ergebnissen oder im Kontext "
-        "vorkommt.",
-        "withheld": "Die Antwort nennt „{claim}“, obwohl {tool}, das solche Angaben liefern würde, fehlgeschlagen ist "
-        "({failure}); nenne keine Werte von {tool}.",
-        "failure_unnamed": "Die Antwort sagt nicht, dass {tool} fehlgeschlagen ist ({failure}).",
-        "last_result": "Die Antwort nennt nicht das Ergebnis des letzten Aufrufs: {claim}.",
-        "source_missing": "Die Antwort nennt die Quelle nicht; schreibe sie in Klammern: ({source}).",
-        "context_facts": "Die Antwort gibt die Fakten des passendsten Kontext-Abschnitts ({source}) nicht wieder, "
-        "z. B. {facts}.",
-        "echo": "Die Antwort wiederholt die Anweisungen, statt die Frage zu beantworten.",
-        "restated": "Die Antwort wiederholt nur die Frage, statt sie zu beantworten.",
-        "refused": "Die Antwort lehnt die Frage ab, obwohl die Tools Ergebnisse geliefert haben; beantworte sie damit.",
-        "unstated": "Die Antwort nennt nichts, was die Tools geliefert haben; beantworte die Frage in ganzen Sätzen "
-        "mit ihren Werten.",
-        "repetitive": "Die Antwort zählt dieselben Angaben immer wieder auf; nenne jede Angabe nur einmal, in ganzen "
-        "Sätzen.",
-        "raw": "Die Antwort zeigt Rohdaten (JSON) statt Sätzen; beantworte die Frage in ganzen Sätzen mit den Werten.",
-        "misplaced": "Die Antwort nennt {claim} für {place}, aber das haben die Tools für einen anderen Ort "
-        "geliefert; nenne für jeden Ort nur seine eigenen Werte.",
-        "unreported": "Die Antwort nennt keinen Wert für {place}, obwohl die Tools dafür eigene geliefert haben; "
-        "nenne für jeden Ort seine eigenen Werte.",
-        "estimate_unnamed": "Die Werte sind eine Schätzung aus den Vorjahren, keine Vorhersage; sag das in der "
-        "Antwort.",
-        "unbacked_action": "Die Antwort sagt „{claim}“, aber kein handelndes Tool ist erfolgreich gelaufen, also "
-        "wurde nichts getan; sage nur, was die Tools getan und geliefert haben.",
-    },
+    problems=problem_texts("de"),
     regenerate="""Deine Antwort wurde geprüft und abgelehnt:
 {problems}
 Schreibe die Antwort neu. Nenne nur Zahlen, Daten und Orte, die in den Tool-Ergebnissen, im Kontext oder in der
@@ -167,34 +155,7 @@ Antwort.""",
 
 ENGLISH = GroundingTexts(
     language="en",
-    problems={
-        "empty": "the answer says nothing; write whole sentences",
-        "number": "the answer states {claim}, which no result, retrieved text or the question contains",
-        "date": "the answer states the date {claim}, which neither the question nor the results contain",
-        "place": "the answer names the place {claim}, which neither the question, the results nor the context contain",
-        "withheld": "the answer states '{claim}' although {tool}, which would deliver such values, failed "
-        "({failure}); state no values of {tool}",
-        "failure_unnamed": "the answer does not say that {tool} failed ({failure})",
-        "last_result": "the answer does not state the last call's result: {claim}",
-        "source_missing": "the answer does not name its source; write it in brackets: ({source})",
-        "context_facts": "the answer does not carry the facts of the best matching context passage ({source}), "
-        "e.g. {facts}",
-        "echo": "the answer repeats the instructions instead of answering the question",
-        "restated": "the answer only repeats the question instead of answering it",
-        "refused": "the answer refuses the question although the tools delivered results; answer it with them",
-        "unstated": "the answer states nothing the tools delivered; answer the question in whole sentences with "
-        "their values",
-        "repetitive": "the answer lists the same items again and again; state each one once, in whole sentences",
-        "raw": "the answer shows raw data (JSON) instead of sentences; answer the question in whole sentences with "
-        "the values",
-        "misplaced": "the answer states {claim} for {place}, but the tools delivered it for another place; state "
-        "each place's own values only",
-        "unreported": "the answer states no value for {place}, although the tools delivered its own; state each "
-        "place's own values",
-        "estimate_unnamed": "the values are an estimate from past years, not a forecast; say so in the answer",
-        "unbacked_action": 'the answer says "{claim}", but no tool that acts ran successfully, so nothing was '
-        "done; say only what the tools did and delivered",
-    },
+    problems=problem_texts("en"),
     regenerate="""Your answer was checked and rejected:
 {problems}
 Write the answer again. State only numbers, dates and places that the tool results, the context or the question
@@ -248,167 +209,6 @@ contain. If a tool failed, say so and state nothing it would have delivered. Rep
 
 GROUNDING_TEXTS: dict[str, GroundingTexts] = {"de": GERMAN, "en": ENGLISH}
 """The answer check's texts by language code."""
-
-TOOL_LABELS: dict[str, tuple[str, ...]] = {
-    "get_weather": ("Wetter", "weather", "Open-Meteo", "Vorhersage", "forecast", "Temperatur", "temperature"),
-    "geocode": ("geocod", "geokod", "Koordinaten", "coordinates", "Ortssuche", "Nominatim", "location"),
-    "get_parks": ("Park", "Overpass"),
-    "get_spots": ("Spot", "Orte", "places", "Overpass", "Aktivit", "activit"),
-    "rank_spots": ("Spot", "Ranking", "Bewertung", "rank"),
-}
-"""Words (German and English, matched as parts of words) that name a tool's service in an answer, besides the
-tool's own name: "Der Wetterdienst ist nicht erreichbar" names get_weather."""
-
-
-def _phrases(text: str) -> tuple[str, ...]:
-    """Comma-separated words and phrases as a tuple (a lexicon reads better as a line of text)."""
-    return tuple(part.strip() for part in text.split(",") if part.strip())
-
-
-ACTION_LEXICONS: dict[str, ActionLexicon] = {
-    "en": ActionLexicon(
-        done=_phrases(
-            "sent, paid, transferred, updated, changed, modified, edited, written, wrote, saved, stored, "
-            "scheduled, created, deleted, removed, booked, cancelled, canceled, moved, renamed, added, applied, "
-            "submitted, uploaded, posted, executed, replaced, set up, registered, ordered, emailed, forwarded, "
-            "archived"
-        ),
-        agents=_phrases("i, i've, we, we've, has been, have been, successfully, done"),
-        hedges=_phrases(
-            "can, could, would, will, shall, may, might, should, cannot, can't, couldn't, won't, not, didn't, "
-            "haven't, hasn't, wasn't, weren't, don't, doesn't, never, unable, if, please, want, going to, need"
-        ),
-    ),
-    "de": ActionLexicon(
-        done=_phrases(
-            "gesendet, gesandt, versandt, verschickt, abgeschickt, überwiesen, bezahlt, gezahlt, aktualisiert, "
-            "geändert, bearbeitet, geschrieben, gespeichert, geplant, angelegt, erstellt, gelöscht, entfernt, "
-            "gebucht, storniert, verschoben, umbenannt, hinzugefügt, eingerichtet, übernommen, ausgeführt, "
-            "eingetragen, ersetzt, hochgeladen"
-        ),
-        agents=_phrases("ich, wir, habe, haben, wurde, wurden, erfolgreich, erledigt"),
-        hedges=_phrases(
-            "kann, kannst, könnte, könnten, würde, würden, werde, werden, soll, sollte, möchte, nicht, kein, "
-            "keine, nie, wenn, falls, bitte, muss"
-        ),
-    ),
-}
-"""How each language says an action was completed (:mod:`planwerk.core.claims`): completion verbs, words that make
-a sentence a report of a finished act, and words that hedge or deny it. Phrasing, not a domain: an answer that
-claims one of these needs a successful call of a tool that acts."""
-
-FAILURE_WORDS: tuple[str, ...] = (
-    "nicht erreichbar",
-    "nicht verfügbar",
-    "nicht abrufbar",
-    "nicht abgerufen",
-    "nicht abrufen",
-    "nicht laden",
-    "nicht geladen",
-    "nicht möglich",
-    "nicht ermitteln",
-    "nicht ermittelt",
-    "nicht ausgeführt",
-    "fehlgeschlagen",
-    "fehler",
-    "ausgefallen",
-    "zeitüberschreitung",
-    "keine verbindung",
-    "keine daten",
-    "verweigert",
-    "nicht erlaubt",
-    "abgelehnt",
-    "konnte nicht",
-    "konnten nicht",
-    "kann nicht",
-    "können nicht",
-    "unreachable",
-    "unavailable",
-    "not available",
-    "not reachable",
-    "failed",
-    "could not",
-    "couldn't",
-    "cannot",
-    "can't",
-    "error",
-    "timed out",
-    "timeout",
-    "no data",
-    "denied",
-    "refused",
-    "not allowed",
-    "unauthorized",
-    "not authorized",
-)
-"""Phrases (German and English, lower case) that say a call failed."""
-
-ESTIMATE_WORDS: tuple[str, ...] = (
-    "schätz",
-    "geschätzt",
-    "durchschnitt",
-    "vorjahre",
-    "vergangenen jahre",
-    "früheren jahre",
-    "historisch",
-    "üblicherweise",
-    "typisch",
-    "estimat",
-    "average",
-    "typical",
-    "past years",
-    "previous years",
-    "historical",
-    "usually",
-)
-"""Words (parts of words, German and English) that say a value is an estimate, not a forecast."""
-
-CONDITION_WORDS: tuple[str, ...] = (
-    "sonnig",
-    "sonnenschein",
-    "bewölkt",
-    "wolkig",
-    "bedeckt",
-    "regnerisch",
-    "regen",
-    "niesel",
-    "schauer",
-    "gewitter",
-    "schnee",
-    "neblig",
-    "nebel",
-    "windig",
-    "sturm",
-    "heiter",
-    # how warm it is, in words (measured on the travel bench: "Die Wetter in Paris am 19. Januar 2026 ist sehr
-    # warm." while get_weather was down); no "heiß" (heißt) and no "hot" (hotel): word beginnings match
-    "warm",
-    "wärmer",
-    "kalt",
-    "kälter",
-    "kühl",
-    "mild",
-    "frost",
-    "sunny",
-    "sunshine",
-    "cloudy",
-    "overcast",
-    "rainy",
-    "rain",
-    "drizzle",
-    "shower",
-    "thunder",
-    "snow",
-    "foggy",
-    "windy",
-    "storm",
-    "cold",
-    "cool",
-    "chilly",
-    "freezing",
-)
-"""Word beginnings that describe weather: an answer states none of them when the weather call failed, unless the
-user's own words hold them ("Wird es sonnig?")."""
 
 
 def texts_for_answer(language: Language) -> GroundingTexts:

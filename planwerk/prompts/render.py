@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, trim_messages
 
-from planwerk.core.dates import find_dates
+from planwerk.checks.dates import find_dates
 from planwerk.core.expressions import DEFAULT_NOTATION, ExpressionNotation, output_fields, plan_expression
 from planwerk.core.json_pointer import pointer_target
 from planwerk.models.replay import estimate_tokens

@@ -59,7 +59,7 @@ class ToolSpec:
     @property
     def acts(self) -> bool:
         """Whether a call may change something (MCP: ``destructiveHint``, or no ``readOnlyHint``): an answer that
-        says something was done needs a successful call of such a tool (:mod:`planwerk.core.claims`)."""
+        says something was done needs a successful call of such a tool (:mod:`planwerk.checks.claims`)."""
         return self.destructive or not self.read_only
 
 

@@ -1,0 +1,158 @@
+"""The answer check of one question, assembled from a run's records, for the finalizer and the benchmarks alike
+(a second copy of this assembly once drifted). Blocking (gazetteer, date parsing): run it in a worker thread."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from planwerk.checks.context import KeyFacts, best_context_hit, context_answers, is_context_question, key_facts
+from planwerk.checks.conversation import referent_question
+from planwerk.checks.domain import NO_DOMAIN, Domain
+from planwerk.checks.rules import CheckSettings, Report, check_answer
+from planwerk.checks.sources import Sources, collect_sources, withheld_calls
+from planwerk.core.refs import dependencies
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """The check every answer to one question goes through; call it with an answer to get its report."""
+
+    sources: Sources
+    settings: CheckSettings
+    facts: KeyFacts | None
+    """The best chunk's key facts when the question is a context question (the answer must carry them)."""
+    last_result: float | None
+    """The last call's result where the profile's answer is the last result (math), else ``None``."""
+    context_suffices: bool = False
+    """Whether the best chunk answers the question by itself (when no plan passed, its facts are the answer)."""
+
+    def __call__(self, answer: str) -> Report:
+        """The report on ``answer``: ``ok``, or the problems found."""
+        return check_answer(answer, self.sources, self.settings)
+
+
+def build_answer_check(
+    question: str,
+    *,
+    calls: Sequence[Mapping[str, Any]],
+    hits: Sequence[Mapping[str, Any]],
+    asked: Sequence[str] = (),
+    today: date | None,
+    plan: Mapping[str, Any] | None,
+    output_schemas: Mapping[str, Mapping[str, Any] | None],
+    answer_is_last_result: bool = False,
+    retrieval_query: str | None = None,
+    refusals: Sequence[str] = (),
+    acting: Collection[str] | None = None,
+    earlier: Sequence[str] = (),
+    language: str | None = None,
+    domain: Domain = NO_DOMAIN,
+) -> AnswerCheck:
+    """The check for answers to ``question`` after ``calls`` ran and ``hits`` were retrieved.
+
+    ``asked``: the rest of what the user said (earlier turns, answers to questions asked back); ``earlier``: the
+    user's earlier questions (a follow-up's referent); ``today``: the date the prompts named, ``None`` for a profile
+    without dates; ``retrieval_query``: the question as retrieval searched it (translated into the corpus's
+    language); ``refusals``: the profile's refusal sentences; ``acting``: the tools that act (``None``: claimed
+    actions are not checked); ``language``: the question's language (``None``: not checked); ``domain``: the
+    profile's domain knowledge."""
+    from planwerk.checks.dates import find_dates
+    from planwerk.places import default_gazetteer
+    from planwerk.prompts.texts import TEXTS
+    from planwerk.rag.chunking import split_sentences
+    from planwerk.rag.lexical import analyze
+
+    consumed = consumed_calls(plan)
+    referent = referent_question(question, earlier) or ""
+    own = [m.day for m in find_dates(question, today)] if today is not None else []
+    carried = [m.day for m in find_dates(referent, today)] if today is not None and referent else []
+    sources = collect_sources(
+        calls=calls, hits=hits, asked=[question, *asked], dates=[d for d in [today, *own] if d], consumed=consumed,
+        domain=domain,
+    )  # fmt: skip
+    facts, searched = None, retrieval_query or question
+    if not (plan or {}).get("final") and is_context_question(searched, hits, calls, analyze=analyze):
+        facts = key_facts(searched, best_context_hit(searched, hits, analyze=analyze), analyze=analyze,
+                          split_sentences=split_sentences)  # fmt: skip
+    last_result = last_result_of(calls) if answer_is_last_result else None
+    settings = CheckSettings(
+        gazetteer=default_gazetteer(),
+        dates=today is not None,
+        withheld=withheld_calls(calls, output_schemas, domain),
+        domain=domain,
+        last_result=last_result,
+        last_value=last_result_of(calls),
+        estimated=estimated_results(calls, domain.estimate_fields),
+        context=facts,
+        analyze=analyze,
+        instructions=tuple(
+            text
+            for texts in TEXTS.values()
+            for text in (texts.answer_request(), texts.answer_source, texts.answer_failures, texts.answer_result)
+        ),
+        question=question,
+        language=language,
+        asked_dates=tuple(own or carried),
+        referent=referent,
+        refusals=tuple(refusals),
+        report_results=True,
+        actions=acting is not None,
+        acted=acting is not None and any(call.get("status") == "ok" and call.get("tool") in acting for call in calls),
+    )
+    return AnswerCheck(sources, settings, facts, last_result, context_answers(searched, hits, analyze=analyze))
+
+
+def estimated_results(calls: Sequence[Mapping[str, Any]], fields: Collection[str]) -> bool:
+    """Whether a successful call's result holds a true flag among ``fields`` (the profile's estimate fields)."""
+
+    def flagged(value: Any) -> bool:
+        if isinstance(value, Mapping):
+            return any((key in fields and item is True) or flagged(item) for key, item in value.items())
+        return isinstance(value, list | tuple) and any(flagged(item) for item in value)
+
+    return bool(fields) and any(call.get("status") == "ok" and flagged(call.get("result")) for call in calls)
+
+
+def _takers(plan: Mapping[str, Any] | None) -> dict[str, set[str]]:
+    """For each call id of ``plan`` that later calls reference (``$ref``), the ids of those calls."""
+    takers: dict[str, set[str]] = {}
+    for step in (plan or {}).get("steps") or []:
+        for call in (step.get("tools") or []) if isinstance(step, Mapping) else []:
+            if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping):
+                for root in dependencies(call["arguments"]):
+                    takers.setdefault(root, set()).add(str(call.get("id")))
+    return takers
+
+
+def consumed_calls(plan: Mapping[str, Any] | None) -> frozenset[str]:
+    """The ids of the plan's calls whose results later calls take (``$ref``): intermediate results."""
+    return frozenset(_takers(plan))
+
+
+def reported_calls(plan: Mapping[str, Any] | None, calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The call records an answer reports: every failed call, and every successful one unless later calls took its
+    result and all of them succeeded (when the weather call failed, the geocode is what there is to say)."""
+    takers = _takers(plan)
+    latest = {str(record.get("id")): record for record in calls}  # a call's latest record counts
+    status = {call_id: record.get("status") for call_id, record in latest.items()}
+    return [
+        record
+        for call_id, record in latest.items()
+        if record.get("status") != "ok"
+        or not takers.get(call_id)
+        or any(status.get(t) != "ok" for t in takers[call_id])
+    ]
+
+
+def last_result_of(calls: Sequence[Mapping[str, Any]]) -> float | None:
+    """The number the last call returned (``{"result": 126}`` or ``126``), if it succeeded."""
+    if not calls or calls[-1].get("status") != "ok":
+        return None
+    result = calls[-1].get("result")
+    if isinstance(result, Mapping):
+        numbers = [v for v in result.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        result = result.get("result", numbers[0] if len(numbers) == 1 else None)
+    return float(result) if isinstance(result, int | float) and not isinstance(result, bool) else None

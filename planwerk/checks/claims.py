@@ -1,0 +1,38 @@
+"""Claimed actions: whether an answer says that something was done (sent, paid, updated, written, scheduled).
+
+Issue 29: with no call at all, "I updated my account information with the new address …" passed the answer check.
+What counts as claiming is phrasing, not domain: a completion verb in a sentence that names who did it (first person)
+or says it is done ("has been", "successfully"), and that does not hedge or deny it ("can", "would", "not", a
+question). The words are per-language data (:mod:`planwerk.checks.words`). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from planwerk.checks.words import Words, fold_case, words
+
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+
+
+def _has(said: list[str], phrase: str) -> bool:
+    wanted = _WORD.findall(phrase)
+    n = len(wanted)
+    return n > 0 and any(said[i : i + n] == wanted for i in range(len(said) - n + 1))
+
+
+def claimed_action(answer: str, lexicon: Words | None = None) -> str | None:
+    """The first sentence of ``answer`` that claims a completed action, or ``None``. A question, or a sentence with
+    a hedge or a denial, claims nothing."""
+    lexicon = lexicon or words()
+    for match in _SENTENCE.finditer(answer):
+        sentence = match.group().strip()
+        if not sentence or sentence.endswith("?"):
+            continue
+        said = [fold_case(w) for w in _WORD.findall(sentence.replace("’", "'"))]
+        if any(_has(said, hedge) for hedge in lexicon.action_hedges):
+            continue
+        if any(_has(said, verb) for verb in lexicon.action_done) and any(_has(said, a) for a in lexicon.action_agents):
+            return sentence
+    return None

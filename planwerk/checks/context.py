@@ -1,0 +1,134 @@
+"""Context answers: the retrieved chunk an answer must carry, and whether it does. Pure: retrieval's analyzer and
+sentence splitter are passed in.
+
+A question answered from the chunks needs the best chunk's source ("Razepato.txt") and at least
+:data:`MIN_CONTEXT_FACTS` words of its key sentence beyond the question's: an answer built from another chunk does
+not address the question (issue 30: "Gibt es Parks um Palma?" was answered with a sentence about Barcelona's parks).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from planwerk.checks.places import _TOKEN
+
+Analyze = Callable[[str], list[str]]
+"""Retrieval's analyzer: a text's stemmed words without stop words."""
+CONTEXT_MIN_SCORE = 0.75
+"""The best chunk's retrieval score from which a question tools were run for still counts as a context question."""
+MIN_CONTEXT_FACTS = 2
+"""How many of the key sentence's words (beyond the question's) a context answer must carry."""
+COMPOUND_MIN_CHARS = 4
+"""A question term this long also matches a text term that contains it (German compounds: "lang" in "korperlang")."""
+COMPOUND_MODIFIER_WEIGHT = 0.5
+"""What a term counts inside a compound but not at its end: a compound's head is its last part ("Körperlänge" is a
+length, "langgestreckt" is none; measured on the travel bench)."""
+_FACT_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w])")
+
+
+@dataclass(frozen=True)
+class KeyFacts:
+    """What a context answer must carry: the best chunk's key sentences and their words beyond the question's."""
+
+    source: str
+    """The chunk's document ("Razepato.txt" of "Razepato.txt#3")."""
+    sentences: tuple[str, ...]
+    terms: tuple[str, ...]
+    """Analysed words (and numbers) of the key sentences that the question does not hold."""
+    words: tuple[str, ...]
+    """The same words as written, for people."""
+
+
+def _number_term(text: str) -> str:
+    return "#" + text.replace(",", ".")
+
+
+def shared_terms(asked: set[str], terms: Iterable[str]) -> float:
+    """How many ``asked`` terms occur in ``terms``: whole or as a compound's end 1, elsewhere in a compound
+    :data:`COMPOUND_MODIFIER_WEIGHT`."""
+    present, score = set(terms), 0.0
+    for term in asked:
+        inside = [word for word in present if term in word] if len(term) >= COMPOUND_MIN_CHARS else []
+        if term in present or any(word.endswith(term) for word in inside):
+            score += 1
+        elif inside:
+            score += COMPOUND_MODIFIER_WEIGHT
+    return score
+
+
+def subject_terms(hit: Mapping[str, Any], *, analyze: Analyze) -> set[str]:
+    """The analysed words of a hit's document name ("Razepato.txt#3" → {"razepato"}): what all its chunks are about."""
+    return set(analyze(str(hit.get("source", "")).split("#", 1)[0].rsplit(".", 1)[0]))
+
+
+def key_facts(
+    question: str, hit: Mapping[str, Any], *, analyze: Analyze, split_sentences: Callable[[str], list[tuple[int, int]]]
+) -> KeyFacts:
+    """The key sentence(s) of a chunk: those sharing the most analysed words with the question (the first when none
+    shares any); words of the document's name (its subject) only break ties."""
+    text = str(hit.get("text", ""))
+    asked = set(analyze(question))
+    subject = subject_terms(hit, analyze=analyze)
+    sentences = [text[a:b] for a, b in split_sentences(text) or [(0, len(text))]]
+    scores = [(shared_terms(asked - subject, terms), shared_terms(asked, terms)) for terms in map(analyze, sentences)]
+    best = max(scores)
+    chosen = tuple(s for s, score in zip(sentences, scores, strict=True) if score == best) if best[1] else sentences[:1]
+    terms: dict[str, str] = {}
+    for sentence in chosen:
+        for word in _TOKEN.findall(sentence):
+            for term in analyze(word):
+                if term not in asked and term not in subject and len(term) > 2:
+                    terms.setdefault(term, word)
+        for number in _FACT_NUMBER.findall(sentence):  # numbers are facts too ("6,4 bis 8,1 kg")
+            if _number_term(number) not in asked:
+                terms.setdefault(_number_term(number), number)
+    return KeyFacts(str(hit.get("source", "")).split("#", 1)[0], chosen, tuple(terms), tuple(terms.values()))
+
+
+def best_context_hit(question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Analyze) -> Mapping[str, Any]:
+    """The chunk a context answer must carry: the hit sharing the most analysed words with the question (its
+    document's name does not count: every chunk of it is about that), the retrieval order breaking ties."""
+    asked = set(analyze(question))
+    overlaps = [shared_terms(asked - subject_terms(h, analyze=analyze), analyze(str(h.get("text", "")))) for h in hits]
+    return hits[max(range(len(hits)), key=lambda index: (overlaps[index], -index))]
+
+
+def context_answers(question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Analyze) -> bool:
+    """Whether the best chunk answers ``question`` by itself: it scores at least :data:`CONTEXT_MIN_SCORE` and
+    holds every word of the question (stemmed, without question and stop words)."""
+    asked = set(analyze(question))
+    return (
+        bool(hits and asked)
+        and float(hits[0].get("score", 0)) >= CONTEXT_MIN_SCORE
+        and asked <= set(analyze(str(hits[0]["text"])))
+    )
+
+
+def is_context_question(
+    question: str, hits: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, Any]], *, analyze: Analyze
+) -> bool:
+    """Whether the answer must come from the best chunk: no tool ran, or the chunk answers the question by itself
+    and no successful call worked on a word of it (a small planner sometimes runs a stray ``add(1, 1)``)."""
+    if not hits:
+        return False
+    if not calls:
+        return True
+    asked = set(analyze(question))
+    return context_answers(question, hits, analyze=analyze) and not any(
+        call.get("status") == "ok" and asked & set(analyze(f"{call.get('args')} {call.get('result')}"))
+        for call in calls
+    )
+
+
+def carries_facts(answer: str, facts: KeyFacts, *, analyze: Analyze) -> bool:
+    """Whether the answer holds at least :data:`MIN_CONTEXT_FACTS` of the key words (all, when there are fewer)."""
+    held = set(analyze(answer)) | {_number_term(n) for n in _FACT_NUMBER.findall(answer)}
+    return sum(term in held for term in facts.terms) >= min(MIN_CONTEXT_FACTS, len(facts.terms))
+
+
+def cites(answer: str, source: str) -> bool:
+    """Whether the answer names the source document ("Razepato.txt", with or without a chunk number)."""
+    return bool(source) and source.casefold() in answer.casefold()

@@ -1,0 +1,439 @@
+"""The answer checks as a table of small rules (:data:`RULES`), each a name and a function over one typed input
+(:class:`Answer`: the answer, its sources, the question, its language, the conversation) that yields
+:class:`Problem` s. :func:`check_answer` runs them all. Pure: no I/O.
+
+What each problem kind means (the tests in ``tests/checks/`` pin each rule):
+
+- ``empty``: nothing said (no text, or a bare number no call delivered; where results must be reported, a bare
+  unitless number unless it is the last call's one-number result);
+- ``repetitive`` / ``raw``: the same items again and again, or JSON instead of sentences;
+- ``number`` / ``date`` / ``place``: a number (with its unit), clock time, date or place no source holds;
+- ``withheld``: a value (or a condition word of the profile) a failed call would have delivered;
+- ``failure_unnamed``: a call failed because its service is down, and no sentence names it with a failure word;
+- ``last_result``: the last call's result is not stated (profiles whose answer is the last result);
+- ``echo`` / ``restated`` / ``refused``: the prompt's instructions repeated, the question only restated, or the
+  profile's refusal although a call delivered;
+- ``language``: the answer (a refusal too) is not in the question's language;
+- ``referent``: it is about another place or date than the question (a follow-up's place and date carry over from
+  the question it continues unless the user changed them);
+- ``off_topic``: tools were asked and the answer copies a retrieved passage instead of saying what they found;
+- ``estimate_unnamed``: a result is flagged an estimate (profile data) and the answer does not say so;
+- ``unbacked_action``: it says something was done and no call of a tool that acts succeeded;
+- ``source_missing`` / ``context_facts``: a context answer without its source or the best chunk's facts;
+- ``unstated``: every call succeeded and the answer passed every other rule, yet states nothing they delivered.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal
+
+from planwerk.checks.claims import claimed_action
+from planwerk.checks.context import Analyze, KeyFacts, carries_facts, cites
+from planwerk.checks.dates import (
+    CLOCK_TIME,
+    DateClaim,
+    clock_grounded,
+    clock_times,
+    date_grounded,
+    find_date_claims,
+)
+from planwerk.checks.domain import NO_DOMAIN, Domain
+from planwerk.checks.numbers import NumberClaim, SourceNumber, find_numbers, format_value, number_grounded, states_value
+from planwerk.checks.numbers import source_numbers_in_text as _text_numbers
+from planwerk.checks.places import (
+    CountryClaim,
+    Gazetteer,
+    PlaceClaim,
+    countries_in_sources,
+    find_countries,
+    find_places,
+    fold,
+    folded_words,
+    place_grounded,
+    places_in_sources,
+)
+from planwerk.checks.sources import DOWN_KINDS, Sources, Withheld
+from planwerk.checks.words import words
+from planwerk.core.calls import FailureKind
+from planwerk.core.language import detect_language
+
+ProblemKind = Literal[
+    "empty", "number", "date", "place", "withheld", "failure_unnamed", "last_result", "source_missing",
+    "context_facts", "echo", "restated", "refused", "unstated", "repetitive", "raw", "estimate_unnamed",
+    "unbacked_action", "language", "referent", "off_topic",
+]  # fmt: skip
+"""What is wrong with an answer (the module docstring says each)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with an answer; :meth:`message` says it in words."""
+
+    kind: ProblemKind
+    claim: str = ""
+    """The answer's text that is wrong ("22 °C", "Madrid"), or the missing value for ``last_result``."""
+    tool: str = ""
+    """The failed tool (``withheld``, ``failure_unnamed``)."""
+    failure: FailureKind | None = None
+    """The failed call's kind (``withheld``, ``failure_unnamed``)."""
+    source: str = ""
+    """The best chunk's source (``source_missing``, ``context_facts``)."""
+    facts: tuple[str, ...] = ()
+    """Words of the best chunk's key sentence the answer should carry (``context_facts``)."""
+    place: str = ""
+    """What the question is about (``referent``: the asked place or date)."""
+
+    def message(self, language: str = "en") -> str:
+        """The problem in words, in ``language`` (the texts are data: ``words/<language>.toml``)."""
+        from planwerk.checks.words import problem_texts
+
+        return problem_texts(language)[self.kind].format(
+            claim=self.claim, tool=self.tool, failure=self.failure or "", source=self.source,
+            facts=", ".join(self.facts), place=self.place,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Report:
+    """The outcome of :func:`check_answer`."""
+
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """Whether the answer passed."""
+        return not self.problems
+
+
+GroundingReport = Report
+"""The former name of :class:`Report`."""
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    """What the rules need besides the answer and its sources (:func:`planwerk.checks.build_answer_check` fills it
+    from a run)."""
+
+    gazetteer: Gazetteer | None = None
+    dates: bool = True
+    """Read dates (off for profiles without dates: "15.01" in a math answer is a number)."""
+    withheld: Sequence[Withheld] = ()
+    domain: Domain = NO_DOMAIN
+    """The profile's domain knowledge (tool labels, condition and estimate words)."""
+    last_result: float | None = None
+    """The last call's result, when the answer must state it."""
+    last_value: float | None = None
+    """The last call's one-number result whatever the profile: a bare number that is it is an answer ("42.")."""
+    estimated: bool = False
+    """A successful call's values are flagged an estimate: the answer must say so."""
+    context: KeyFacts | None = None
+    """The best chunk's facts, when the answer must carry them (a context question)."""
+    analyze: Analyze | None = None
+    instructions: Sequence[str] = ()
+    """The answer prompt's instructions; an answer repeating a run of their words is an ``echo``."""
+    question: str = ""
+    language: str | None = None
+    """The question's language; ``None``: the answer's language is not checked."""
+    asked_dates: Sequence[date] = ()
+    """The days the question is about (a follow-up's carried over); an answer naming days names one of them."""
+    referent: str = ""
+    """The earlier question a follow-up continues (its places carry over unless the follow-up names its own)."""
+    refusals: Sequence[str] = ()
+    """The profile's refusal sentences; an answer repeating one is ``refused`` when a call succeeded."""
+    report_results: bool = False
+    """Whether an answer after calls that all succeeded must state something they delivered (``unstated``)."""
+    actions: bool = False
+    """Whether claimed actions are checked (the run knows which tools act)."""
+    acted: bool = False
+    """Whether a call of a tool that acts succeeded."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The one input every rule reads: the answer, what it may draw on, and its claims read once."""
+
+    text: str
+    sources: Sources
+    settings: CheckSettings
+    dates: list[DateClaim] = field(default_factory=list)
+    numbers: list[NumberClaim] = field(default_factory=list)
+    """Its numbers outside dates, small counts left out."""
+    places: list[PlaceClaim] = field(default_factory=list)
+    countries: list[CountryClaim] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, text: str, sources: Sources, settings: CheckSettings) -> Answer:
+        """Read ``text``'s dates, numbers and places."""
+        dates = find_date_claims(text) if settings.dates else []
+        numbers = [n for n in find_numbers(text, skip=[(c.start, c.end) for c in dates]) if not n.is_small_integer]
+        gazetteer = settings.gazetteer
+        places = find_places(text, gazetteer) if gazetteer else []
+        return cls(
+            text, sources, settings, dates, numbers, places, find_countries(text, gazetteer) if gazetteer else []
+        )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One check: a name and a function over an :class:`Answer`."""
+
+    name: str
+    check: Callable[[Answer], Iterator[Problem]]
+    last_resort: bool = False
+    """Run only when every other rule passed."""
+
+
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+_JSON_OBJECT = re.compile(r"""\{\s*["'][^"'\n]{1,40}["']\s*:""")
+_LIST_MARKER = re.compile(r"^(?:\d{1,2}[.)]|[-*•])\s+")
+REPEATED_ITEMS_MIN, REPEATED_ITEMS_SHARE = 6, 0.5
+"""An answer of at least this many items (parts between commas, semicolons, line breaks) of which at most this
+share is distinct repeats itself."""
+ECHO_WORDS = 6
+"""This many consecutive words shared with the instructions make an answer an echo of them."""
+COPIED_WORDS = 8
+"""This many consecutive words shared with a retrieved chunk make an answer a copy of it."""
+RESTATED_SHARE, RESTATED_NEW_WORDS = 0.7, 2
+"""An answer holding a run of this share of the question's words (at least four), adding at most this many words
+of its own, restates it."""
+MIN_RESULT_TEXT = 4
+"""A result's word counts as stated from this many letters on ("ES" alone says nothing)."""
+
+
+def _empty(a: Answer) -> Iterator[Problem]:
+    if not a.text.strip():
+        yield Problem("empty")
+    elif not _WORDS.search(a.text) and not CLOCK_TIME.search(a.text):
+        numbers, s = find_numbers(a.text), a.settings
+        computed = s.last_value is not None and any(number_grounded(n, [SourceNumber(s.last_value)]) for n in numbers)
+        results = [n for n in a.sources.delivered if n.unit != "date"]
+        reports = s.report_results and s.last_result is None and not computed
+        if not any(n.unit for n in numbers) and (reports or not any(number_grounded(n, results) for n in numbers)):
+            yield Problem("empty", a.text.strip())
+
+
+def repeats_itself(answer: str) -> bool:
+    """Whether ``answer`` is a list naming the same items again and again (see :data:`REPEATED_ITEMS_MIN`)."""
+    items = [fold(_LIST_MARKER.sub("", part.strip())).strip(" .") for part in re.split(r",(?!\d)|[;\n]", answer)]
+    items = [item for item in items if item]
+    return len(items) >= REPEATED_ITEMS_MIN and len(set(items)) <= REPEATED_ITEMS_SHARE * len(items)
+
+
+def _form(a: Answer) -> Iterator[Problem]:
+    if repeats_itself(a.text):
+        yield Problem("repetitive")
+    if _JSON_OBJECT.search(a.text):
+        yield Problem("raw")
+
+
+def _withheld_owner(number: NumberClaim, withheld: Sequence[Withheld]) -> Withheld | None:
+    units = {unit: w for w in withheld for unit in w.units}
+    if number.unit in ("°", "°F") and "°C" in units:  # "22 Grad" for a temperature
+        return units["°C"]
+    return units.get(number.unit) if number.unit else None
+
+
+def _grounded(a: Answer) -> Iterator[Problem]:
+    """Dates, numbers, clock times, places and countries must be in a source; a value of the kind a failed call
+    would have delivered only counts when a successful call or the user gave it (not a chunk)."""
+    sources = a.sources
+    yield from (Problem("date", c.text) for c in a.dates if not date_grounded(c, sources.dates))
+    for number in a.numbers:
+        if (owner := _withheld_owner(number, a.settings.withheld)) is not None:
+            if not number_grounded(number, sources.delivered):
+                yield Problem("withheld", number.text, owner.tool, owner.kind)
+        elif not number_grounded(number, sources.numbers):
+            yield Problem("number", number.text)
+    if claimed := [m.group() for m in CLOCK_TIME.finditer(a.text)]:
+        times = set().union(*(clock_times(text) for text in sources.texts))
+        yield from (Problem("number", claim) for claim in claimed if not clock_grounded(claim, times))
+    if a.settings.gazetteer is not None and (a.places or a.countries):
+        ids, found = places_in_sources(sources.texts, a.settings.gazetteer)
+        yield from (Problem("place", p.text) for p in a.places if not place_grounded(p, ids, found))
+        known = countries_in_sources(sources.texts, a.settings.gazetteer, ids) if a.countries else frozenset()
+        yield from (Problem("place", c.text) for c in a.countries if c.code not in known)
+
+
+def names_failure(answer: str, tool: str, labels: Sequence[str], failure_words: Sequence[str] = ()) -> bool:
+    """Whether one sentence of ``answer`` names the tool (its name or a label such as "Wetter") and a failure."""
+    names = [n.casefold() for n in (tool, tool.replace("_", " "), *labels)]
+    failures = failure_words or words().failure
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer.casefold()):
+        if any(n in sentence for n in names) and any(w.casefold() in sentence for w in failures):
+            return True
+    return False
+
+
+def _failed_service(a: Answer) -> Iterator[Problem]:
+    domain, asked = a.settings.domain, " ".join(a.sources.asked).casefold()
+    lowered = a.text.casefold()
+    for withheld in a.settings.withheld:
+        labels = domain.tool_labels.get(withheld.tool, ())
+        if withheld.kind in DOWN_KINDS and not names_failure(a.text, withheld.tool, labels):
+            yield Problem("failure_unnamed", tool=withheld.tool, failure=withheld.kind)
+        if withheld.conditions:
+            said = [w for w in domain.condition_words if re.search(rf"\b{re.escape(w)}", lowered) and w not in asked]
+            yield from (Problem("withheld", w, withheld.tool, withheld.kind) for w in said[:1])
+
+
+def _last_result(a: Answer) -> Iterator[Problem]:
+    value = a.settings.last_result
+    if value is not None and not states_value(a.text, value, dates=a.settings.dates):
+        yield Problem("last_result", format_value(value))
+
+
+def echoes(answer: str, instructions: Sequence[str], count: int = ECHO_WORDS) -> bool:
+    """Whether ``answer`` repeats ``count`` consecutive words of one of ``instructions`` (case and accents folded)."""
+    said = [fold(w) for w in re.findall(r"[^\W\d_]+", answer)]
+    runs = {tuple(said[i : i + count]) for i in range(len(said) - count + 1)}
+    for text in instructions:
+        told = [fold(w) for w in re.findall(r"[^\W\d_]+", text)]
+        if any(tuple(told[i : i + count]) in runs for i in range(len(told) - count + 1)):
+            return True
+    return False
+
+
+def restates(answer: str, question: str) -> bool:
+    """Whether ``answer`` only repeats ``question`` (most of its words in order, at most
+    :data:`RESTATED_NEW_WORDS` of its own, no number of its own)."""
+    if set(re.findall(r"\d+", answer)) - set(re.findall(r"\d+", question)):
+        return False
+    said, asked = (
+        [fold(w) for w in re.findall(r"[^\W\d_]+", answer)],
+        [fold(w) for w in re.findall(r"[^\W\d_]+", question)],
+    )
+    run = max(4, math.ceil(RESTATED_SHARE * len(asked)))
+    if len(asked) < run or len(said) < run or sum(word not in set(asked) for word in said) > RESTATED_NEW_WORDS:
+        return False
+    runs = {tuple(asked[i : i + run]) for i in range(len(asked) - run + 1)}
+    return any(tuple(said[i : i + run]) in runs for i in range(len(said) - run + 1))
+
+
+def _repeats(a: Answer) -> Iterator[Problem]:
+    s = a.settings
+    if s.instructions and echoes(a.text, s.instructions):
+        yield Problem("echo")
+    if s.question and restates(a.text, s.question):
+        yield Problem("restated")
+    if s.refusals and a.sources.delivered_calls and echoes(a.text, s.refusals):
+        yield Problem("refused")
+
+
+def _language(a: Answer) -> Iterator[Problem]:
+    """The answer is in the question's language, a refusal too (issue 30: English questions refused in German)."""
+    wanted = a.settings.language
+    if wanted and (said := detect_language(a.text, wanted)) != wanted:  # type: ignore[arg-type]
+        yield Problem("language", said, place=wanted)
+
+
+def _referent(a: Answer) -> Iterator[Problem]:
+    """The answer is about the asked place and days: when it names days, one of them is asked (a range counts
+    whole); when it names cities, one of them is asked. A follow-up's place comes from the question it continues
+    unless it names its own (issue 30: "Und am 19. Januar?" answered for the 18th, "And in Rome?" for another day)."""
+    asked = sorted(a.settings.asked_dates)
+    if asked and a.dates:
+
+        def inside(c: DateClaim) -> bool:
+            return any(asked[0] <= date(c.year or asked[0].year, month, day) <= asked[-1] for month, day in
+                       ((c.month, c.day), *c.alternatives))  # fmt: skip
+
+        if not any(inside(c) for c in a.dates):
+            yield Problem("referent", a.dates[0].text, place=", ".join(d.isoformat() for d in asked))
+    gazetteer = a.settings.gazetteer
+    if gazetteer is None or not a.places:
+        return
+    wanted = find_places(a.settings.question, gazetteer) or find_places(a.settings.referent, gazetteer)
+    if wanted and not any(p.ids & w.ids for p in a.places for w in wanted):
+        yield Problem("referent", a.places[0].text, place=", ".join(w.text for w in wanted))
+
+
+def states_a_result(a: Answer) -> bool:
+    """Whether the answer states a value the reported results hold that the question does not: a number, a clock
+    time, or a word of :data:`MIN_RESULT_TEXT` letters from a result text that does not name the question's
+    capitalised words back (a geocoder's name for the asked place says nothing new)."""
+    sources, question = a.sources, a.settings.question
+    asked_numbers = _text_numbers(question)
+    if any(number_grounded(n, sources.result_numbers) and not number_grounded(n, asked_numbers) for n in a.numbers):
+        return True
+    times = set().union(*(clock_times(t) for t in sources.result_texts)) - clock_times(question)
+    if any(clock_grounded(m.group(), times) for m in CLOCK_TIME.finditer(a.text)):
+        return True
+    named = {fold(w) for w in re.findall(r"[^\W\d_]+", question) if len(w) >= MIN_RESULT_TEXT and w[0].isupper()}
+    texts = [folded_words(text, MIN_RESULT_TEXT) for text in sources.result_texts]
+    delivered = set().union(*(found for found in texts if not found & named))
+    return bool((delivered - folded_words(question)) & folded_words(a.text, MIN_RESULT_TEXT))
+
+
+def _off_topic(a: Answer) -> Iterator[Problem]:
+    """Tools were asked (and no chunk answers the question by itself), yet the answer copies a retrieved passage
+    and states nothing they found (issue 30: "Gibt es Parks um Palma?" answered with a passage on Barcelona)."""
+    s, asked_tools = a.settings, a.sources.delivered_calls or a.settings.withheld
+    if s.context is None and asked_tools and echoes(a.text, a.sources.chunks, COPIED_WORDS) and not states_a_result(a):
+        yield Problem("off_topic")
+
+
+def _estimate(a: Answer) -> Iterator[Problem]:
+    said = a.text.casefold()
+    if (
+        a.settings.estimated
+        and a.sources.delivered_calls
+        and not any(w in said for w in a.settings.domain.estimate_words)
+    ):
+        yield Problem("estimate_unnamed")
+
+
+def _action(a: Answer) -> Iterator[Problem]:
+    if a.settings.actions and not a.settings.acted and (claimed := claimed_action(a.text)):
+        yield Problem("unbacked_action", claimed)
+
+
+def _context(a: Answer) -> Iterator[Problem]:
+    facts, analyze = a.settings.context, a.settings.analyze
+    if facts is not None and analyze is not None:
+        if not cites(a.text, facts.source):
+            yield Problem("source_missing", source=facts.source)
+        if not carries_facts(a.text, facts, analyze=analyze):
+            yield Problem("context_facts", source=facts.source, facts=facts.words[:8])
+
+
+def _unstated(a: Answer) -> Iterator[Problem]:
+    s = a.settings
+    if (
+        s.report_results and a.sources.delivered_calls and not s.withheld and s.last_result is None
+        and s.context is None and (a.dates or a.places) and not states_a_result(a)
+    ):  # fmt: skip
+        yield Problem("unstated")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("empty", _empty),
+    Rule("form", _form),
+    Rule("grounded", _grounded),
+    Rule("failed_service", _failed_service),
+    Rule("last_result", _last_result),
+    Rule("repeats", _repeats),
+    Rule("language", _language),
+    Rule("referent", _referent),
+    Rule("off_topic", _off_topic),
+    Rule("estimate", _estimate),
+    Rule("action", _action),
+    Rule("context", _context),
+    Rule("unstated", _unstated, last_resort=True),
+)
+"""The rules, in the order their problems are reported."""
+
+
+def check_answer(answer: str, sources: Sources, settings: CheckSettings, rules: Sequence[Rule] = RULES) -> Report:
+    """Every problem ``rules`` find in ``answer``."""
+    if not answer.strip():
+        return Report((Problem("empty"),))
+    read = Answer.read(answer, sources, settings)
+    problems = [p for rule in rules if not rule.last_resort for p in rule.check(read)]
+    if not problems:
+        problems = [p for rule in rules if rule.last_resort for p in rule.check(read)]
+    return Report(tuple(dict.fromkeys(problems)))
