@@ -15,7 +15,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
-from planwerk.core.grounding import clock_times
+from planwerk.checks.dates import clock_times
 from planwerk.graph.context import Context
 from tests.third_party import time_server
 

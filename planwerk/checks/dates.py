@@ -189,4 +189,4 @@ def _range_start(text: str, mention: str, end: date) -> DateMention | None:
     day = int(found[1])
     if not 1 <= day < end.day:
         return None  # not a day before the end in the same month ("vom 28. bis 3. März" is not read)
-    return DateMention(f"{found[1]}.", end.replace(day=day))
+    return DateMention(re.match(r"\d{1,2}\.?", found[0])[0], end.replace(day=day))  # type: ignore[index]

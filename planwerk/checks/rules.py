@@ -370,11 +370,18 @@ def states_a_result(a: Answer) -> bool:
 
 
 def _off_topic(a: Answer) -> Iterator[Problem]:
-    """Tools were asked (and no chunk answers the question by itself), yet the answer copies a retrieved passage
-    and states nothing they found (issue 30: "Gibt es Parks um Palma?" answered with a passage on Barcelona)."""
-    s, asked_tools = a.settings, a.sources.delivered_calls or a.settings.withheld
-    if s.context is None and asked_tools and echoes(a.text, a.sources.chunks, COPIED_WORDS) and not states_a_result(a):
-        yield Problem("off_topic")
+    """Tools were asked, and the answer copies a retrieved passage of a document whose subject (its name) the
+    question does not name, stating nothing the tools found (issue 30: "Gibt es Parks im Umkreis von 5 km um
+    Palma?" was answered with a passage of Razepato.txt about parks in Barcelona)."""
+    s = a.settings
+    if s.context is not None or s.analyze is None or not (a.sources.delivered_calls or s.withheld):
+        return
+    asked = set(s.analyze(s.question))
+    for document, text in a.sources.chunks:
+        subject = set(s.analyze(document.rsplit(".", 1)[0]))
+        if subject and not subject & asked and echoes(a.text, [text], COPIED_WORDS) and not states_a_result(a):
+            yield Problem("off_topic", document)
+            return
 
 
 def _estimate(a: Answer) -> Iterator[Problem]:

@@ -38,8 +38,8 @@ class Sources:
     """Numbers of the successful calls' results an answer reports (not their arguments, not intermediate ones)."""
     result_texts: list[str] = field(default_factory=list)
     """Texts of those results (names, descriptions, datetimes)."""
-    chunks: list[str] = field(default_factory=list)
-    """The retrieved chunks' texts."""
+    chunks: list[tuple[str, str]] = field(default_factory=list)
+    """The retrieved chunks: (document, text)."""
 
 
 def _walk(value: Any, key: str | None, sources: Sources, domain: Domain) -> None:
@@ -103,7 +103,7 @@ def collect_sources(
             add_text(sources, str(call.get("error") or ""))
     for hit in hits:
         add_text(sources, str(hit.get("text", "")))
-        sources.chunks.append(str(hit.get("text", "")))
+        sources.chunks.append((str(hit.get("source", "")).split("#", 1)[0], str(hit.get("text", ""))))
     for text in asked:
         add_text(sources, text, asked=True)
     for day in dates:

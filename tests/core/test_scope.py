@@ -6,17 +6,16 @@ from typing import Any
 
 import pytest
 
-from planwerk.core.grounding import Gazetteer
+from planwerk.checks.conversation import is_follow_up, referent_question
+from planwerk.checks.places import Gazetteer
 from planwerk.core.plan import Plan
 from planwerk.core.scope import (
     InflectedPlace,
     PlaceProblem,
     Substitution,
     complete_missing_places,
-    is_follow_up,
     name_inflected_places,
     place_problems,
-    referent_question,
     substitute_invented_place,
 )
 from planwerk.places import default_gazetteer

@@ -1,13 +1,10 @@
-"""Claimed actions: an answer that says something was done, in the per-language lexicons of the answer check."""
+"""Claimed actions: an answer that says something was done, in the per-language word lists of the checks."""
 
 from __future__ import annotations
 
 import pytest
 
-from planwerk.core.claims import claimed_action
-from planwerk.prompts.grounding import ACTION_LEXICONS
-
-LEXICONS = tuple(ACTION_LEXICONS.values())
+from planwerk.checks.claims import claimed_action
 
 
 @pytest.mark.parametrize(
@@ -22,7 +19,7 @@ LEXICONS = tuple(ACTION_LEXICONS.values())
     ],
 )
 def test_completion_phrasing_claims_an_action(answer: str) -> None:
-    assert claimed_action(answer, LEXICONS)
+    assert claimed_action(answer)
 
 
 @pytest.mark.parametrize(
@@ -39,9 +36,9 @@ def test_completion_phrasing_claims_an_action(answer: str) -> None:
     ],
 )
 def test_reports_offers_questions_and_denials_claim_nothing(answer: str) -> None:
-    assert claimed_action(answer, LEXICONS) is None
+    assert claimed_action(answer) is None
 
 
 def test_the_claiming_sentence_is_returned() -> None:
     answer = "Your balance was 1810.00. I have paid the bill. Anything else?"
-    assert claimed_action(answer, LEXICONS) == "I have paid the bill."
+    assert claimed_action(answer) == "I have paid the bill."

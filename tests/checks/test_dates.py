@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from planwerk.core.dates import find_dates
+from planwerk.checks.dates import find_dates
 from planwerk.prompts.render import render_dates
 
 TODAY = date(2026, 11, 22)  # a Sunday
