@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from planwerk.core.calls import call_record
 from planwerk.checks import (
     CheckSettings,
     Problem,
@@ -24,6 +23,7 @@ from planwerk.checks.dates import find_date_claims
 from planwerk.checks.numbers import find_numbers, states_value
 from planwerk.checks.places import Gazetteer, find_places
 from planwerk.checks.rules import echoes, repeats_itself, restates
+from planwerk.core.calls import call_record
 from planwerk.places import default_gazetteer
 from planwerk.profiles import PROFILES
 from planwerk.prompts.grounding import describe, fallback_answer

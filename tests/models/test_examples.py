@@ -15,8 +15,8 @@ import pytest
 
 from planwerk.bench.model import travel_specs
 from planwerk.bench.nestful import load_samples
-from planwerk.core.checking import check_plan
 from planwerk.checks.places import Gazetteer
+from planwerk.core.checking import check_plan
 from planwerk.core.plan import Plan
 from planwerk.places import default_gazetteer
 from planwerk.profiles import get_profile
