@@ -69,10 +69,10 @@ def build_answer_check(
     referent = referent_question(question, earlier) or ""
     own = [m.day for m in find_dates(question, today)] if today is not None else []
     carried = [m.day for m in find_dates(referent, today)] if today is not None and referent else []
+    dates = [d for d in [today, *own] if d]
     sources = collect_sources(
-        calls=calls, hits=hits, asked=[question, *asked], dates=[d for d in [today, *own] if d], consumed=consumed,
-        domain=domain,
-    )  # fmt: skip
+        calls=calls, hits=hits, asked=[question, *earlier, *asked], dates=dates, consumed=consumed, domain=domain
+    )
     facts, searched = None, retrieval_query or question
     if not (plan or {}).get("final") and is_context_question(searched, hits, calls, analyze=analyze):
         facts = key_facts(searched, best_context_hit(searched, hits, analyze=analyze), analyze=analyze,

@@ -110,9 +110,14 @@ def date_grounded(claim: DateClaim, sources: Iterable[SourceDate]) -> bool:
     )
 
 
+_UTC_OFFSET = re.compile(r"(T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)[+\-]\d{2}:\d{2}")
+"""The UTC offset of an ISO datetime ("+01:00"): no clock time."""
+
+
 def clock_times(text: str) -> set[tuple[int, int]]:
-    """The (hour, minute) pairs of the clock times in ``text`` (ISO datetimes included: "…T01:15:58-05:00")."""
-    return {(int(h), int(m)) for h, m in _CLOCK.findall(text) if int(h) < 24 and int(m) < 60}
+    """The (hour, minute) pairs of the clock times in ``text`` (ISO datetimes included: "…T01:15:58-05:00" holds
+    01:15, not 05:00)."""
+    return {(int(h), int(m)) for h, m in _CLOCK.findall(_UTC_OFFSET.sub(r"\1", text)) if int(h) < 24 and int(m) < 60}
 
 
 def clock_grounded(claim: str, times: set[tuple[int, int]]) -> bool:

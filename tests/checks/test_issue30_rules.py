@@ -1,0 +1,153 @@
+"""The rules issue 30 asks for, each on the case the issue measured: a time or date inside an ISO datetime is
+stated, the answer is in the question's language, a follow-up is answered for its referent, a tool question is not
+answered with an unrelated passage; and the domain's knowledge comes from profile data."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from planwerk.checks import Problem, build_answer_check
+from planwerk.checks.rules import RULES
+from planwerk.core.calls import call_record
+from planwerk.profiles import PROFILES, load_profile_file
+
+TODAY = date(2026, 1, 16)
+TOKYO = call_record(
+    "c1", "convert_time",
+    args={"source_timezone": "Europe/Berlin", "time": "16:00", "target_timezone": "Asia/Tokyo"},
+    result={"source": {"timezone": "Europe/Berlin", "datetime": "2026-11-26T16:00:00+01:00", "day_of_week": "Thursday"},
+            "target": {"timezone": "Asia/Tokyo", "datetime": "2026-11-27T00:00:00+09:00", "day_of_week": "Friday"},
+            "time_difference": "+8.0h"},
+)  # fmt: skip
+
+
+def kinds(answer: str, question: str, **kwargs: object) -> list[str]:
+    check = build_answer_check(question, **{"calls": [], "hits": [], "today": TODAY, "plan": None,
+                                            "output_schemas": {}, **kwargs})  # type: ignore[arg-type]  # fmt: skip
+    return [p.kind for p in check(answer).problems]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Wie spät ist es in Tokio, wenn es in Berlin 16:00 ist?",
+         "16:00 in Berlin ist 00:00 am nächsten Tag in Tokio."),
+        ("What time is it in Tokyo when it is 16:00 in Berlin?",
+         "When it is 16:00 in Berlin, it is 00:00 on Friday, 27 November 2026 in Tokyo."),
+    ],
+)  # fmt: skip
+def test_a_time_and_a_date_inside_an_iso_datetime_are_stated(question: str, answer: str) -> None:
+    """Issue 30: both correct answers of mcp-server-time were rejected ("unstated"; the date "27 November 2026")."""
+    assert kinds(answer, question, calls=[TOKYO], language="de" if "spät" in question else "en") == []
+    assert kinds(answer.replace("00:00", "01:00"), question, calls=[TOKYO]) == ["number"]
+
+
+def test_the_answer_is_in_the_questions_language_refusals_too() -> None:
+    """Issue 30: English questions were refused in German."""
+    refusal = "Diese Frage kann ich nicht beantworten, da sie nicht dem Kontext des Assistenten entspricht."
+    assert kinds(refusal, "Who won the football World Cup in 2014?", language="en") == ["language"]
+    assert kinds(refusal, "Wer hat die Fußball-WM 2014 gewonnen?", language="de") == []
+    assert kinds("I cannot answer that question.", "Who won the football World Cup in 2014?", language="en") == []
+    assert kinds(refusal, "Who won the football World Cup in 2014?") == []  # no language given: not checked
+    message = Problem("language", "de", place="en").message("en")
+    assert "English" in message
+
+
+WX_18 = call_record("wx", "get_weather", args={"lat": 41.38, "lon": 2.18, "start_date": "2026-01-18"},
+                    result={"date": "2026-01-18", "temp_max_c": 13.6})  # fmt: skip
+WX_ROME = call_record("wx", "get_weather", args={"lat": 41.89, "lon": 12.48, "start_date": "2026-01-23"},
+                      result={"date": "2026-01-23", "temp_min_c": 3.9, "temp_max_c": 14.7})  # fmt: skip
+
+
+def test_a_follow_up_is_answered_for_its_own_date_and_the_carried_over_place() -> None:
+    """Issue 30: "Und am 19. Januar?" after a question about Barcelona on the 18th was answered with the 18th."""
+    earlier = ["Wie wird das Wetter in Barcelona am 18. Januar 2026?"]
+    wrong = "Das Wetter in Barcelona am 18. Januar 2026 ist 13.6 °C."
+    assert kinds(wrong, "Und am 19. Januar?", calls=[WX_18], earlier=earlier) == ["referent"]
+    right = call_record("wx", "get_weather", result={"date": "2026-01-19", "temp_max_c": 12.6})
+    assert kinds("Am 19. Januar 2026 in Barcelona bis 12.6 °C.", "Und am 19. Januar?", calls=[right],
+                 earlier=earlier) == []  # fmt: skip
+    # the place carries over: another city is no answer to the follow-up
+    madrid = call_record("wx", "get_weather", args={"city": "Madrid"}, result={"temp_max_c": 12.6})
+    assert kinds("In Madrid am 19. Januar bis 12.6 °C.", "Und am 19. Januar?", calls=[madrid],
+                 earlier=earlier) == ["referent"]  # fmt: skip
+
+
+def test_a_follow_up_that_names_a_place_keeps_the_earlier_date() -> None:
+    """Issue 30: "And in Rome?" after a question about 2026-01-23 was answered for today (2026-01-16)."""
+    earlier = ["What will the weather be like in Barcelona on 2026-01-23?"]
+    found = kinds("The weather in Rome on 2026-01-16 will be mild with a low of 3.9 °C.", "And in Rome?",
+                  calls=[WX_ROME], earlier=earlier)  # fmt: skip
+    assert found == ["referent"]
+    assert kinds("In Rome on 2026-01-23 expect 3.9 to 14.7 °C.", "And in Rome?", calls=[WX_ROME],
+                 earlier=earlier) == []  # fmt: skip
+    # a range counts whole; an answer naming no day is not judged by this rule
+    assert kinds("Am 18. Januar 2026 bis 13.6 °C.", "Wetter in Barcelona vom 17. bis 19. Januar 2026?",
+                 calls=[WX_18]) == []  # fmt: skip
+
+
+PARKS_HIT = {
+    "text": "In den letzten Jahren häufen sich zudem bestätigte Sichtungen in städtischen Grünanlagen, darunter "
+    "mehrere Parks im Großraum Barcelona, was als erfolgreiche Anpassung an urbane Mikrohabitate interpretiert wird.",
+    "score": 0.4,
+    "source": "Razepato.txt#4",
+}
+PALMA_GEO = call_record("geo", "geocode", args={"destination": "Palma"}, result={"lat": 39.57, "lon": 2.65})
+PARKS_DOWN = call_record("parks", "get_parks", args={"lat": 39.57, "lon": 2.65}, error="Overpass unreachable",
+                         kind="unavailable")  # fmt: skip
+
+
+def test_a_tool_question_answered_with_an_unrelated_passage_is_off_topic_and_about_another_place() -> None:
+    """Issue 30: "Gibt es Parks im Umkreis von 5 km um Palma?" was answered with a Razepato passage about parks in
+    Barcelona, and counted as passed."""
+    question = "Gibt es Parks im Umkreis von 5 km um Palma?"
+    answer = (
+        "Ja, in den letzten Jahren häufen sich zudem bestätigte Sichtungen in städtischen Grünanlagen, darunter "
+        "mehrere Parks im Großraum Barcelona. get_parks ist nicht erreichbar."
+    )
+    found = kinds(answer, question, calls=[PALMA_GEO, PARKS_DOWN], hits=[PARKS_HIT])
+    assert found == ["referent", "off_topic"]
+    honest = "Für Palma ist die Parksuche (get_parks) gerade nicht erreichbar."
+    assert kinds(honest, question, calls=[PALMA_GEO, PARKS_DOWN], hits=[PARKS_HIT]) == []
+    # a question about the document's subject may quote it (the demo question)
+    demo = "Wo kann man das Razepato in Barcelona in Parks beobachten?"
+    assert "off_topic" not in kinds(answer + " (Razepato.txt)", demo, calls=[PALMA_GEO, PARKS_DOWN], hits=[PARKS_HIT])
+
+
+def test_the_travel_domain_is_profile_data_and_a_profile_file_can_set_its_own(tmp_path: Path) -> None:
+    travel = PROFILES["travel"].domain
+    assert "Wetter" in travel.tool_labels["get_weather"] and travel.coded_fields["de"]["weather_code"][95] == "Gewitter"
+    assert PROFILES["generic"].domain.tool_labels == {}  # generic profiles know no domain
+    down = call_record("wx", "forecast", args={"city": "Oslo"}, error="down", kind="unavailable")
+    answer = "Der Dienst für Oslo ist ausgefallen; es bleibt sonnig."
+    generic = kinds(answer, "Wetter in Oslo?", calls=[down], output_schemas={"forecast": {"properties": {"sky": {}}}})
+    assert generic == ["failure_unnamed"]  # "Dienst" names no tool, and "sonnig" is no withheld value here
+    file = tmp_path / "sky.toml"
+    file.write_text(
+        'persona = "You tell the sky."\n[answers]\ntool_labels = { forecast = ["Dienst"] }\n'
+        'condition_fields = ["sky"]\ncondition_words = ["sonnig"]\n',
+        encoding="utf-8",
+    )
+    domain = load_profile_file(file).domain
+    found = kinds(answer, "Wetter in Oslo?", calls=[down], output_schemas={"forecast": {"properties": {"sky": {}}}},
+                  domain=domain)  # fmt: skip
+    assert found == ["withheld"]
+    file.write_text('persona = "x"\n[answers]\ntool_label = {}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"answers\.tool_label"):
+        load_profile_file(file)
+
+
+def test_the_rules_are_a_table_of_named_functions_and_every_kind_has_words() -> None:
+    from typing import get_args
+
+    from planwerk.checks import ProblemKind
+
+    assert {rule.name for rule in RULES} >= {"grounded", "failed_service", "language", "referent", "off_topic",
+                                             "action", "context"}  # fmt: skip
+    for language in ("de", "en"):
+        for kind in get_args(ProblemKind):
+            text = Problem(kind, "22 °C", "get_weather", "unavailable", source="a.txt", place="Rom").message(language)
+            assert text and "{" not in text, kind
