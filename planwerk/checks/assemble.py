@@ -11,6 +11,7 @@ from typing import Any
 from planwerk.checks.context import KeyFacts, best_context_hit, context_answers, is_context_question, key_facts
 from planwerk.checks.conversation import referent_question
 from planwerk.checks.domain import NO_DOMAIN, Domain
+from planwerk.checks.pairs import place_results
 from planwerk.checks.rules import CheckSettings, Report, check_answer
 from planwerk.checks.sources import Sources, collect_sources, withheld_calls
 from planwerk.core.refs import dependencies
@@ -78,8 +79,9 @@ def build_answer_check(
         facts = key_facts(searched, best_context_hit(searched, hits, analyze=analyze), analyze=analyze,
                           split_sentences=split_sentences)  # fmt: skip
     last_result = last_result_of(calls) if answer_is_last_result else None
+    gazetteer = default_gazetteer()
     settings = CheckSettings(
-        gazetteer=default_gazetteer(),
+        gazetteer=gazetteer,
         dates=today is not None,
         withheld=withheld_calls(calls, output_schemas, domain),
         domain=domain,
@@ -99,6 +101,8 @@ def build_answer_check(
         referent=referent,
         refusals=tuple(refusals),
         report_results=True,
+        place_numbers=place_results(calls, gazetteer),
+        place_reports=place_results(calls, gazetteer, uncounted=consumed),
         actions=acting is not None,
         acted=acting is not None and any(call.get("status") == "ok" and call.get("tool") in acting for call in calls),
     )

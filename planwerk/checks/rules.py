@@ -17,6 +17,8 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``referent``: it is about another place or date than the question (a follow-up's place and date carry over from
   the question it continues unless the user changed them);
 - ``off_topic``: tools were asked and the answer copies a retrieved passage instead of saying what they found;
+- ``misplaced`` / ``unreported``: a value stated for a place whose calls did not deliver it, or a place asked
+  about with none of its own values (:mod:`planwerk.checks.pairs`);
 - ``estimate_unnamed``: a result is flagged an estimate (profile data) and the answer does not say so;
 - ``unbacked_action``: it says something was done and no call of a tool that acts succeeded;
 - ``source_missing`` / ``context_facts``: a context answer without its source or the best chunk's facts;
@@ -45,6 +47,7 @@ from planwerk.checks.dates import (
 from planwerk.checks.domain import NO_DOMAIN, Domain
 from planwerk.checks.numbers import NumberClaim, SourceNumber, find_numbers, format_value, number_grounded, states_value
 from planwerk.checks.numbers import source_numbers_in_text as _text_numbers
+from planwerk.checks.pairs import PlaceNumbers, misplaced, unreported
 from planwerk.checks.places import (
     CountryClaim,
     Gazetteer,
@@ -65,7 +68,7 @@ from planwerk.core.language import detect_language
 ProblemKind = Literal[
     "empty", "number", "date", "place", "withheld", "failure_unnamed", "last_result", "source_missing",
     "context_facts", "echo", "restated", "refused", "unstated", "repetitive", "raw", "estimate_unnamed",
-    "unbacked_action", "language", "referent", "off_topic",
+    "unbacked_action", "language", "referent", "off_topic", "misplaced", "unreported",
 ]  # fmt: skip
 """What is wrong with an answer (the module docstring says each)."""
 
@@ -147,6 +150,10 @@ class CheckSettings:
     """The profile's refusal sentences; an answer repeating one is ``refused`` when a call succeeded."""
     report_results: bool = False
     """Whether an answer after calls that all succeeded must state something they delivered (``unstated``)."""
+    place_numbers: PlaceNumbers = field(default_factory=dict)
+    """The numbers the successful calls about each city delivered (:func:`~planwerk.checks.pairs.place_results`)."""
+    place_reports: PlaceNumbers = field(default_factory=dict)
+    """The same, counting only the calls an answer reports (no later call took their results)."""
     actions: bool = False
     """Whether claimed actions are checked (the run knows which tools act)."""
     acted: bool = False
@@ -384,6 +391,20 @@ def _off_topic(a: Answer) -> Iterator[Problem]:
             return
 
 
+def _pairs(a: Answer) -> Iterator[Problem]:
+    s, sources = a.settings, a.sources
+    grounded = [n for n in a.numbers if number_grounded(n, sources.numbers)]
+    if s.place_numbers and a.places:
+        results = {id(n) for n in sources.result_numbers}
+        elsewhere = [n for n in sources.numbers if id(n) not in results]  # question, chunks, arguments
+        for value, place in misplaced(a.text, grounded, a.places, elsewhere, s.place_numbers):
+            yield Problem("misplaced", value, place=place)
+    if s.place_reports and s.question and s.gazetteer is not None:
+        yield from (
+            Problem("unreported", place=p) for p in unreported(grounded, s.question, s.gazetteer, s.place_reports)
+        )
+
+
 def _estimate(a: Answer) -> Iterator[Problem]:
     said = a.text.casefold()
     if (
@@ -421,6 +442,7 @@ RULES: tuple[Rule, ...] = (
     Rule("empty", _empty),
     Rule("form", _form),
     Rule("grounded", _grounded),
+    Rule("pairs", _pairs),
     Rule("failed_service", _failed_service),
     Rule("last_result", _last_result),
     Rule("repeats", _repeats),

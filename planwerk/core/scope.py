@@ -40,14 +40,10 @@ from functools import partial
 from typing import Any, Literal
 
 from planwerk.checks.conversation import referent_question
+from planwerk.checks.pairs import MAX_PLACE_ARGUMENT_WORDS, PLACE_PART_SEPARATORS
 from planwerk.checks.places import Gazetteer, PlaceClaim, find_places, fold, places_in_sources
 from planwerk.core.plan import Plan
 from planwerk.core.refs import dependencies, ref_text, rename_refs
-
-MAX_PLACE_ARGUMENT_WORDS = 6
-"""String arguments longer than this are free text (a note, a query), not a place: not checked."""
-PLACE_PART_SEPARATORS = r"[,;/()]"
-"""What separates the parts of a place argument ("Barcelona, Spanien", "Halle (Saale)"); each part may be a name."""
 
 PlaceProblemKind = Literal["invented", "missing"]
 

@@ -21,6 +21,7 @@ from planwerk.checks import (
 from planwerk.checks.context import is_context_question, key_facts
 from planwerk.checks.dates import find_date_claims
 from planwerk.checks.numbers import find_numbers, states_value
+from planwerk.checks.pairs import place_results
 from planwerk.checks.places import Gazetteer, find_places
 from planwerk.checks.rules import echoes, repeats_itself, restates
 from planwerk.core.calls import call_record
@@ -737,6 +738,110 @@ TWO_CITY_PLAN = {
 }  # fmt: skip
 
 
+GEO_MAD = call_record("geo_mad", "geocode", args={"query": "Madrid"},
+                      result={"lat": 40.4167047, "lon": -3.7035825, "name": "Madrid"})  # fmt: skip
+WX_MAD_DOWN = call_record("wx_mad", "get_weather", step=1, args={"lat": 40.4167047, "lon": -3.7035825},
+                          error="Open-Meteo forecast service unreachable", kind="unavailable")  # fmt: skip
+
+
+def misplaced(answer: str, calls: list[Any], gazetteer: Gazetteer, asked: tuple[str, ...]) -> list[Problem]:
+    found = problems(answer, calls=calls, asked=asked, gazetteer=gazetteer,
+                     place_numbers=place_results(calls, gazetteer))  # fmt: skip
+    return [p for p in found if p.kind == "misplaced"]
+
+
+def test_a_call_is_about_the_city_its_arguments_name_or_whose_coordinates_it_was_passed(gazetteer: Gazetteer) -> None:
+    by_city = place_results([GEO_BCN, WX_BCN, GEO_ROM, WX_ROM], gazetteer)
+    barcelona = gazetteer.lookup(["Barcelona"])  # every city of that name (Spain, Venezuela)
+    (rome,) = gazetteer.lookup(["Rom"])
+    assert barcelona <= by_city.keys() and rome in by_city
+    for city in barcelona:
+        assert {n.value for n in by_city[city]} >= {41.3825802, 10.5, 12.4, 27.1}
+    assert {n.value for n in by_city[rome]} >= {41.8933203, 3.9, 14.7}
+    assert not {12.4, 10.5} & {n.value for n in by_city[rome]}
+
+
+def test_a_value_stated_for_a_place_whose_calls_did_not_deliver_it_is_misplaced(gazetteer: Gazetteer) -> None:
+    # Measured on the travel bench (c3): Madrid's forecast failed; 12.4 °C was Barcelona's maximum.
+    calls = [GEO_BCN, WX_BCN, GEO_MAD, WX_MAD_DOWN]
+    asked = ("Vergleiche das Wetter in Barcelona und Madrid am 20. Januar 2026.",)
+    answer = "Die Temperatur in Barcelona ist 10.5°C, während die Temperatur in Madrid ist 12.4°C."
+    assert misplaced(answer, calls, gazetteer, asked) == [Problem("misplaced", "12.4°C", place="Madrid")]
+    assert misplaced("In Barcelona 10.5 bis 12.4 °C; Madrid: keine Daten.", calls, gazetteer, asked) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "wrong"),
+    [
+        ("In Barcelona bis 12.4 °C, in Rom bis 14.7 °C.", []),
+        ("Barcelona ist mit 12.4 °C kälter als Rom mit 14.7 °C.", []),  # two places before 14.7: not judged
+        ("In Barcelona und Rom sind es 12.4 °C und 14.7 °C.", []),  # paired in order: not read
+        ("Barcelona ist wärmer als Rom: 14.7 °C gegenüber 12.4 °C.", []),  # no place in the values' clause
+        ("In Rom sind es 10.5 °C.", ["10.5 °C"]),
+        ("In Rom bis 10.5 °C, in Barcelona bis 14.7 °C.", ["10.5 °C", "14.7 °C"]),  # swapped
+        ("Mit 14.7 °C ist es in Barcelona wärmer.", []),  # no place before the value: not judged
+        ("In Rom. Bis 12.4 °C.", []),  # the place is in another sentence
+        ("In Rom sind es 10,5 °C.", ["10,5 °C"]),  # a decimal comma ends no clause
+    ],
+)
+def test_each_place_gets_its_own_values(answer: str, wrong: list[str], gazetteer: Gazetteer) -> None:
+    calls = [GEO_BCN, WX_BCN, GEO_ROM, WX_ROM]
+    asked = ("Wo ist es am 20. Januar 2026 wärmer, in Barcelona oder in Rom?",)
+    assert [p.claim for p in misplaced(answer, calls, gazetteer, asked)] == wrong
+
+
+def test_a_value_the_question_gives_may_be_stated_for_any_place(gazetteer: Gazetteer) -> None:
+    asked = ("Wird es in Rom wärmer als 12.4 °C?",)
+    assert misplaced("In Rom wird es wärmer als 12.4 °C: bis 14.7 °C.", [GEO_BCN, WX_BCN, GEO_ROM, WX_ROM],
+                     gazetteer, asked) == []  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------------- unreported
+
+
+def unreported(answer: str, calls: list[Any], question: str, gazetteer: Gazetteer) -> list[Problem]:
+    """The ``unreported`` problems of ``answer``, the geocodes' coordinates consumed by the weather calls."""
+    reports = place_results(calls, gazetteer, uncounted={"geo_bcn", "geo_rom", "geo_mad"})
+    found = problems(answer, calls=calls, asked=(question,), gazetteer=gazetteer, question=question,
+                     place_reports=reports)  # fmt: skip
+    return [p for p in found if p.kind == "unreported"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "missing"),
+    [
+        # Measured on the travel bench (c2, answer_results=words): one city's values stated for both.
+        ("The weather in Rome and Barcelona on 2026-01-20 is low 3.9 °C, high 14.7 °C.", ["Barcelona"]),
+        ("In Barcelona 10.5 bis 12.4 °C, in Rom 3.9 bis 14.7 °C.", []),
+        ("Barcelona ist mit 12.4 °C kälter als Rom mit 14.7 °C.", []),
+        ("In Rom bis 14.7 °C; Barcelona liegt bei 41.3825802.", ["Barcelona"]),  # coordinates are no answer
+        ("In Barcelona regnet es 27.1 mm.", ["Rom"]),
+    ],
+)
+def test_each_place_asked_about_gets_one_of_its_own_values(
+    answer: str, missing: list[str], gazetteer: Gazetteer
+) -> None:
+    calls = [GEO_BCN, WX_BCN, GEO_ROM, WX_ROM]
+    question = "Vergleiche das Wetter in Barcelona und Rom am 20. Januar 2026."
+    assert [p.place for p in unreported(answer, calls, question, gazetteer)] == missing
+
+
+def test_a_place_whose_calls_failed_or_a_single_place_needs_no_values(gazetteer: Gazetteer) -> None:
+    question = "Vergleiche das Wetter in Barcelona und Madrid am 20. Januar 2026."
+    answer = "In Barcelona 10.5 bis 12.4 °C; für Madrid ist die Wettervorhersage nicht erreichbar."
+    assert unreported(answer, [GEO_BCN, WX_BCN, GEO_MAD, WX_MAD_DOWN], question, gazetteer) == []
+    one = "Wie wird das Wetter in Barcelona am 20. Januar 2026?"
+    assert unreported("In Barcelona liegt es bei 41.38.", [GEO_BCN, WX_BCN], one, gazetteer) == []  # `unstated`'s job
+
+
+def test_values_both_places_share_report_neither(gazetteer: Gazetteer) -> None:
+    dry_rome = call_record("wx_rom", "get_weather", step=1, args={"lat": 41.8933203, "lon": 12.4829321},
+                           result={"temp_max_c": 14.7, "precipitation_mm": 27.1})  # fmt: skip
+    question = "Vergleiche das Wetter in Barcelona und Rom am 20. Januar 2026."
+    found = unreported("In Rom bis 14.7 °C, 27.1 mm Regen.", [GEO_BCN, WX_BCN, GEO_ROM, dry_rome], question, gazetteer)
+    assert [p.place for p in found] == ["Barcelona"]  # 27.1 mm fell in both: it reports neither
+
+
 def test_the_answer_check_counts_only_the_results_an_answer_reports(gazetteer: Gazetteer) -> None:
     from planwerk.checks import build_answer_check
 
@@ -745,7 +850,10 @@ def test_the_answer_check_counts_only_the_results_an_answer_reports(gazetteer: G
                                plan=TWO_CITY_PLAN, output_schemas={})  # fmt: skip
     both = check("In Barcelona 10.5 bis 12.4 °C, in Rom 3.9 bis 14.7 °C.")
     assert both.ok, both.problems
-    assert check("41.3825802, 2.177073, Barcelona, Catalunya").problems == (Problem("unstated"),)
+    assert [p.kind for p in check("41.3825802, 2.177073, Barcelona, Catalunya").problems] == ["unreported"] * 2
+    one = check("Am 20. Januar 2026 in Rom und Barcelona: 3.9 bis 14.7 °C.")
+    assert Problem("unreported", place="Barcelona") in one.problems
+    assert "Barcelona" in describe(Problem("unreported", place="Barcelona"), "de")
 
 
 # ------------------------------------------------------------------------------------------------- estimates
