@@ -18,6 +18,7 @@ import argparse
 import inspect
 import json
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from planwerk.bench.travel import TODAY
@@ -54,7 +55,7 @@ def main() -> None:
     history = {q["id"]: [turn["text"] for turn in q.get("history", [])] for q in _questions()}
     accepts = set(inspect.signature(build_answer_check).parameters)
     travel = PROFILES["travel"]
-    for line in open(args.records, encoding="utf-8"):
+    for line in Path(args.records).read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         extra: dict[str, Any] = {"earlier": history.get(record["qid"], []), "language": record["language"]}
         extra |= {"domain": travel.domain} if "domain" in accepts else {}
