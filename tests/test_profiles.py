@@ -198,7 +198,7 @@ def agent(model: ReplayChatModel, config: Path, profile: str | None) -> Agent:
 
 
 async def test_with_an_own_mcp_config_the_default_profile_is_generic(time_config: Path) -> None:
-    model = ReplayChatModel.of([TIME_PLAN, "The clock tool answered."])
+    model = ReplayChatModel.of([TIME_PLAN, "Die Uhr hat geantwortet."])  # the question's language
     async with agent(model, time_config, None) as planwerk:
         reply = await planwerk.ask("Wie spät ist es in Tokio?")
     system = str(model.prompts[0][0].content)

@@ -32,7 +32,13 @@ from planwerk.prompts.examples import (
     select_examples,
     user_examples_path,
 )
-from planwerk.prompts.travel import PERSONA, REFUSAL_OUT_OF_SCOPE, REFUSAL_UNRELIABLE
+from planwerk.prompts.travel import (
+    PERSONA,
+    REFUSAL_OUT_OF_SCOPE,
+    REFUSAL_OUT_OF_SCOPE_EN,
+    REFUSAL_UNRELIABLE,
+    REFUSAL_UNRELIABLE_EN,
+)
 from planwerk.tools.base import ToolSpec
 
 TRAVEL_TOOLS = {"geocode", "get_weather", "get_parks", "get_spots", "rank_spots"}
@@ -146,7 +152,8 @@ def test_travel_shapes_say_what_they_teach() -> None:
             assert plan["final"] is None  # answered afterwards from the retrieved context, never made up here
         elif entry["kind"] == "refusal":
             # the persona's refusal sentences, word for word (the persona tells the model to use exactly these)
-            assert plan["final"] in (REFUSAL_OUT_OF_SCOPE, REFUSAL_UNRELIABLE) and plan["final"] in PERSONA
+            refusals = (REFUSAL_OUT_OF_SCOPE, REFUSAL_UNRELIABLE, REFUSAL_OUT_OF_SCOPE_EN, REFUSAL_UNRELIABLE_EN)
+            assert plan["final"] in refusals and plan["final"] in PERSONA
         else:
             assert plan["final"] is None and calls
         if entry["kind"] == "two_cities":
