@@ -14,7 +14,8 @@ Stable entry points (other modules call only these):
 
 Rules: ``empty``, ``form`` (repetitive, raw JSON), ``grounded`` (numbers with units, clock times, dates, places and
 countries are in the results, chunks, question or conversation; a time inside an ISO datetime counts), the failed
-service (named; nothing it would have delivered stated), the last result, repeats (echo, restated, refused),
+service (named; nothing it would have delivered stated), ``pairs`` (a value stated for a place is one of that
+place's own, each asked place gets its own), the last result, repeats (echo, restated, refused),
 ``language``, ``referent`` (the asked place and days, a follow-up's carried over), ``off_topic``, ``estimate``,
 ``action`` (no action claimed without a successful call of a tool that acts), ``context`` (source and facts),
 ``unstated`` (last resort).
