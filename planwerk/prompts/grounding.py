@@ -1,19 +1,18 @@
-"""The answer check's texts per language: problems in words, the request to rewrite, the deterministic answer.
+"""The answer check's texts per language: problems in words, the request to rewrite.
 
 The check itself is :mod:`planwerk.core.grounding`; this module says its findings to the model (one regeneration)
-and to people (events, metadata), and writes the answer planwerk falls back to when a second model answer fails
-the check too: readable sentences built from the call records, nothing the results do not hold.
+and to people (events, metadata). The answer planwerk falls back to when a second model answer fails the check too
+is :mod:`planwerk.prompts.fallback`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from planwerk.core.calls import FailureKind
 from planwerk.core.claims import ActionLexicon
-from planwerk.core.grounding import DOWN_KINDS, KeyFacts, Problem, format_value, key_values
+from planwerk.core.grounding import Problem
 from planwerk.profiles import Language
 
 
@@ -441,141 +440,3 @@ def failure_note(problems: Sequence[Problem], language: Language) -> str:
         if p.kind == "failure_unnamed"
     ]
     return "\n".join(lines)
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, float):
-        value = round(value, 2) if abs(value) >= 1 else float(format(value, ".3g"))
-    return format_value(value)
-
-
-def _field(key: str, value: Any, texts: GroundingTexts) -> str | None:
-    if not key:
-        return _value(value)
-    if isinstance(value, bool):
-        return texts.true_fields.get(key) if value else None
-    if isinstance(value, int) and (words := texts.coded_fields.get(key, {}).get(value)):
-        return words
-    template = texts.fields.get(key)
-    if template is None:
-        return f"{key.replace('_', ' ')} {_value(value)}"
-    return template.format(value=_value(value))
-
-
-def describe_values(result: Any, texts: GroundingTexts, known: Collection[str] = ()) -> str:
-    """A result's key values in words: its scalar fields, and the first entries of its lists; a value already said
-    in the same words is not said again (a one-day forecast's day and its aggregates), and neither is a text value
-    in ``known`` (what the line already names: the call's subject, "2026-01-20" or "beach")."""
-    return ", ".join(_value_parts(result, texts, set(), frozenset(known)))
-
-
-def _value_parts(result: Any, texts: GroundingTexts, said: set[str], known: frozenset[str]) -> list[str]:
-    if not isinstance(result, Mapping | list | tuple):
-        return [_value(result)] if result is not None else []
-    parts: list[str] = []
-    for key, value in key_values(result):
-        if isinstance(value, list):
-            # Each entry says all its values (two days may have the same maximum); the fields after the list do not
-            # repeat one an entry said (a one-day forecast's maximum is also the range's). Only a single entry
-            # leaves out what the line names: the dates of several days are what tells them apart.
-            item_known = known if len(value) == 1 else frozenset()
-            item_parts = [_value_parts(item, texts, set(), item_known) for item in value[:5]]
-            said.update(part for parts_of_item in item_parts for part in parts_of_item)
-            items = [", ".join(parts_of_item) for parts_of_item in item_parts]
-            listed = "; ".join(i for i in items if i)
-            if len(value) == 1 and listed:
-                parts.append(listed)  # one entry (a one-day forecast) needs no count
-            else:
-                parts.append(texts.entries.format(count=len(value), items=listed) if listed else str(len(value)))
-        elif isinstance(value, str) and value.strip() in known:
-            continue
-        elif (text := _field(key, value, texts)) and text not in said:
-            said.add(text)
-            parts.append(text)
-    return parts
-
-
-def _subject(call: Mapping[str, Any], subjects: Mapping[str, Sequence[str]] | None) -> str:
-    # What a call was asked about: its own text arguments after those of the calls it took results from (see
-    # planwerk.core.refs.call_subjects); coordinates repeat an earlier result and say nothing.
-    if subjects is not None and str(call.get("id")) in subjects:
-        return ", ".join(subjects[str(call.get("id"))])
-    return ", ".join(str(v) for v in (call.get("args") or {}).values() if isinstance(v, str) and v.strip())
-
-
-def _failure_line(call: Mapping[str, Any], texts: GroundingTexts) -> str:
-    kind = call.get("kind")
-    failure = texts.failure_kinds.get(kind or "error", kind or "error")
-    template = texts.down_line if kind in DOWN_KINDS or kind == "skipped" else texts.failed_line
-    return template.format(tool=str(call.get("tool")), failure=failure)
-
-
-def findings(
-    calls: Sequence[Mapping[str, Any]], language: Language, subjects: Mapping[str, Sequence[str]] | None = None
-) -> list[str]:
-    """Each call in words, one line per call: ``get_weather (Barcelona, 2026-01-20): tiefste Temperatur 10.5 °C,
-    …`` or its failure. What the deterministic answer lists, and what the answer model reads instead of the JSON
-    call log with ``Context.answer_results="words"``."""
-    texts = texts_for_answer(language)
-    lines = []
-    for call in calls:
-        if call.get("status") == "ok":
-            subject = _subject(call, subjects)
-            values = describe_values(call.get("result"), texts, known=subject.split(", ")) or "—"
-            template = texts.call_line if subject else texts.call_line_no_args
-            lines.append(template.format(tool=str(call.get("tool")), args=subject, values=values))
-        else:
-            lines.append(_failure_line(call, texts))
-    return lines
-
-
-MAX_VALUE_WORDS = 6
-"""A result's text value of more words than this (or of several lines) is free text, not a value: the
-deterministic answer says how long it is instead of showing it."""
-
-
-def _values_only(call: Mapping[str, Any], texts: GroundingTexts) -> Mapping[str, Any]:
-    """``call`` with every free-text value of its result replaced by :attr:`GroundingTexts.free_text`."""
-    if call.get("status") != "ok":
-        return call
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, str) and ("\n" in value.strip() or len(value.split()) > MAX_VALUE_WORDS):
-            return texts.free_text.format(chars=len(value))
-        if isinstance(value, Mapping):
-            return {key: clean(item) for key, item in value.items()}
-        if isinstance(value, list | tuple):
-            return [clean(item) for item in value]
-        return value
-
-    return {**call, "result": clean(call.get("result"))}
-
-
-def fallback_answer(
-    calls: Sequence[Mapping[str, Any]],
-    language: Language,
-    *,
-    last_result: float | None = None,
-    context: KeyFacts | None = None,
-    refusal: str | None = None,
-    subjects: Mapping[str, Sequence[str]] | None = None,
-) -> str:
-    """The deterministic answer: the last result (profiles whose answer is the last result), the best chunk's key
-    sentences with their source (a context question), or per call its key values, failed calls named with their
-    kind; when nothing ran and no context answers, the profile's ``refusal`` (an out-of-domain question), else an
-    honest sentence that there is nothing to answer from."""
-    texts = texts_for_answer(language)
-    if last_result is not None:
-        return texts.last_result.format(value=format_value(last_result))
-    failed = [_failure_line(call, texts) for call in calls if call.get("status") != "ok"]
-    if context is not None and context.sentences:
-        answer = texts.context.format(sentences=" ".join(s.strip() for s in context.sentences), source=context.source)
-        # A call that failed beside the context is named too (measured on the travel bench: the demo question's
-        # stray get_parks failed, and the context answer did not say so).
-        return "\n\n".join([answer, *failed]) if failed else answer
-    # Values, not raw text: a result's free text (a file, a message) may carry a planted instruction or a
-    # stranger's account number, and the user would read it as the assistant's words (issue 29).
-    lines = findings([_values_only(call, texts) for call in calls], language, subjects)
-    if not lines:
-        return refusal or texts.nothing
-    return texts.intro + "\n" + "\n".join(f"- {line}" for line in lines)

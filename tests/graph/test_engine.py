@@ -56,7 +56,9 @@ def test_the_drawing_shows_planner_gate_resolver_per_call_node_verifier_and_fina
     # A topology change is a visible diff: update tests/graph/graph.mmd with the new drawing when it is intended.
     assert drawing == SNAPSHOT.read_text(encoding="utf-8")
     for edge in ("plan --> check", "check -.-> resolve_refs", "resolve_refs -.-> call_tool",
-                 "call_tool --> resolve_refs", "resolve_refs -.-> verify", "verify -.-> finalize"):  # fmt: skip
+                 "call_tool --> resolve_refs", "resolve_refs -.-> verify", "verify -.-> answer",
+                 "answer -.-> check_answer", "check_answer -.-> regenerate", "regenerate --> check_answer",
+                 "check_answer -.-> fallback", "check_answer -.-> __end__"):  # fmt: skip
         assert edge in drawing
 
 
@@ -78,7 +80,7 @@ async def test_updates_show_the_resolver_and_one_node_run_per_call(checkpointer:
     assert nodes.count("planwerk_model_call") == 2
     nodes = [node for node in nodes if node != "planwerk_model_call"]
     assert nodes == ["prepare", "retrieve", "plan", "check", "resolve_refs", "call_tool", "call_tool",
-                     "resolve_refs", "call_tool", "resolve_refs", "verify", "finalize"]  # fmt: skip
+                     "resolve_refs", "call_tool", "resolve_refs", "verify", "answer", "check_answer"]  # fmt: skip
     history = [s async for s in graph.aget_state_history(config)]
     # After step 0 the checkpoint holds both results, before step 1 runs.
     between = next(s for s in history if s.next == ("call_tool",) and "geo" in s.values.get("results", {}))
