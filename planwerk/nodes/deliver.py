@@ -70,10 +70,11 @@ async def deliver(
         example = {"steps": plan["steps"], "final": None}  # the shape the planner writes
         await asyncio.to_thread(add_example, state["question"], example)
     runtime.stream_writer(FinalAnswerEvent(event="final_answer", answer=answer, metadata=metadata))
-    done: Draft | None = {**draft, "verdict": "accepted", "text": answer, "source": source} if draft else None  # type: ignore[typeddict-item]
+    message = AIMessage(answer, id=message_id)
+    done = {**draft, "verdict": "accepted", "text": answer, "source": source, "message_id": message_id}
     return {
         "answer": answer,
-        "messages": [AIMessage(answer, id=message_id)],
+        "messages": [message],
         "usage": usage_update,
-        "draft": done,
+        "draft": done if draft else None,
     }
