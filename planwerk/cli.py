@@ -23,8 +23,11 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from planwerk.agent import Agent, check_thread_id, read_state
+from planwerk.core.language import detect_language
 from planwerk.graph.context import Context, PlanFormatChoice
 from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S
+from planwerk.profiles import Language
+from planwerk.prompts.texts import texts_for
 from planwerk.rag.cli import index_app
 
 app = typer.Typer(
@@ -141,11 +144,15 @@ class EventPrinter:
 
     def __init__(self, console: Console):
         self.console = console
+        self.language: Language = "de"
+        """The current question's language (from its ``start`` event): progress lines are written in it."""
 
     def __call__(self, event: dict[str, Any]) -> None:
         kind = event["event"]
         show = self.console.print
-        if kind == "server_error":
+        if kind == "start":
+            self.language = detect_language(event["question"], default=self.language)
+        elif kind == "server_error":
             show(f"[red]  ⚠ MCP-Server {escape(event['server'])} nicht verfügbar:[/red] {escape(event['error'])}")
         elif kind == "retrieval":
             for hit in event["hits"]:
@@ -185,8 +192,11 @@ class EventPrinter:
         elif kind == "replan":
             show(f"[yellow]  ↺ {escape(event['reason'][:300])}[/yellow]")
         elif kind == "answer_rejected":
-            then = "neuer Versuch" if event["next"] == "regenerate" else "Antwort aus den Ergebnissen"
-            show(f"[yellow]  ⚠ Antwort verworfen ({then}):[/yellow] {escape('; '.join(event['problems'])[:300])}")
+            # A short line in the question's language; the problems are written for the model (the repair request)
+            # and stay in the event and the metadata.
+            texts = texts_for(self.language)
+            line = texts.answer_revising if event["next"] == "regenerate" else texts.answer_from_results
+            show(f"[yellow]  ↻ {escape(line)}[/yellow]")
         elif kind == "final_answer":
             meta = event["metadata"]
             show(Panel(escape(event["answer"]), title="Antwort", border_style="green"))

@@ -198,7 +198,7 @@ class AskUserEvent(_Tagged):
 
 
 class AnswerRejectedEvent(_Tagged):
-    """The finalizer's answer failed the answer check (``finalize``): it states something no result, retrieved
+    """The finalizer's answer failed the answer check (``check_answer``): it states something no result, retrieved
     text or question holds, names no failed service, or misses the last result or the context's facts."""
 
     event: Literal["answer_rejected"]
@@ -213,7 +213,8 @@ class AnswerRejectedEvent(_Tagged):
 
 
 class FinalAnswerEvent(_Tagged):
-    """The answer, with what it cost (``finalize``)."""
+    """The answer, with what it cost (``check_answer`` for an accepted draft, ``fallback`` for the deterministic
+    answer or the no-plan text)."""
 
     event: Literal["final_answer"]
     answer: str

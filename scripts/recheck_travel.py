@@ -22,12 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from planwerk.bench.travel import TODAY
+from planwerk.checks import build_answer_check
 from planwerk.profiles import PROFILES
-
-try:
-    from planwerk.checks import build_answer_check
-except ImportError:  # the modules before the package
-    from planwerk.answer_check import build_answer_check  # type: ignore[no-redef]
 
 
 def _calls(record: dict[str, Any], results: str) -> list[dict[str, Any]]:

@@ -58,3 +58,20 @@ def test_a_plan_changed_in_code_says_what_changed() -> None:
     )  # fmt: skip
     assert text.count("im Code korrigiert") == 1
     assert "ergänzt für Rom; Palma → Barcelona; Barcelonas → Barcelona (geo_b)" in text
+
+
+def test_a_rejected_answer_shows_a_short_line_in_the_questions_language_never_the_repair_text() -> None:
+    repair = "Die Antwort nennt 22 °C, das in keinem Tool-Ergebnis, keinem Kontext und nicht in der Frage steht."
+    rejected = {"event": "answer_rejected", "answer": "Heute 22 °C.", "problems": [repair], "attempt": 1}
+    english = printed(
+        {"event": "start", "question": "What is the weather like in Barcelona today?"},
+        {**rejected, "next": "regenerate"},
+        {**rejected, "attempt": 2, "next": "fallback"},
+    )
+    assert "Revising the answer" in english and "Writing the answer from the results" in english
+    german = printed(
+        {"event": "start", "question": "Wie wird das Wetter heute in Barcelona?"}, {**rejected, "next": "regenerate"}
+    )
+    assert "Die Antwort wird überarbeitet" in german
+    for text in (english, german):
+        assert "verworfen" not in text and "22 °C" not in text and "Tool-Ergebnis" not in text

@@ -404,8 +404,8 @@ def travel(
         typer.Option("--embedder", help="Retrieval embedder: default | embeddinggemma | a model folder."),
     ] = "default",
     answer_results: Annotated[
-        str, typer.Option("--answer-results", help="How the answer model reads the results: json | words.")
-    ] = "json",
+        str, typer.Option("--answer-results", help="How the answer model reads the results: values | words | json.")
+    ] = "values",
     json_out: JsonOption = False,
     results: Annotated[Path | None, typer.Option("--results", help="Write every question's result as JSONL.")] = None,
 ) -> None:
@@ -413,8 +413,10 @@ def travel(
     responses; plan validity, expected tools, grounded answers, expected facts, model calls and seconds."""
     from planwerk.bench import travel as bench
 
-    if answer_results not in ("json", "words"):
-        err.print(f"[red]planwerk bench: error:[/red] --answer-results must be json or words, got {answer_results!r}")
+    if answer_results not in ("values", "words", "json"):
+        err.print(
+            f"[red]planwerk bench: error:[/red] --answer-results must be values, words or json, got {answer_results!r}"
+        )
         raise typer.Exit(2)
     wanted = [part.strip() for part in ids.split(",") if part.strip()] if ids is not None else None
     try:

@@ -15,7 +15,7 @@ last line of stdout is one JSON object with the same figures. Progress goes to s
 
 Design choice: both graphs are small ``StateGraph``s, ``START → <execution> → verify → END``, fed a pre-set
 ``plan`` in the input state, rather than the full agent graph with a replay model. The full graph would add the
-same prepare, retrieve, plan, check and finalize supersteps to both sides (and the planner's example ranker loads an
+same prepare, retrieve, plan, check and answer supersteps to both sides (and the planner's example ranker loads an
 embedding model), which only dilutes and blurs a difference of a few milliseconds; keeping b98cfc2's whole graph
 alive in the bench would also mean copying its old ``plan`` node and state. ``verify`` is a no-op stand-in in both
 graphs: ``resolve_refs`` routes there when the plan is done, as ``execute`` had an edge to it, so each topology pays

@@ -3,16 +3,24 @@
 ```
 START → prepare → retrieve → plan → check ─(rejected, attempts left)→ plan
                                       ├─(ask_user)→ ask_user (interrupt) → plan
-                                      ├─(nothing to call / no attempts left)→ finalize → END
+                                      ├─(nothing to call / no attempts left)→ answer
                                       └→ resolve_refs ─Send × calls of the next step→ call_tool ─→ resolve_refs
-                                              └─(plan done)→ verify ─(done / give up)→ finalize
+                                              └─(plan done)→ verify ─(done / give up)→ answer
                                                                ├─(self-correct / replan)→ plan
                                                                └─(not found twice)→ ask_user
+answer ─(a draft)→ check_answer ─(accepted)→ END
+   │                    ├─(rejected, first draft)→ regenerate → check_answer
+   │                    └─(rejected, second draft)→ fallback → END
+   └─(no plan passed)→ fallback → END
 ```
 ``plan`` is the planner (one model call), ``check`` the gate (tolerant parse, step re-ordering, plan check),
 ``resolve_refs`` the ``$ref`` resolver and step barrier, ``call_tool`` the step executor (one node run per call,
 with a retry policy for transient failures and an approval interrupt for destructive tools), ``verify`` the
-verifier, ``finalize`` the finalizer. The topology never depends on which tools are loaded (the LangGraph server
+verifier. The answer loop: ``answer`` writes the first draft (one model call, or the planner's ``final``),
+``check_answer`` checks it and delivers it or rejects it, ``regenerate`` writes the second draft naming the
+problems (one model call), ``fallback`` builds the deterministic answer. Only a delivered answer becomes a message;
+the routing after ``verify``, ``answer`` and ``check_answer`` is a pure function of the state
+(:mod:`planwerk.graph.routing`). The topology never depends on which tools are loaded (the LangGraph server
 builds the graph on every access).
 
 Every run is checkpointed with ``durability="sync"`` (:class:`DurableGraph`): a step's checkpoint is committed
@@ -36,12 +44,14 @@ from langgraph.types import Command, RetryPolicy
 
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.routing import after_verify
+from planwerk.graph.routing import after_answer, after_check_answer, after_verify
 from planwerk.graph.state import AgentState, CallInput, InputState, OutputState
+from planwerk.nodes.answer import answer, regenerate
 from planwerk.nodes.ask_user import ask_user
 from planwerk.nodes.call_tool import call_retry_policy, call_tool
 from planwerk.nodes.check import CHECK_ROUTES, check
-from planwerk.nodes.finalize import finalize
+from planwerk.nodes.check_answer import check_answer
+from planwerk.nodes.fallback import fallback
 from planwerk.nodes.plan import plan
 from planwerk.nodes.prepare import prepare
 from planwerk.nodes.resolve_refs import RESOLVE_ROUTES, resolve_refs
@@ -154,7 +164,10 @@ def build_graph(
         "call_tool", partial(call_tool, deps=deps, retry=retry), input_schema=CallInput, retry_policy=retry
     )
     builder.add_node("verify", verify)
-    builder.add_node("finalize", partial(finalize, deps=deps))
+    builder.add_node("answer", partial(answer, deps=deps))
+    builder.add_node("check_answer", partial(check_answer, deps=deps))
+    builder.add_node("regenerate", partial(regenerate, deps=deps))
+    builder.add_node("fallback", partial(fallback, deps=deps))
     builder.add_edge(START, "prepare")
     builder.add_edge("prepare", "retrieve")
     builder.add_edge("retrieve", "plan")
@@ -162,7 +175,10 @@ def build_graph(
     builder.add_edge("ask_user", "plan")
     builder.add_edge("call_tool", "resolve_refs")
     builder.add_conditional_edges("verify", after_verify)
-    builder.add_edge("finalize", END)
+    builder.add_conditional_edges("answer", after_answer)
+    builder.add_conditional_edges("check_answer", after_check_answer)
+    builder.add_edge("regenerate", "check_answer")
+    builder.add_edge("fallback", END)
     compiled = builder.compile(checkpointer=checkpointer, name="planwerk")
     compiled.__class__ = DurableGraph  # same attributes, only the durability differs; ``copy`` keeps the class
     return compiled  # type: ignore[return-value]

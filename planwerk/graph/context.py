@@ -20,7 +20,7 @@ both equal); a profile may also be the path of a profile file."""
 PlanFormatChoice = Literal["profile", "json", "expression"]
 """How the planner writes plans: the profile's own way, or one of :data:`planwerk.profiles.PlanFormat`."""
 
-AnswerResults = Literal["words", "json"]
+AnswerResults = Literal["values", "words", "json"]
 """How the answer model is shown the tool results (see :attr:`Context.answer_results`)."""
 
 
@@ -165,13 +165,14 @@ class Context:
         },
     )
     answer_results: AnswerResults = field(
-        default="json",
+        default="values",
         metadata={
-            "description": "How the answer model reads the tool results: 'json' (the call log as JSON) or 'words' "
-            "(one line per reported call with its subject and key values, as the deterministic answer lists them). "
-            "Measured with the 0.5B default model on the travel set, 'words' made 22 of 36 answers the model's own "
-            "(20 with 'json') but passed 31 against 33: two grounded answers left an expected figure out "
-            "(BENCHMARKS.md §7)."
+            "description": "How the answer model reads the tool results: 'values' (default: per call its values "
+            "typed and clipped, numbers with units and dates in the question's language; a result's free text is "
+            "withheld and marked as data, so an instruction a third party planted in a file or message never "
+            "reaches the answer prompt), 'words' (one sentence per reported call, as the deterministic answer "
+            "writes them) or 'json' (the raw call log, free text included). Use the planner's extract step to read "
+            "values out of free text."
         },
     )
     answer_by_reference: bool = field(

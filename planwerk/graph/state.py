@@ -14,6 +14,14 @@ from planwerk.rag.base import Hit
 
 Verdict = Literal["done", "self_correct", "replan", "ask_user", "give_up"]
 
+AnswerSource = Literal["no_plan", "planner", "model", "regenerated", "amended", "fallback"]
+"""Where the final answer came from: the fixed no-plan text, the planner's ``final``, the answer model's first or
+second answer, a model answer amended in code (an unnamed failed service, a missing source), or the deterministic
+answer built from the results."""
+
+DraftVerdict = Literal["unchecked", "accepted", "rejected"]
+"""Where a draft stands in the answer loop: written, not yet checked; accepted (delivered); rejected by the check."""
+
 
 def merge_results(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
     """Results by call id merge as they arrive; ``None`` resets them for a new question."""
@@ -37,6 +45,30 @@ def add_usage(current: dict[str, float] | None, update: dict[str, float] | None)
     for key, value in update.items():
         merged[key] = merged.get(key, 0) + value
     return merged
+
+
+class Draft(TypedDict):
+    """An answer on its way through the answer loop (``answer`` → ``check_answer`` → ``regenerate`` | ``fallback``)."""
+
+    text: str
+    """The answer as the user would read it (placeholders written out)."""
+    written: list[str]
+    """The model's answers as it wrote them, before rendering (the regeneration shows the model its own)."""
+    message_id: str | None
+    """The model reply's id while the text is that reply's, so a chat that saw it shows the answer once."""
+    source: AnswerSource
+    attempt: int
+    """1 for the first answer, 2 for the regenerated one."""
+    verdict: DraftVerdict
+    problems: list[str]
+    """What the check found wrong with the first answer, in words (the ``grounding_problems`` metadata)."""
+    repair: str | None
+    """The request for a second answer naming the problems, written for the model (never shown to people)."""
+    kept_calls: list[str] | None
+    """The call ids the answer reports (self-consistency: the winning sample's), ``None`` for all."""
+    votes: dict[str, int] | None
+    references: dict[str, Any] | None
+    """What answering by reference did (``answer_references`` metadata), ``None`` when it was off."""
 
 
 class InputState(TypedDict):
@@ -84,6 +116,8 @@ class AgentState(InputState):
     """What to ask the user (set by the check or the verifier)."""
     answer: NotRequired[str | None]
     """The final answer for the current question."""
+    draft: NotRequired[Draft | None]
+    """The answer loop's current draft for the current question."""
     usage: NotRequired[Annotated[dict[str, float], add_usage]]
     """Model calls and tokens for the current question."""
     started_at: NotRequired[float]

@@ -38,8 +38,8 @@ from planwerk.profiles import PlanFormat
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
 from planwerk.tools.base import ToolSpec
 
-CheckRoute = Literal["plan", "ask_user", "resolve_refs", "finalize"]
-CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "finalize")
+CheckRoute = Literal["plan", "ask_user", "resolve_refs", "answer"]
+CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "answer")
 MAX_REPLY_IN_FEEDBACK = 4_000
 """A rejected reply is shown back to the planner cut to this many characters."""
 MAX_RESULTS_TEXT = 20_000
@@ -47,11 +47,11 @@ MAX_RESULTS_TEXT = 20_000
 
 
 async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> Command[CheckRoute]:
-    """A plan that passes goes to the resolver (or ``ask_user``, or straight to ``finalize`` when it calls
+    """A plan that passes goes to the resolver (or ``ask_user``, or straight to ``answer`` when it calls
     nothing); a rejected reply goes back to ``plan`` with the problems, until the attempts are used up.
 
     When the planner sampled several plans (``Context.plan_samples``), the valid ones with calls run side by side
-    as one merged plan (:func:`planwerk.core.vote.merge_candidates`) and ``finalize`` votes on their results."""
+    as one merged plan (:func:`planwerk.core.vote.merge_candidates`) and ``answer`` votes on their results."""
     context = context_of(runtime)
     profile = profile_of(context)
     text = state.get("reply") or ""
@@ -95,7 +95,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
             "plan_errors": problems,
             "feedback": [*state.get("feedback", []), rejected],
         }
-        return Command(update=update, goto="plan" if attempts < context.max_plan_attempts else "finalize")
+        return Command(update=update, goto="plan" if attempts < context.max_plan_attempts else "answer")
     assert parsed is not None
     plan = parsed.model_dump()
     runtime.stream_writer(
@@ -122,7 +122,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         question = parsed.ask_user.strip() or texts_for(profile_of(context)).default_clarification
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         return Command(update={**update, "pending_question": question}, goto="ask_user")
-    return Command(update=update, goto="resolve_refs" if parsed.call_count else "finalize")
+    return Command(update=update, goto="resolve_refs" if parsed.call_count else "answer")
 
 
 @dataclass(frozen=True)

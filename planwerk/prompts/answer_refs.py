@@ -122,7 +122,7 @@ def render_values(
     calls: Sequence[Mapping[str, Any]], slots: Mapping[str, Slot], texts: PromptTexts, style: ValueStyle
 ) -> str:
     """Per call its head (``wx = get_weather({…})``) and its slots with their rendered values; a successful call
-    without slots (only long texts) shows its result, a failed call its error."""
+    without slots (only long texts) shows its result with each free text as its length, a failed call its error."""
     lines = []
     for call in calls:
         call_id = str(call.get("id"))
@@ -132,7 +132,11 @@ def render_values(
         head = f"- {call_id} = {call.get('tool')}({render_result(call.get('args'), texts)})"
         own = [slot for name, slot in slots.items() if name == call_id or name.startswith(call_id + ".")]
         if not own:
-            lines.append(f"{head} → {render_result(call.get('result'), texts)}")
+            # Only long texts: shown as their length, never raw (a third party's text is data, not instructions).
+            from planwerk.prompts.fallback import fallback_texts, values_only  # fallback renders with this module
+
+            withheld = values_only(call.get("result"), fallback_texts(texts.language))
+            lines.append(f"{head} → {render_result(withheld, texts)}")
             continue
         lines.append(f"{head}:")
         lines.extend(f"  {{{slot.name}}} = {render_value(slot, None, style)}" for slot in own)

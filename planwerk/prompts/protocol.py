@@ -86,6 +86,12 @@ NO_PLAN_ANSWER = (
 """The honest answer when no reply of the planner passed the check: one sentence (the checker's findings are in
 the ``replan`` events and the thread's ``plan_errors``, not in the answer)."""
 
+ANSWER_REVISING = "Die Antwort wird überarbeitet …"
+"""A progress line for people (the CLI): the first answer failed the check and is written again."""
+
+ANSWER_FROM_RESULTS = "Die Antwort wird aus den Ergebnissen zusammengestellt …"
+"""A progress line for people (the CLI): the answer is built from the results after two rejected answers."""
+
 INVENTED_PLACE = (
     "Aufruf {call} nennt den Ort {place}, aber weder die Frage noch das Gespräch oder der Kontext nennen ihn; "
     "plane nur für die Orte, nach denen gefragt ist."

@@ -76,6 +76,12 @@ NO_PLAN_ANSWER = "I could not make a plan that runs for this question; please re
 """The honest answer when no reply of the planner passed the check: one sentence (the checker's findings are in
 the ``replan`` events and the thread's ``plan_errors``, not in the answer)."""
 
+ANSWER_REVISING = "Revising the answer …"
+"""A progress line for people (the CLI): the first answer failed the check and is written again."""
+
+ANSWER_FROM_RESULTS = "Writing the answer from the results …"
+"""A progress line for people (the CLI): the answer is built from the results after two rejected answers."""
+
 INVENTED_PLACE = (
     "call {call} names the place {place}, but neither the question nor the conversation or the context names it; "
     "plan only for the places asked about."

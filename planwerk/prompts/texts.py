@@ -49,6 +49,10 @@ class PromptTexts:
     failed_calls_instructions: str
     """Takes ``{problems}`` and ``{available}``."""
     no_plan_answer: str
+    answer_revising: str
+    """The CLI's progress line when the first answer failed the check and is written again (never the problems)."""
+    answer_from_results: str
+    """The CLI's progress line when the answer is built from the results after two rejected answers."""
     invented_place: str
     """Takes ``{place}`` and ``{call}``."""
     missing_place: str

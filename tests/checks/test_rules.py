@@ -27,7 +27,7 @@ from planwerk.checks.rules import echoes, repeats_itself, restates
 from planwerk.core.calls import call_record
 from planwerk.places import default_gazetteer
 from planwerk.profiles import PROFILES
-from planwerk.prompts.grounding import describe, fallback_answer
+from planwerk.prompts.grounding import describe
 from planwerk.rag.chunking import split_sentences
 from planwerk.rag.lexical import analyze
 
@@ -380,60 +380,6 @@ def test_problems_in_words_per_language() -> None:
     down = Problem("failure_unnamed", tool="get_weather", failure="unavailable")
     assert (
         describe(down, "de") == "Die Antwort sagt nicht, dass get_weather fehlgeschlagen ist (Dienst nicht erreichbar)."
-    )
-
-
-def test_results_in_words_name_weather_codes_and_say_a_value_once() -> None:
-    from planwerk.prompts.grounding import ENGLISH, GERMAN, describe_values
-
-    day = {"date": "2026-01-18", "temp_max_c": 13.6, "weather_code": 95}
-    one_day = {"days": [day], "temp_max_c": 13.6, "precip_total_mm": 26.8}
-    # The one day's maximum is also the range's: said once; the code in words, a count only for several entries.
-    assert describe_values(one_day, GERMAN) == (
-        "2026-01-18, höchste Temperatur 13.6 °C, Gewitter, Niederschlag insgesamt 26.8 mm"
-    )
-    two_days = {"days": [day, {**day, "date": "2026-01-19", "weather_code": 3}]}
-    assert describe_values(two_days, ENGLISH) == (
-        "entries (2): 2026-01-18, high 13.6 °C, thunderstorm; 2026-01-19, high 13.6 °C, overcast"
-    )
-    assert describe_values({"weather_code": 42}, ENGLISH) == "weather code 42"  # no words for it: the code
-    # What the line already names (the call's subject) is not repeated, except to tell several entries apart.
-    dated = {"start_date": "2026-01-18", **one_day}
-    assert describe_values(dated, GERMAN, known=["Barcelona", "2026-01-18"]) == (
-        "höchste Temperatur 13.6 °C, Gewitter, Niederschlag insgesamt 26.8 mm"
-    )
-    assert describe_values(two_days, ENGLISH, known=["2026-01-18"]).startswith("entries (2): 2026-01-18, high")
-
-
-def test_the_deterministic_answer_is_built_from_the_results_and_passes_the_check(gazetteer: Gazetteer) -> None:
-    calls = [GEO, WEATHER_DOWN]
-    german = fallback_answer(calls, "de")
-    assert german == (
-        "Das haben die Tools ergeben:\n"
-        "- geocode (Barcelona): Breite 41.38, Länge 2.18, Barcelona, ES.\n"
-        "- get_weather: fehlgeschlagen (Dienst nicht erreichbar); dazu kann ich daher nichts sagen."
-    )
-    assert problems(german, calls=calls, gazetteer=gazetteer, **down_settings(calls)) == []
-    english = fallback_answer([GEO, WEATHER_OK], "en")
-    assert "high 17.2 °C" in english and "latitude 41.38" in english and "2026-12-01" in english
-    assert "entries" not in english  # one entry needs no count
-    assert problems(english, calls=[GEO, WEATHER_OK], gazetteer=gazetteer) == []
-    assert fallback_answer([], "en", last_result=126.0) == "The result is 126."
-    assert fallback_answer([], "de", last_result=10 / 3) == "Das Ergebnis ist 3.333333333."
-    facts = key_facts("Wo kann man das Razepato beobachten?", RAZEPATO_HIT, analyze=analyze,
-                      split_sentences=split_sentences)  # fmt: skip
-    context = fallback_answer([], "de", context=facts)
-    assert context.startswith("Für Beobachtungen gelten das Ebro-Becken") and context.endswith("(Razepato.txt)")
-    assert fallback_answer([], "de").startswith("Dazu habe ich weder Tool-Ergebnisse")
-    # a call that failed beside a context answer is named (measured: the demo question's stray get_parks)
-    beside = fallback_answer([WEATHER_DOWN], "de", context=facts)
-    assert beside.startswith(context) and beside.endswith(
-        "get_weather: fehlgeschlagen (Dienst nicht erreichbar); dazu kann ich daher nichts sagen."
-    )
-    down = down_settings([WEATHER_DOWN])
-    assert problems(beside, calls=[WEATHER_DOWN], hits=[RAZEPATO_HIT], gazetteer=gazetteer, **down) == []
-    assert Problem("failure_unnamed", tool="get_weather", failure="unavailable") in problems(
-        context, calls=[WEATHER_DOWN], hits=[RAZEPATO_HIT], gazetteer=gazetteer, **down
     )
 
 
@@ -889,10 +835,6 @@ def test_only_a_true_flag_of_a_successful_call_makes_an_estimate(gazetteer: Gaze
     assert not estimated_results([{"status": "ok", "result": {"is_estimate": False}}], TRAVEL.estimate_fields)
     forecast = "In Barcelona bis 17.95 °C."
     assert problems(forecast, calls=[GEO, JUNE], estimated=False, domain=TRAVEL) == []
-    for language in ("de", "en"):  # the deterministic answer names the estimate
-        fallback = fallback_answer([GEO, JUNE], language)
-        assert problems(fallback, calls=[GEO, JUNE], gazetteer=gazetteer, estimated=True,
-                        domain=TRAVEL) == [], fallback  # fmt: skip
 
 
 @pytest.mark.parametrize("language", ["de", "en"])

@@ -56,7 +56,9 @@ def test_the_drawing_shows_planner_gate_resolver_per_call_node_verifier_and_fina
     # A topology change is a visible diff: update tests/graph/graph.mmd with the new drawing when it is intended.
     assert drawing == SNAPSHOT.read_text(encoding="utf-8")
     for edge in ("plan --> check", "check -.-> resolve_refs", "resolve_refs -.-> call_tool",
-                 "call_tool --> resolve_refs", "resolve_refs -.-> verify", "verify -.-> finalize"):  # fmt: skip
+                 "call_tool --> resolve_refs", "resolve_refs -.-> verify", "verify -.-> answer",
+                 "answer -.-> check_answer", "check_answer -.-> regenerate", "regenerate --> check_answer",
+                 "check_answer -.-> fallback", "check_answer -.-> __end__"):  # fmt: skip
         assert edge in drawing
 
 
@@ -78,7 +80,7 @@ async def test_updates_show_the_resolver_and_one_node_run_per_call(checkpointer:
     assert nodes.count("planwerk_model_call") == 2
     nodes = [node for node in nodes if node != "planwerk_model_call"]
     assert nodes == ["prepare", "retrieve", "plan", "check", "resolve_refs", "call_tool", "call_tool",
-                     "resolve_refs", "call_tool", "resolve_refs", "verify", "finalize"]  # fmt: skip
+                     "resolve_refs", "call_tool", "resolve_refs", "verify", "answer", "check_answer"]  # fmt: skip
     history = [s async for s in graph.aget_state_history(config)]
     # After step 0 the checkpoint holds both results, before step 1 runs.
     between = next(s for s in history if s.next == ("call_tool",) and "geo" in s.values.get("results", {}))
@@ -301,3 +303,30 @@ async def test_tools_in_the_profiles_approve_set_pause_too(monkeypatch: pytest.M
         assert [(i["kind"], i["tool"]) for i in first.interrupts] == [("approval", "geocode")] and log == []
         second = await agent.resume("ja", thread_id="ap")
     assert second.answer == "17 °C." and [name for name, _ in log] == ["geocode", "get_weather"]  # only geocode asked
+
+
+async def test_the_answer_loop_is_a_path_through_the_graph_and_only_its_last_answer_is_a_message(
+    checkpointer: BaseCheckpointSaver,
+) -> None:
+    # Two answers the check rejects (no result says 22 or 25 °C): answer → check_answer → regenerate →
+    # check_answer → fallback, each a node of its own; a chat sees one AI message, the deterministic answer.
+    model = ReplayChatModel.of([plan_json([GEO], [WEATHER]), "Heute 22 °C.", "Heute 25 °C."])
+    graph = build_graph(Deps(chat_model=model, tools=travel_tools()), checkpointer=checkpointer)
+    config = {"configurable": {"thread_id": "loop"}}
+    nodes: list[str] = []
+    said: dict[str, str] = {}
+    async for mode, part in graph.astream(
+        {"messages": [("user", QUESTION)]},
+        config,
+        context=Context(today="2026-11-22"),
+        stream_mode=["updates", "messages"],
+    ):
+        if mode == "updates":
+            nodes.extend(node for node in part if node != "planwerk_model_call")
+        elif part[0].type in ("ai", "AIMessageChunk"):
+            said[part[0].id] = said.get(part[0].id, "") + str(part[0].content)
+    assert nodes[-5:] == ["answer", "check_answer", "regenerate", "check_answer", "fallback"]
+    state = await graph.aget_state(config)
+    assert list(said.values()) == [state.values["answer"]]
+    assert "22 °C" not in state.values["answer"] and "25 °C" not in state.values["answer"]
+    assert [m.content for m in state.values["messages"] if m.type == "ai"] == [state.values["answer"]]

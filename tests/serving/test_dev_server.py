@@ -69,9 +69,9 @@ async def test_graph_registered_with_context_form_and_state_schemas(server: DevS
     assert {"messages", "answer", "plan", "results", "calls"} <= schemas["output_schema"]["properties"].keys()
     assert {"plan", "results", "calls", "clarifications"} <= schemas["state_schema"]["properties"].keys()
     graph = await client.assistants.get_graph(assistants[0]["assistant_id"])
-    assert {"prepare", "retrieve", "plan", "check", "ask_user", "resolve_refs", "call_tool", "verify", "finalize"} <= {
-        node["id"] for node in graph["nodes"]
-    }
+    nodes = {node["id"] for node in graph["nodes"]}
+    assert {"prepare", "retrieve", "plan", "check", "ask_user", "resolve_refs", "call_tool", "verify"} <= nodes
+    assert {"answer", "check_answer", "regenerate", "fallback"} <= nodes
     log = server.log.read_text(errors="replace")
     assert "Using custom checkpointer: ServerSqliteSaver" in log
     assert (server.folder / "checkpoints.sqlite").is_file()

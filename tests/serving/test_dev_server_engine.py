@@ -55,7 +55,8 @@ async def test_the_drawing_has_the_engines_nodes(client: LangGraphClient) -> Non
     [assistant] = await client.assistants.search(graph_id="planwerk")
     graph = await client.assistants.get_graph(assistant["assistant_id"])
     nodes = {node["id"] for node in graph["nodes"]}
-    assert {"plan", "check", "resolve_refs", "call_tool", "verify", "finalize", "ask_user"} <= nodes
+    assert {"plan", "check", "resolve_refs", "call_tool", "verify", "ask_user"} <= nodes
+    assert {"answer", "check_answer", "regenerate", "fallback"} <= nodes
     assert "execute" not in nodes
     edges = {(edge["source"], edge["target"]) for edge in graph["edges"]}
     assert {("resolve_refs", "call_tool"), ("call_tool", "resolve_refs"), ("resolve_refs", "verify")} <= edges
@@ -78,7 +79,7 @@ async def test_updates_show_the_resolver_and_one_node_run_per_call(client: LangG
     assert nodes.count("planwerk_model_call") == 2  # the durable marker before each model call (plan, answer)
     nodes = [node for node in nodes if node != "planwerk_model_call"]
     assert nodes == ["prepare", "retrieve", "plan", "check", "resolve_refs", "call_tool", "call_tool",
-                     "resolve_refs", "call_tool", "resolve_refs", "verify", "finalize"]  # fmt: skip
+                     "resolve_refs", "call_tool", "resolve_refs", "verify", "answer", "check_answer"]  # fmt: skip
     assert {(c["id"], c["step"], c["status"]) for c in calls} == {("x", 0, "ok"), ("y", 0, "ok"), ("total", 1, "ok")}
     state = await client.threads.get_state(thread["thread_id"])
     assert state["values"]["results"]["total"] == {"result": 10}
