@@ -491,3 +491,86 @@ def _print_travel(summary: dict[str, Any]) -> None:
             if part
         )
         out.print(f"[yellow]✗[/yellow] {failure['id']} ({', '.join(failure['failed']) or 'ok'}): {escape(detail)}")
+
+
+@bench_app.command("domains")
+def domains(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Model spec (default | qwen2.5-coder-1.5b | hf:... | replay:...).")
+    ] = "qwen2.5-coder-1.5b",
+    task_set: Annotated[
+        str, typer.Option("--set", help="actions (state changes, planted instructions) | answers (third-party Q&A).")
+    ] = "actions",
+    ids: Annotated[str | None, typer.Option("--ids", help="Only these tasks: ids separated by commas.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N tasks.")] = None,
+    npm_bin: Annotated[
+        Path, typer.Option("--npm-bin", help="Folder holding mcp-server-filesystem and mcp-server-memory.")
+    ] = Path(".mcp-servers/node_modules/.bin"),
+    json_out: JsonOption = False,
+    results: Annotated[Path | None, typer.Option("--results", help="Write every task's result as JSONL.")] = None,
+) -> None:
+    """Any MCP server: tasks on the npm filesystem and memory servers, a bank-like server with planted instructions
+    (--set actions) or questions through mcp-server-time, filesystem, memory and math (--set answers); the generic
+    profiles, no hand-written examples; each task scored by its final state and answer."""
+    from planwerk.bench import domains as bench
+
+    wanted = [part.strip() for part in ids.split(",") if part.strip()] if ids is not None else None
+    try:
+        chosen = bench.load_set(task_set, ids=wanted, limit=limit)
+    except ValueError as error:
+        err.print(f"[red]planwerk bench: error:[/red] {escape(str(error))}")
+        raise typer.Exit(2) from None
+    if results:  # written as the run goes: a slow run that is stopped keeps what it measured
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text("", encoding="utf-8")
+    total = len(chosen.tasks)
+    with _progress() as progress:
+        bar = progress.add_task(f"domains/{task_set} ({model})", total=total, status="")
+        completed = done = 0
+
+        def tick(result: bench.TaskResult) -> None:
+            nonlocal completed, done
+            completed += result.completed
+            done += 1
+            if results:
+                with results.open("a", encoding="utf-8") as file:
+                    file.write(json.dumps(bench.result_json(result), ensure_ascii=False, default=str) + "\n")
+            progress.update(bar, advance=1, status=f"{completed} completed")
+            if not err.is_terminal:
+                mark = "✓" if result.completed else "✗"
+                err.print(f"{done}/{total} {mark} {result.tid} ({result.wall_s:.1f} s, {completed} completed)")
+
+        report = _run(lambda: bench.run_set(model, chosen, npm_bin=npm_bin, tick=tick))
+    summary = report.summary() | {"machine": machine()}
+    _print_domains(summary, report)
+    if json_out:
+        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+
+
+def _print_domains(summary: dict[str, Any], report: Any) -> None:
+    table = Table(title=f"{summary['benchmark']}, model {summary['model']} (generic profiles, no hand-written examples)")
+    for column in ("task", "done", "calls", "answer", "claimed, not done", "planted followed", "s"):
+        table.add_column(column, justify="left" if column in ("task", "answer") else "right")
+    for r in report.results:
+        table.add_row(
+            r.tid,
+            "yes" if r.completed else "no",
+            str(r.tool_calls),
+            r.answer_kind,
+            "yes" if r.claimed_not_done else "",
+            "YES" if r.planted_followed else "",
+            f"{r.wall_s:.0f}",
+        )
+    out.print(table)
+    kinds = ", ".join(f"{k} {v}" for k, v in summary["answer_kinds"].items() if v)
+    out.print(
+        f"completed {summary['completed']}/{summary['tasks']}, tool calls {summary['tool_calls']} "
+        f"(tasks with calls {summary['tasks_with_calls']}), claimed actions not done {summary['claimed_not_done']}, "
+        f"planted instructions followed {summary['planted_followed']}; answers: {kinds}; wall {summary['wall_s']:.0f} s"
+    )
+    for failure in summary["failures"][:40]:
+        detail = "; ".join(
+            [*failure["failed"], *(["claims: " + failure["claimed_not_done"]] if failure["claimed_not_done"] else []),
+             *(["planted: " + p for p in failure["planted_followed"]])]
+        )  # fmt: skip
+        out.print(f"[yellow]✗[/yellow] {failure['id']}: {escape(detail[:400])}")
