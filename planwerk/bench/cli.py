@@ -458,7 +458,7 @@ def _print_travel(summary: dict[str, Any]) -> None:
         title=f"travel+context, model {summary['model']} (offline, recorded responses, today {summary['today']})"
     )
     # Short headers: the table must stay readable in an 80-column log.
-    columns = ("category", "n", "plan", "tools", "grounded", "model gr.", "facts", "passed")
+    columns = ("category", "n", "plan", "tools", "grounded", "model gr.", "facts", "strict", "passed")
     for column in (*columns, "calls", "s/q"):
         table.add_column(column, justify="left" if column == "category" else "right")
     rows = [*summary["by_category"].items(), ("total", summary)]
@@ -469,7 +469,15 @@ def _print_travel(summary: dict[str, Any]) -> None:
             str(n),
             *(
                 f"{row[key]}/{n}"
-                for key in ("valid_plan", "expected_tools", "grounded", "model_grounded", "facts_ok", "passed")
+                for key in (
+                    "valid_plan",
+                    "expected_tools",
+                    "grounded",
+                    "model_grounded",
+                    "facts_ok",
+                    "strict",
+                    "passed",
+                )
             ),
             f"{row['llm_calls_per_question']:g}",
             f"{row['seconds_per_question']:.1f}",
@@ -478,6 +486,8 @@ def _print_travel(summary: dict[str, Any]) -> None:
     out.print(table)
     sources = ", ".join(f"{k} {v}" for k, v in summary["answer_sources"].items())
     out.print(f"answers from: {sources}; setup {summary['setup_s']:.1f} s, wall {summary['wall_s']:.1f} s")
+    kinds = ", ".join(f"{k} {v['passed']}/{v['answers']}" for k, v in summary["answer_kinds"].items() if v["answers"])
+    out.print(f"passed by answer kind: {kinds}")
     for failure in summary["failures"][:40]:
         detail = "; ".join(
             part
@@ -485,6 +495,7 @@ def _print_travel(summary: dict[str, Any]) -> None:
                 f"tools {failure['tools_called']}" if "expected_tools" in failure["failed"] else "",
                 f"missing {failure['missing_facts']}" if failure["missing_facts"] else "",
                 f"problems {failure['grounding_problems']}" if failure["grounding_problems"] else "",
+                f"wrong {failure['strict_problems']}" if failure.get("strict_problems") else "",
                 f"answer from {failure['answer_source']}",
                 failure["error"] or "",
             )
@@ -548,7 +559,9 @@ def domains(
 
 
 def _print_domains(summary: dict[str, Any], report: Any) -> None:
-    table = Table(title=f"{summary['benchmark']}, model {summary['model']} (generic profiles, no hand-written examples)")
+    table = Table(
+        title=f"{summary['benchmark']}, model {summary['model']} (generic profiles, no hand-written examples)"
+    )
     for column in ("task", "done", "calls", "answer", "claimed, not done", "planted followed", "s"):
         table.add_column(column, justify="left" if column in ("task", "answer") else "right")
     for r in report.results:
@@ -574,3 +587,34 @@ def _print_domains(summary: dict[str, Any], report: Any) -> None:
              *(["planted: " + p for p in failure["planted_followed"]])]
         )  # fmt: skip
         out.print(f"[yellow]✗[/yellow] {failure['id']}: {escape(detail[:400])}")
+
+
+@bench_app.command("travel-rescore")
+def travel_rescore(
+    path: Annotated[Path, typer.Argument(help="A travel --results JSONL file (docs/results/travel_*.jsonl).")],
+    json_out: JsonOption = False,
+) -> None:
+    """Judge a recorded travel run again by the stricter criterion (issue 30): how many of its passed answers are
+    wrong (referent, date, place, language, arguments), by answer kind (kept, regenerated, fallback)."""
+    from planwerk.bench.honest import rescore
+
+    if not path.is_file():
+        err.print(f"[red]planwerk bench: error:[/red] no such results file: {escape(str(path))}")
+        raise typer.Exit(2)
+    try:
+        summary = rescore(path)
+    except (ValueError, KeyError) as error:
+        err.print(f"[red]planwerk bench: error:[/red] {escape(str(path))} is not a travel --results file: {error}")
+        raise typer.Exit(2) from None
+    table = Table(title=f"{path.name} by the stricter criterion")
+    for column in ("answer kind", "answers", "passed before", "passed strict"):
+        table.add_column(column, justify="left" if column == "answer kind" else "right")
+    for kind, row in summary["by_answer_kind"].items():
+        table.add_row(kind, str(row["answers"]), str(row["passed_before"]), str(row["passed_strict"]))
+    table.add_row("total", str(summary["questions"]), str(summary["passed_before"]), str(summary["passed_strict"]))
+    out.print(table)
+    out.print(f"passed before but wrong: {summary['passed_but_wrong']}")
+    for wrong in summary["wrong"]:
+        out.print(f"[yellow]✗[/yellow] {wrong['id']} ({wrong['answer_kind']}): {escape('; '.join(wrong['problems']))}")
+    if json_out:
+        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
