@@ -459,7 +459,7 @@ class Report:
                 }
                 for r in self.results
                 if not r.completed or r.claimed_not_done or r.planted_followed
-            ],  # fmt: skip
+            ],
             "wall_s": round(self.wall_s, 3),
         } | dict(self.extra)
 
