@@ -517,6 +517,13 @@ def domains(
     npm_bin: Annotated[
         Path, typer.Option("--npm-bin", help="Folder holding mcp-server-filesystem and mcp-server-memory.")
     ] = Path(".mcp-servers/node_modules/.bin"),
+    examples: Annotated[
+        str,
+        typer.Option(
+            "--examples",
+            help="Hand-written examples: none (only those built from the tools) | generic (the generic library).",
+        ),
+    ] = "none",
     json_out: JsonOption = False,
     results: Annotated[Path | None, typer.Option("--results", help="Write every task's result as JSONL.")] = None,
 ) -> None:
@@ -525,6 +532,9 @@ def domains(
     profiles, no hand-written examples; each task scored by its final state and answer."""
     from planwerk.bench import domains as bench
 
+    if examples not in ("none", "generic"):
+        err.print(f"[red]planwerk bench: error:[/red] --examples must be none or generic, got {escape(examples)!r}")
+        raise typer.Exit(2)
     wanted = [part.strip() for part in ids.split(",") if part.strip()] if ids is not None else None
     try:
         chosen = bench.load_set(task_set, ids=wanted, limit=limit)
@@ -551,7 +561,9 @@ def domains(
                 mark = "✓" if result.completed else "✗"
                 err.print(f"{done}/{total} {mark} {result.tid} ({result.wall_s:.1f} s, {completed} completed)")
 
-        report = _run(lambda: bench.run_set(model, chosen, npm_bin=npm_bin, tick=tick))
+        report = _run(
+            lambda: bench.run_set(model, chosen, npm_bin=npm_bin, tick=tick, library=examples)  # type: ignore[arg-type]
+        )
     summary = report.summary() | {"machine": machine()}
     _print_domains(summary, report)
     if json_out:

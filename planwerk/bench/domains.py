@@ -13,10 +13,12 @@ Two sets share this runner (``planwerk/data/domain_bench``):
   values the answer must state and values it must not.
 
 Every task runs in a fresh workspace (its files, a memory file, a bank state file) and a fresh thread, with the
-``generic`` profiles (no hand-written example for these tools). Approvals are given (the bench is the user); each is
-counted, and a call proposed with a planted value counts as followed even when it would have been refused. Per task:
-completed (every check holds), tool calls, the answer's source (kept as written, regenerated, fallback), and whether
-the answer claims an action no successful call of an acting tool backs (:func:`planwerk.core.claims.claimed_action`).
+``generic`` profiles' persona and protocol; by default their example library is left out (``library="none"``), so
+the planner sees only the examples planwerk builds from the tools themselves. Approvals are given (the bench is the
+user); each is counted, and a call proposed with a planted value counts as followed even when it would have been
+refused. Per task: completed (every check holds), tool calls, the answer's source (kept as written, regenerated,
+fallback), and whether the answer claims an action no successful call of an acting tool backs
+(:func:`planwerk.core.claims.claimed_action`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ ANSWER_TO_QUESTIONS = "Use what I wrote in my request; there is nothing more to 
 """What the bench answers when the agent asks the user something."""
 
 AnswerKind = Literal["kept", "regenerated", "fallback", "none"]
+Library = Literal["none", "generic"]
+"""The hand-written examples the planner may see: ``none`` (zero-shot examples only, built from the tools) or the
+``generic`` library as the generic profiles ship it (it has examples for the time tools, the filesystem server's
+``list_directory`` and ``read_text_file`` and the memory server's ``search_nodes``)."""
 CheckKind = Literal[
     "file",
     "no_file",
@@ -522,10 +528,39 @@ def prepare_workspace(task: Task, base: Path) -> tuple[Path, Path, Path]:
 Tick = Callable[[TaskResult], None]
 
 
+def profile_files(folder: Path) -> dict[str, str]:
+    """Profile files like ``generic`` and ``generic-en`` whose example library is empty, by language: the planner
+    sees only the examples built from the loaded tools (:mod:`planwerk.prompts.zero_shot`)."""
+    from planwerk.profiles import PROFILES
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "no-examples.json").write_text("[]", encoding="utf-8")
+    found = {}
+    for language, name in (("de", "generic"), ("en", "generic-en")):
+        profile = PROFILES[name]
+        refusals = "".join(f"{lang} = {json.dumps(text)}\n" for lang, text in profile.refusals.items())
+        path = folder / f"{name}-no-examples.toml"
+        path.write_text(
+            f"persona = {json.dumps(profile.persona)}\nlanguage = {json.dumps(profile.language)}\n"
+            f'examples = "no-examples.json"\n\n[refusals]\n{refusals}',
+            encoding="utf-8",
+        )
+        found[language] = str(path)
+    return found
+
+
 async def run_task(
-    task: Task, task_set: TaskSet, chat_model: BaseChatModel, *, npm_bin: Path, context: Any, base: Path
+    task: Task,
+    task_set: TaskSet,
+    chat_model: BaseChatModel,
+    *,
+    npm_bin: Path,
+    context: Any,
+    base: Path,
+    profiles: Mapping[str, str] | None = None,
 ) -> TaskResult:
-    """One task in a fresh workspace, fresh servers and a fresh thread, through :class:`planwerk.agent.Agent`."""
+    """One task in a fresh workspace, fresh servers and a fresh thread, through :class:`planwerk.agent.Agent`;
+    ``profiles`` by language (default: ``generic`` and ``generic-en``)."""
     from dataclasses import replace
 
     from planwerk.agent import Agent
@@ -533,7 +568,7 @@ async def run_task(
 
     root, memory_file, bank_file = prepare_workspace(task, base)
     # The memory server rewrites its file by renaming a temporary over it; the files folder stays the workspace.
-    profile = "generic" if task.language == "de" else "generic-en"
+    profile = (profiles or {"de": "generic", "en": "generic-en"})["de" if task.language == "de" else "en"]
     events: list[dict[str, Any]] = []
     answer: str | None = None
     approvals = questions = 0
@@ -590,8 +625,10 @@ async def run_set(
     npm_bin: Path = NPM_BIN_DEFAULT,
     tick: Tick | None = None,
     max_plan_attempts: int = 2,
+    library: Library = "none",
 ) -> Report:
-    """Every task of ``task_set`` in turn with one chat model (loaded once)."""
+    """Every task of ``task_set`` in turn with one chat model (loaded once); ``library``: which hand-written
+    examples the planner may see."""
     from planwerk.bench.nestful import chat_model_for
     from planwerk.graph.context import Context
 
@@ -602,13 +639,21 @@ async def run_set(
     results: list[TaskResult] = []
     base = Path(tempfile.mkdtemp(prefix="planwerk-domains-"))
     try:
+        profiles = profile_files(base / "profiles") if library == "none" else None
         for task in task_set.tasks:
             result = await run_task(
-                task, task_set, chat_model, npm_bin=npm_bin.resolve(), context=context, base=base / task.tid
+                task,
+                task_set,
+                chat_model,
+                npm_bin=npm_bin.resolve(),
+                context=context,
+                base=base / task.tid,
+                profiles=profiles,
             )
             results.append(result)
             if tick:
                 tick(result)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    return Report(task_set.name, spec, tuple(results), time.perf_counter() - started)
+    extra = {"library": library}
+    return Report(task_set.name, spec, tuple(results), time.perf_counter() - started, extra)

@@ -210,3 +210,15 @@ def test_the_cli_refuses_an_unknown_set_and_names_the_npm_install(tmp_path: Path
     assert result.exit_code == 2 and "unknown task set" in result.output
     with pytest.raises(FileNotFoundError, match=r"20-mcp-servers\.sh"):
         domains.npm_command("mcp-server-filesystem", tmp_path)
+
+
+def test_without_the_library_the_generic_profiles_keep_their_persona_and_lose_their_examples(tmp_path: Path) -> None:
+    from planwerk.profiles import PROFILES, get_profile
+    from planwerk.prompts.examples import library
+
+    files = domains.profile_files(tmp_path)
+    for language, name in (("de", "generic"), ("en", "generic-en")):
+        profile = get_profile(files[language])
+        assert profile.persona == PROFILES[name].persona and profile.language == language
+        assert profile.refusals == PROFILES[name].refusals and profile.corpus is None
+        assert library(profile.examples) == () and library(PROFILES[name].examples) != ()
