@@ -222,3 +222,15 @@ def test_without_the_library_the_generic_profiles_keep_their_persona_and_lose_th
         assert profile.persona == PROFILES[name].persona and profile.language == language
         assert profile.refusals == PROFILES[name].refusals and profile.corpus is None
         assert library(profile.examples) == () and library(PROFILES[name].examples) != ()
+
+
+def test_no_task_is_completed_by_doing_nothing(tmp_path: Path) -> None:
+    """Untouched workspaces, the bank's first state and an empty answer complete no task: every task's checks
+    need the run to do or say something."""
+    for task_set in (domains.load_set("actions"), domains.load_set("answers")):
+        for task in task_set.tasks:
+            root, memory_file, bank_file = domains.prepare_workspace(task, tmp_path / task_set.name / task.tid)
+            bank_file.write_text(json.dumps(initial_state()))
+            state = domains.read_final_state(root, memory_file, bank_file)
+            failed = [domains.check_failure(c, state, "", str(root)) for c in task.checks]
+            assert any(failed), task.tid
