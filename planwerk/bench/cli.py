@@ -1,4 +1,5 @@
-"""``planwerk bench``: the NESTFUL benchmark, the travel+context set and the cost comparison with the notebook loop.
+"""``planwerk bench``: the NESTFUL benchmark, the travel+context set, the domain sets (any MCP server) and the cost
+comparison with the notebook loop.
 
 Every command prints a table for people; with ``--json`` the last line of stdout is one JSON object with the
 figures (progress goes to stderr).
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 
 bench_app = typer.Typer(
     name="bench",
-    help="Benchmarks: NESTFUL (engine and planner), travel+context (offline) and the cost per task against the "
-    "notebook loop.",
+    help="Benchmarks: NESTFUL (engine and planner), travel+context (offline), domain sets on third-party MCP servers "
+    "and the cost per task against the notebook loop.",
     no_args_is_help=True,
 )
 out = Console(highlight=False)
