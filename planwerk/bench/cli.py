@@ -1,4 +1,5 @@
-"""``planwerk bench``: the NESTFUL benchmark, the travel+context set and the cost comparison with the notebook loop.
+"""``planwerk bench``: the NESTFUL benchmark, the travel+context set, the domain sets (any MCP server) and the cost
+comparison with the notebook loop.
 
 Every command prints a table for people; with ``--json`` the last line of stdout is one JSON object with the
 figures (progress goes to stderr).
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 
 bench_app = typer.Typer(
     name="bench",
-    help="Benchmarks: NESTFUL (engine and planner), travel+context (offline) and the cost per task against the "
-    "notebook loop.",
+    help="Benchmarks: NESTFUL (engine and planner), travel+context (offline), domain sets on third-party MCP servers "
+    "and the cost per task against the notebook loop.",
     no_args_is_help=True,
 )
 out = Console(highlight=False)
@@ -460,7 +461,7 @@ def _print_travel(summary: dict[str, Any]) -> None:
         title=f"travel+context, model {summary['model']} (offline, recorded responses, today {summary['today']})"
     )
     # Short headers: the table must stay readable in an 80-column log.
-    columns = ("category", "n", "plan", "tools", "grounded", "model gr.", "facts", "passed")
+    columns = ("category", "n", "plan", "tools", "grounded", "model gr.", "facts", "strict", "passed")
     for column in (*columns, "calls", "s/q"):
         table.add_column(column, justify="left" if column == "category" else "right")
     rows = [*summary["by_category"].items(), ("total", summary)]
@@ -471,7 +472,15 @@ def _print_travel(summary: dict[str, Any]) -> None:
             str(n),
             *(
                 f"{row[key]}/{n}"
-                for key in ("valid_plan", "expected_tools", "grounded", "model_grounded", "facts_ok", "passed")
+                for key in (
+                    "valid_plan",
+                    "expected_tools",
+                    "grounded",
+                    "model_grounded",
+                    "facts_ok",
+                    "strict",
+                    "passed",
+                )
             ),
             f"{row['llm_calls_per_question']:g}",
             f"{row['seconds_per_question']:.1f}",
@@ -480,6 +489,8 @@ def _print_travel(summary: dict[str, Any]) -> None:
     out.print(table)
     sources = ", ".join(f"{k} {v}" for k, v in summary["answer_sources"].items())
     out.print(f"answers from: {sources}; setup {summary['setup_s']:.1f} s, wall {summary['wall_s']:.1f} s")
+    kinds = ", ".join(f"{k} {v['passed']}/{v['answers']}" for k, v in summary["answer_kinds"].items() if v["answers"])
+    out.print(f"passed by answer kind: {kinds}")
     for failure in summary["failures"][:40]:
         detail = "; ".join(
             part
@@ -487,9 +498,138 @@ def _print_travel(summary: dict[str, Any]) -> None:
                 f"tools {failure['tools_called']}" if "expected_tools" in failure["failed"] else "",
                 f"missing {failure['missing_facts']}" if failure["missing_facts"] else "",
                 f"problems {failure['grounding_problems']}" if failure["grounding_problems"] else "",
+                f"wrong {failure['strict_problems']}" if failure.get("strict_problems") else "",
                 f"answer from {failure['answer_source']}",
                 failure["error"] or "",
             )
             if part
         )
         out.print(f"[yellow]✗[/yellow] {failure['id']} ({', '.join(failure['failed']) or 'ok'}): {escape(detail)}")
+
+
+@bench_app.command("domains")
+def domains(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Model spec (default | qwen2.5-coder-1.5b | hf:... | replay:...).")
+    ] = "qwen2.5-coder-1.5b",
+    task_set: Annotated[
+        str, typer.Option("--set", help="actions (state changes, planted instructions) | answers (third-party Q&A).")
+    ] = "actions",
+    ids: Annotated[str | None, typer.Option("--ids", help="Only these tasks: ids separated by commas.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N tasks.")] = None,
+    npm_bin: Annotated[
+        Path, typer.Option("--npm-bin", help="Folder holding mcp-server-filesystem and mcp-server-memory.")
+    ] = Path(".mcp-servers/node_modules/.bin"),
+    examples: Annotated[
+        str,
+        typer.Option(
+            "--examples",
+            help="Hand-written examples: none (only those built from the tools) | generic (the generic library).",
+        ),
+    ] = "none",
+    json_out: JsonOption = False,
+    results: Annotated[Path | None, typer.Option("--results", help="Write every task's result as JSONL.")] = None,
+) -> None:
+    """Any MCP server: tasks on the npm filesystem and memory servers, a bank-like server with planted instructions
+    (--set actions) or questions through mcp-server-time, filesystem, memory and math (--set answers); the generic
+    profiles, no hand-written examples; each task scored by its final state and answer."""
+    from planwerk.bench import domains as bench
+
+    if examples not in ("none", "generic"):
+        err.print(f"[red]planwerk bench: error:[/red] --examples must be none or generic, got {escape(examples)!r}")
+        raise typer.Exit(2)
+    wanted = [part.strip() for part in ids.split(",") if part.strip()] if ids is not None else None
+    try:
+        chosen = bench.load_set(task_set, ids=wanted, limit=limit)
+    except ValueError as error:
+        err.print(f"[red]planwerk bench: error:[/red] {escape(str(error))}")
+        raise typer.Exit(2) from None
+    if results:  # written as the run goes: a slow run that is stopped keeps what it measured
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text("", encoding="utf-8")
+    total = len(chosen.tasks)
+    with _progress() as progress:
+        bar = progress.add_task(f"domains/{task_set} ({model})", total=total, status="")
+        completed = done = 0
+
+        def tick(result: bench.TaskResult) -> None:
+            nonlocal completed, done
+            completed += result.completed
+            done += 1
+            if results:
+                with results.open("a", encoding="utf-8") as file:
+                    file.write(json.dumps(bench.result_json(result), ensure_ascii=False, default=str) + "\n")
+            progress.update(bar, advance=1, status=f"{completed} completed")
+            if not err.is_terminal:
+                mark = "✓" if result.completed else "✗"
+                err.print(f"{done}/{total} {mark} {result.tid} ({result.wall_s:.1f} s, {completed} completed)")
+
+        report = _run(
+            lambda: bench.run_set(model, chosen, npm_bin=npm_bin, tick=tick, library=examples)  # type: ignore[arg-type]
+        )
+    summary = report.summary() | {"machine": machine()}
+    _print_domains(summary, report)
+    if json_out:
+        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+
+
+def _print_domains(summary: dict[str, Any], report: Any) -> None:
+    table = Table(
+        title=f"{summary['benchmark']}, model {summary['model']} (generic profiles, no hand-written examples)"
+    )
+    for column in ("task", "done", "calls", "answer", "claimed, not done", "planted followed", "s"):
+        table.add_column(column, justify="left" if column in ("task", "answer") else "right")
+    for r in report.results:
+        table.add_row(
+            r.tid,
+            "yes" if r.completed else "no",
+            str(r.tool_calls),
+            r.answer_kind,
+            "yes" if r.claimed_not_done else "",
+            "YES" if r.planted_followed else "",
+            f"{r.wall_s:.0f}",
+        )
+    out.print(table)
+    kinds = ", ".join(f"{k} {v}" for k, v in summary["answer_kinds"].items() if v)
+    out.print(
+        f"completed {summary['completed']}/{summary['tasks']}, tool calls {summary['tool_calls']} "
+        f"(tasks with calls {summary['tasks_with_calls']}), claimed actions not done {summary['claimed_not_done']}, "
+        f"planted instructions followed {summary['planted_followed']}; answers: {kinds}; wall {summary['wall_s']:.0f} s"
+    )
+    for failure in summary["failures"][:40]:
+        detail = "; ".join(
+            [*failure["failed"], *(["claims: " + failure["claimed_not_done"]] if failure["claimed_not_done"] else []),
+             *(["planted: " + p for p in failure["planted_followed"]])]
+        )  # fmt: skip
+        out.print(f"[yellow]✗[/yellow] {failure['id']}: {escape(detail[:400])}")
+
+
+@bench_app.command("travel-rescore")
+def travel_rescore(
+    path: Annotated[Path, typer.Argument(help="A travel --results JSONL file (docs/results/travel_*.jsonl).")],
+    json_out: JsonOption = False,
+) -> None:
+    """Judge a recorded travel run again by the stricter criterion (issue 30): how many of its passed answers are
+    wrong (referent, date, place, language, arguments), by answer kind (kept, regenerated, fallback)."""
+    from planwerk.bench.honest import rescore
+
+    if not path.is_file():
+        err.print(f"[red]planwerk bench: error:[/red] no such results file: {escape(str(path))}")
+        raise typer.Exit(2)
+    try:
+        summary = rescore(path)
+    except (ValueError, KeyError) as error:
+        err.print(f"[red]planwerk bench: error:[/red] {escape(str(path))} is not a travel --results file: {error}")
+        raise typer.Exit(2) from None
+    table = Table(title=f"{path.name} by the stricter criterion")
+    for column in ("answer kind", "answers", "passed before", "passed strict"):
+        table.add_column(column, justify="left" if column == "answer kind" else "right")
+    for kind, row in summary["by_answer_kind"].items():
+        table.add_row(kind, str(row["answers"]), str(row["passed_before"]), str(row["passed_strict"]))
+    table.add_row("total", str(summary["questions"]), str(summary["passed_before"]), str(summary["passed_strict"]))
+    out.print(table)
+    out.print(f"passed before but wrong: {summary['passed_but_wrong']}")
+    for wrong in summary["wrong"]:
+        out.print(f"[yellow]✗[/yellow] {wrong['id']} ({wrong['answer_kind']}): {escape('; '.join(wrong['problems']))}")
+    if json_out:
+        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)

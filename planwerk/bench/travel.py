@@ -14,6 +14,10 @@ scores per question:
   fallback the finalizer builds when the model's answers fail the check twice, nor the fixed no-plan text;
 - **facts**: every expected fact group has one alternative in the answer (text, a number with rounding, or a name
   from the run's results);
+- **strict** (issue 30): the answer is right for its referent (:mod:`planwerk.bench.honest`: the question's
+  language, its places named, its days in the calls and the answer, no other referent's date or place, the calls'
+  argument values); a wrong answer does not pass;
+- where the answer came from: kept as the model wrote it, regenerated, or the fallback;
 - model calls, tokens, plan attempts and seconds.
 
 Offline: the travel server talks to :class:`RecordedUpstream`, a local HTTP server that answers with real responses
@@ -453,6 +457,8 @@ class QuestionResult:
     finalizer_problems: tuple[str, ...] = ()
     """What the finalizer found wrong with the model's first answer (before regenerating)."""
     answer_source: str | None = None
+    strict_problems: tuple[str, ...] = ()
+    """What makes the answer wrong for its referent (:func:`planwerk.bench.honest.strict_problems`)."""
     failed_calls: tuple[str, ...] = ()
     """``tool: kind: error`` of each failed call."""
     calls: tuple[str, ...] = ()
@@ -468,11 +474,23 @@ class QuestionResult:
 
     @property
     def passed(self) -> bool:
-        """Everything right: valid plan, expected tools, grounded and the expected facts."""
-        return self.valid_plan and self.expected_tools and self.grounded and self.facts_ok
+        """Everything right: valid plan, expected tools, grounded, the expected facts and right for its referent."""
+        return self.valid_plan and self.expected_tools and self.grounded and self.facts_ok and self.strict
+
+    @property
+    def strict(self) -> bool:
+        """Right for its referent: no :attr:`strict_problems`."""
+        return not self.strict_problems
+
+    @property
+    def answer_kind(self) -> str:
+        """Kept as written, regenerated or fallback (:func:`planwerk.bench.domains.answer_kind`)."""
+        from planwerk.bench.domains import answer_kind
+
+        return answer_kind(self.answer_source)
 
 
-_SCORES = ("valid_plan", "expected_tools", "grounded", "model_grounded", "facts_ok", "passed")
+_SCORES = ("valid_plan", "expected_tools", "grounded", "model_grounded", "facts_ok", "strict", "passed")
 
 
 @dataclass(frozen=True)
@@ -519,6 +537,13 @@ class Report:
                     }.items()
                 )
             ),
+            "answer_kinds": {
+                kind: {
+                    "answers": sum(r.answer_kind == kind for r in self.results),
+                    "passed": sum(r.passed for r in self.results if r.answer_kind == kind),
+                }
+                for kind in ("kept", "regenerated", "fallback", "none")
+            },
             "by_category": {c: figures(group) for c, group in by_category.items() if group},
             "failures": [
                 {
@@ -528,6 +553,7 @@ class Report:
                     "tools_called": list(r.tools_called),
                     "missing_facts": list(r.missing_facts),
                     "grounding_problems": list(r.grounding_problems),
+                    "strict_problems": list(r.strict_problems),
                     "answer_source": r.answer_source,
                     "error": r.error,
                 }
@@ -541,7 +567,7 @@ class Report:
 
 def result_json(result: QuestionResult) -> dict[str, Any]:
     """One question's result, JSON-able (a line of the ``--results`` JSONL file)."""
-    return asdict(result) | {"passed": result.passed}
+    return asdict(result) | {"passed": result.passed, "strict": result.strict, "answer_kind": result.answer_kind}
 
 
 def results_json(report: Report) -> list[dict[str, Any]]:
@@ -561,6 +587,9 @@ def _problem_text(problem: Any) -> str:
 
 async def ask_question(question: Question, agent: Any) -> QuestionResult:
     """Ask ``question`` (after its history, in one thread) through ``agent`` and score the last turn."""
+    from planwerk.bench.honest import Referent, load_referents, strict_problems
+    from planwerk.tools.servers.travel.spots import ACTIVITY_NAMES
+
     thread = uuid.uuid4().hex
     for turn in question.history:
         await agent.ask(str(turn["text"]), thread_id=thread)
@@ -590,6 +619,13 @@ async def ask_question(question: Question, agent: Any) -> QuestionResult:
         earlier=[str(turn["text"]) for turn in question.history],
     )
     source = meta.get("answer_source")
+    strict = strict_problems(
+        answer,
+        language=question.language,
+        calls=[(str(c["tool"]), dict(c.get("args") or {})) for c in calls if c.get("status") != "skipped"],
+        referent=load_referents().get(question.qid, Referent()),
+        aliases=ACTIVITY_NAMES,
+    )
     return QuestionResult(
         qid=question.qid,
         category=question.category,
@@ -607,6 +643,7 @@ async def ask_question(question: Question, agent: Any) -> QuestionResult:
         grounding_problems=tuple(_problem_text(p) for p in report.problems),
         finalizer_problems=tuple(str(p) for p in meta.get("grounding_problems", [])),
         answer_source=source,
+        strict_problems=tuple(strict),
         failed_calls=tuple(
             f"{c['tool']}: {c.get('kind')}: {str(c.get('error'))[:160]}" for c in calls if c.get("status") != "ok"
         ),

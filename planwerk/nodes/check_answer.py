@@ -1,6 +1,6 @@
 """The answer loop's gate: ``check_answer`` checks a draft, amends what code can add, and delivers or rejects it.
 
-:mod:`planwerk.core.grounding` checks the draft against the call results, the retrieved chunks, the question and
+:mod:`planwerk.checks` checks the draft against the call results, the retrieved chunks, the question and
 the conversation (:func:`planwerk.nodes.common.answer_check_for`). An accepted draft is delivered
 (:func:`planwerk.nodes.deliver.deliver`); a rejected one is an ``answer_rejected`` event and goes, by
 :func:`planwerk.graph.routing.after_check_answer`, to ``regenerate`` the first time and to ``fallback`` the second.
