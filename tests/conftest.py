@@ -58,13 +58,14 @@ A test's own ``@pytest.mark.timeout`` wins."""
 # from the fixtures it uses (with their parameters), and from the names its code and its fixtures' code call
 # (followed through the helper functions of the same module). An explicit marker adds to what is derived.
 
-TIERS = ("postgres", "server", "npm", "model", "browser")
+TIERS = ("postgres", "server", "npm", "model", "browser", "bench")
 """Every tier but the fast one (described where they are registered, ``[tool.pytest.ini_options]`` in pyproject.toml).
 ``pytest`` with no arguments runs the tests that have none of these markers and are not ``slow``; ``scripts/test.sh``
 runs them all."""
 
 FOLDER_TIERS: dict[str, frozenset[str]] = {
     "cluster": frozenset({"postgres", "server"}),  # Aegra on PostgreSQL (scripts/cluster.sh)
+    "bench": frozenset({"bench"}),  # the benchmark commands, end to end (several CLI runs each)
 }
 """Folders under ``tests/`` whose every test needs a tier."""
 
