@@ -97,6 +97,9 @@ PARAM_TIERS: dict[tuple[str, str], frozenset[str]] = {
 
 FAST_EXCLUDES = ("slow", *TIERS)
 """What the default run leaves out."""
+FAST_ONLY = pytest.StashKey[bool]()
+"""Whether this run is the default one, the fast tier only."""
+HERE = Path(__file__).parent
 
 
 def _called_names(func: Any, seen: set[int] | None = None) -> set[str]:
@@ -127,7 +130,7 @@ def _called_names(func: Any, seen: set[int] | None = None) -> set[str]:
 def derived_tiers(item: pytest.Item) -> set[str]:
     """The tiers ``item`` needs, from its folder, fixtures, fixture parameters and called names."""
     tiers: set[str] = set()
-    parts = Path(str(item.path)).relative_to(Path(__file__).parent).parts
+    parts = Path(str(item.path)).relative_to(HERE).parts
     for folder, needs in FOLDER_TIERS.items():
         if parts and parts[0] == folder:
             tiers |= needs
@@ -150,8 +153,17 @@ def derived_tiers(item: pytest.Item) -> set[str]:
 def pytest_configure(config: pytest.Config) -> None:
     """With no paths and no ``-m`` given, run only the fast tier."""
     no_paths = config.args_source == pytest.Config.ArgsSource.TESTPATHS
-    if no_paths and not config.option.markexpr and not config.getoption("all_tiers"):
+    config.stash[FAST_ONLY] = no_paths and not config.option.markexpr and not config.getoption("all_tiers")
+    if config.stash[FAST_ONLY]:
         config.option.markexpr = " and ".join(f"not {name}" for name in FAST_EXCLUDES)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the fast tier, do not even import the folders whose every test is in another tier (collection time)."""
+    if not config.stash.get(FAST_ONLY, False):
+        return None
+    parts = collection_path.relative_to(HERE).parts if collection_path.is_relative_to(HERE) else ()
+    return True if parts and parts[0] in FOLDER_TIERS else None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
