@@ -19,11 +19,15 @@ command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 VENV=${PLANWERK_VENV:-.venv}
 
 # The setup.d scripts a target runs: all of them for "all"; for "demo" only those whose header has a line
-# "# setup-for: ... demo ..." (none today: the demo uses no npm server, model server, Aegra or EmbeddingGemma).
+# "# setup-for: <words>" with the word demo (none today: the demo uses no npm server, model server, Aegra or
+# EmbeddingGemma).
 extras_for() {
   for extra in scripts/setup.d/*.sh; do
     [ -f "$extra" ] || continue
-    if [ "$1" = all ] || grep -qE '^# setup-for:.*\b'"$1"'\b' "$extra"; then echo "$extra"; fi
+    # The tag's words: the first "# setup-for:" line, nothing else of the header.
+    if [ "$1" = all ] || sed -n 's/^# setup-for://p' "$extra" | head -n1 | tr -s ' ,' '\n\n' | grep -qx "$1"; then
+      echo "$extra"
+    fi
   done
 }
 mapfile -t EXTRAS < <(extras_for "$FOR")
