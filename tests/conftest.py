@@ -180,7 +180,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Add the derived tier markers; give every ``slow`` test :data:`SLOW_TEST_TIMEOUT_S` unless it sets its own."""
     for item in items:
         have = {mark.name for mark in item.iter_markers()}
-        for tier in sorted(derived_tiers(item) - have):
+        needs = derived_tiers(item) | ({"model"} if "slow" in have else set())  # slow: a real model or index
+        for tier in sorted(needs - have):
             item.add_marker(getattr(pytest.mark, tier))
         if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT_S))
