@@ -78,9 +78,12 @@ install_missing() {
       || unavailable "running as root and there is no 'postgres' user to run the server: apt-get install postgresql"
   fi
   if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import aegra_api, greenlet, planwerk' 2>/dev/null; then
-    say "installing Aegra and planwerk into $VENV (scripts/setup.d/40-aegra.sh)"
+    say "installing Aegra and planwerk into $VENV once (scripts/setup.d/40-aegra.sh: torch CPU, planwerk's model stack, aegra-api; a few minutes)"
+    local started
+    started=$(date +%s)
     PLANWERK_AEGRA_VENV="$VENV" bash "$ROOT/scripts/setup.d/40-aegra.sh" >&2 \
       || unavailable "could not install Aegra into $VENV (scripts/setup.d/40-aegra.sh failed; see above)"
+    say "installed Aegra after $(($(date +%s) - started)) s"
   fi
 }
 

@@ -3,7 +3,7 @@
 # packaged corpus and the bundled MCP servers. Pass another question as arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh demo  # only what the question needs (scripts/setup.d: the scripts tagged demo)
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 question=${*:-"Wo kann man das Razepato am besten beobachten?"}
 exec .venv/bin/planwerk ask "$question"

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (what CI runs).
+# Set up everything (scripts/setup.sh: on first use it installs the servers, the npm MCP servers, the model server
+# and EmbeddingGemma, saying what and how long), then run every test tier (what CI runs). Arguments go to pytest:
+# `bash scripts/test.sh tests/core -q` runs a part. A bare `pytest` runs the fast tier only (README, "Tests").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -8,4 +10,4 @@ unset LANGSMITH_API_KEY LANGCHAIN_API_KEY LANGSMITH_TRACING LANGCHAIN_TRACING_V2
 # Lint and formatting are part of the test command: a red ruff is a red CI.
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest --all-tiers "$@"

@@ -52,9 +52,171 @@ SLOW_TEST_TIMEOUT_S = 900
 passes on an idle machine timed out at the default 300 s on a loaded one (the issue of trustworthy answers, item 9).
 A test's own ``@pytest.mark.timeout`` wins."""
 
+# --- test tiers --------------------------------------------------------------------------------------------------
+# A test that needs something beyond this Python process and the project's own stdio/HTTP MCP servers gets a tier
+# marker. It is derived, so that a new test is classified without anyone remembering to mark it: from its folder,
+# from the fixtures it uses (with their parameters), and from the names its code and its fixtures' code call
+# (followed through the helper functions of the same module). An explicit marker adds to what is derived.
 
+TIERS = ("postgres", "server", "npm", "model", "browser", "bench")
+"""Every tier but the fast one (described where they are registered, ``[tool.pytest.ini_options]`` in pyproject.toml).
+``pytest`` with no arguments runs the tests that have none of these markers and are not ``slow``; ``scripts/test.sh``
+runs them all."""
+
+FOLDER_TIERS: dict[str, frozenset[str]] = {
+    "cluster": frozenset({"postgres", "server"}),  # Aegra on PostgreSQL (scripts/cluster.sh)
+    "bench": frozenset({"bench"}),  # the benchmark commands, end to end (several CLI runs each)
+}
+"""Folders under ``tests/`` whose every test needs a tier."""
+
+NAME_TIERS: dict[str, frozenset[str]] = {
+    # fixtures
+    "postgres_server": frozenset({"postgres"}),
+    "dev_server_factory": frozenset({"server"}),
+    "tiny_model": frozenset(),  # a random tiny Llama built in memory: fast tier, despite living in tests/models
+    "embedder": frozenset({"model"}),
+    "corpus_retriever": frozenset({"model"}),
+    "page": frozenset({"browser"}),
+    "browser": frozenset({"browser"}),
+    # names a test or its helpers call
+    "private_postgres": frozenset({"postgres"}),
+    "DevServer": frozenset({"server"}),
+    "npm_server": frozenset({"npm"}),
+    "load_embedder": frozenset({"model"}),
+    "load_retriever": frozenset({"model"}),
+    "LlamaServer": frozenset({"model"}),
+    "async_playwright": frozenset({"browser"}),
+    "sync_playwright": frozenset({"browser"}),
+}
+"""Fixture names and called names that put a test in a tier."""
+
+PARAM_TIERS: dict[tuple[str, str], frozenset[str]] = {
+    ("checkpointer", "postgres"): frozenset({"postgres"}),  # tests/graph/conftest.py runs each backend
+}
+"""(fixture, parameter) pairs that put one parametrization of a test in a tier."""
+
+FAST_EXCLUDES = ("slow", *TIERS)
+"""What the default run leaves out."""
+FAST_ONLY = pytest.StashKey[bool]()
+"""Whether this run is the default one, the fast tier only."""
+HERE = Path(__file__).parent
+
+
+def _called_names(func: Any, seen: set[int] | None = None) -> set[str]:
+    """Global names ``func``'s code uses, followed through the plain functions of its own module."""
+    import types
+
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return set()
+    seen = set() if seen is None else seen
+    if id(code) in seen:
+        return set()
+    seen.add(id(code))
+    names: set[str] = set()
+    stack = [code]
+    while stack:  # nested functions and comprehensions are constants of their outer code object
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    module_globals = getattr(func, "__globals__", {})
+    for name in list(names):
+        helper = module_globals.get(name)
+        if isinstance(helper, types.FunctionType) and helper.__module__ == func.__module__:
+            names |= _called_names(helper, seen)
+    return names
+
+
+def derived_tiers(item: pytest.Item) -> set[str]:
+    """The tiers ``item`` needs, from its folder, fixtures, fixture parameters and called names."""
+    tiers: set[str] = set()
+    parts = Path(str(item.path)).relative_to(HERE).parts
+    for folder, needs in FOLDER_TIERS.items():
+        if parts and parts[0] == folder:
+            tiers |= needs
+    info = getattr(item, "_fixtureinfo", None)
+    funcs = [getattr(item, "function", None)]
+    if info is not None:
+        for name, defs in info.name2fixturedefs.items():
+            tiers |= NAME_TIERS.get(name, frozenset())
+            funcs.extend(d.func for d in defs)
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        for key, value in callspec.params.items():
+            tiers |= PARAM_TIERS.get((key, str(value)), frozenset())
+    for func in funcs:
+        for name in _called_names(func):
+            tiers |= NAME_TIERS.get(name, frozenset())
+    return tiers
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With no paths and no ``-m`` given, run only the fast tier."""
+    no_paths = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    config.stash[FAST_ONLY] = no_paths and not config.option.markexpr and not config.getoption("all_tiers")
+    if config.stash[FAST_ONLY]:
+        config.option.markexpr = " and ".join(f"not {name}" for name in FAST_EXCLUDES)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the fast tier, do not even import the folders whose every test is in another tier (collection time)."""
+    if not config.stash.get(FAST_ONLY, False):
+        return None
+    parts = collection_path.relative_to(HERE).parts if collection_path.is_relative_to(HERE) else ()
+    return True if parts and parts[0] in FOLDER_TIERS else None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--all-tiers``: run every tier (what ``scripts/test.sh`` does)."""
+    parser.addoption(
+        "--all-tiers",
+        action="store_true",
+        help="run every test tier; without it, a bare `pytest` runs the fast tier only",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -m selection, which reads the markers added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give every ``slow`` test the headroom of :data:`SLOW_TEST_TIMEOUT_S` unless it sets its own limit."""
+    """Add the derived tier markers; give every ``slow`` test :data:`SLOW_TEST_TIMEOUT_S` unless it sets its own."""
     for item in items:
+        have = {mark.name for mark in item.iter_markers()}
+        needs = derived_tiers(item) | ({"model"} if "slow" in have else set())  # slow: a real model or index
+        for tier in sorted(needs - have):
+            item.add_marker(getattr(pytest.mark, tier))
         if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT_S))
+
+
+def tier_of(item: pytest.Item) -> str:
+    """The tier name a test reports under: its tier markers joined with ``+``, or ``fast``."""
+    names = sorted(name for name in (*TIERS, "slow") if item.get_closest_marker(name))
+    return "+".join(names) or "fast"
+
+
+_TIER_SECONDS: dict[str, list[float]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Sum each tier's test time (setup, call and teardown) for the summary."""
+    tier = getattr(report, "planwerk_tier", None)
+    if tier is not None:
+        entry = _TIER_SECONDS.setdefault(tier, [0.0, 0.0])
+        entry[0] += report.duration
+        entry[1] += report.when == "call"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Label each report with the test's tier."""
+    report = yield
+    report.planwerk_tier = tier_of(item)
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line per tier: how many tests ran and their summed time."""
+    if not _TIER_SECONDS:
+        return
+    terminalreporter.section("tiers")
+    for tier, (seconds, count) in sorted(_TIER_SECONDS.items()):
+        terminalreporter.write_line(f"{tier:<28} {int(count):>5} tests {seconds:>8.1f} s")

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
@@ -23,6 +22,7 @@ from planwerk.prompts import generic
 from planwerk.prompts.examples import library
 from planwerk.prompts.texts import texts_for
 from planwerk.tools.config import load_config
+from tests.helpers import make_agent
 from tests.third_party import time_server
 
 TIME_PLAN = json.dumps(
@@ -186,20 +186,9 @@ def test_unknown_names_and_missing_files_are_refused_naming_what_is_known(tmp_pa
     assert set(PROFILES) == {"travel", "math", "generic", "generic-en"}
 
 
-def agent(model: ReplayChatModel, config: Path, profile: str | None) -> Agent:
-    return Agent(
-        model=model,
-        profile=profile,
-        mcp_config=config,
-        retriever=False,
-        checkpointer=InMemorySaver(),
-        context=Context(today="2026-11-22"),
-    )
-
-
 async def test_with_an_own_mcp_config_the_default_profile_is_generic(time_config: Path) -> None:
     model = ReplayChatModel.of([TIME_PLAN, "Die Uhr hat geantwortet."])  # the question's language
-    async with agent(model, time_config, None) as planwerk:
+    async with make_agent(model, mcp_config=time_config) as planwerk:
         reply = await planwerk.ask("Wie spät ist es in Tokio?")
     system = str(model.prompts[0][0].content)
     assert system.startswith(generic.PERSONA_DE)
@@ -217,7 +206,7 @@ async def test_a_profile_file_sets_persona_allowed_tools_and_approvals(time_conf
         'approve = ["get_current_time"]\n',
     )
     model = ReplayChatModel.of([TIME_PLAN, "The clock tool answered."])
-    async with agent(model, time_config, str(profile)) as planwerk:
+    async with make_agent(model, mcp_config=time_config, profile=str(profile)) as planwerk:
         reply = await planwerk.ask("What time is it in Tokyo?")
         system = str(model.prompts[0][0].content)
         assert system.startswith("You are a strict clock.") and "\nRules:\n" in system  # English protocol
@@ -231,7 +220,7 @@ async def test_a_profile_file_sets_persona_allowed_tools_and_approvals(time_conf
 async def test_a_profile_files_allowed_tools_limit_the_plan(time_config: Path, tmp_path: Path) -> None:
     profile = write(tmp_path / "convert.toml", 'persona = "You convert times."\nallowed_tools = ["convert_time"]\n')
     model = ReplayChatModel.of([TIME_PLAN, TIME_PLAN, TIME_PLAN])
-    async with agent(model, time_config, str(profile)) as planwerk:
+    async with make_agent(model, mcp_config=time_config, profile=str(profile)) as planwerk:
         reply = await planwerk.ask("What time is it in Tokyo?")
     assert "get_current_time(" not in str(model.prompts[0][0].content)
     assert not any(e["event"] == "tool_call" for e in reply.events)  # the plan check refused the hidden tool

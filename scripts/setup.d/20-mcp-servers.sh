@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Third-party MCP servers the bring-your-own-tools tests run against, pinned, from npm into .mcp-servers/ (needs
 # node and npm: Debian's nodejs/npm via .ci/apt-packages.txt). mcp-server-time comes from PyPI with the dev extra.
+# Used by the npm test tier.
+# setup-for: all
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -5,6 +5,8 @@
 # uvicorn) are not ours to choose. Idempotent: skips when the pinned version is already importable.
 # The build is portable: no -march=native and no GPU backend; AVX2/FMA/F16C only when this CPU has them.
 # Everything it builds or downloads stays in the project: no pip cache, build files under .llama-venv/.
+# Used by the model-server tests; scripts/model-server.sh installs it on first use.
+# setup-for: all
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -3,6 +3,8 @@
 # Aegra's pins (fastapi, sqlalchemy, asyncpg, opentelemetry, ...) stay out of planwerk's .venv. scripts/cluster.sh
 # serves planwerk's graph with it on PostgreSQL; tests/cluster drives that. Idempotent: re-installs only when
 # pyproject.toml or this script changed.
+# Used by the cluster tests; scripts/cluster.sh installs it on first use.
+# setup-for: all
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

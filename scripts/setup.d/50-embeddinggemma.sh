@@ -10,6 +10,8 @@
 # Idempotent: skips when the folder is there. PLANWERK_SKIP_EMBEDDINGGEMMA=1 skips it. A failed download or a wrong
 # checksum installs nothing and says so; the rest of the setup goes on (tests/rag/test_embeddinggemma.py then fails,
 # naming this script).
+# Used by its tests, and German corpora with embedding_model="embeddinggemma".
+# setup-for: all
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
-from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import open_tools
+from tests.helpers import make_agent
 
 BANK = Path(__file__).resolve().parents[1] / "tools" / "bank_server.py"
 CONFIG = {"mcpServers": {"bank": {"command": sys.executable, "args": [str(BANK), "stdio"], "timeout": 30}}}
@@ -31,15 +30,9 @@ async def bank() -> AsyncIterator[Any]:
 
 
 def agent(model: ReplayChatModel, tools: Any, profile: str = "generic-en", **context: Any) -> Agent:
+    """The shared agent with ``profile`` on ``tools``, two plan examples and no embedder."""
     options = {"today": "2026-11-26", "plan_examples": 2, "embedding_model": "none", **context}
-    return Agent(
-        model=model,
-        profile=profile,
-        tools=tools,
-        retriever=False,
-        checkpointer=InMemorySaver(),
-        context=Context(**options),
-    )
+    return make_agent(model, tools=tools, profile=profile, **options)
 
 
 def plan(*calls: dict[str, Any], final: str | None = None, **extra: Any) -> str:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
-from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools, weather_call
+from tests.helpers import make_agent
 
 FIRST = "Wie wird das Wetter in Barcelona am 1. Dezember 2026?"
 MADRID_LISBON = plan_json(
@@ -23,13 +22,8 @@ MADRID_LISBON = plan_json(
 
 
 def agent(model: ReplayChatModel, log: list[tuple[str, dict]]) -> Agent:
-    return Agent(
-        model=model,
-        tools=travel_tools(log),
-        retriever=False,
-        checkpointer=InMemorySaver(),
-        context=Context(profile="travel", today="2026-11-22"),
-    )
+    """The shared agent with the travel profile on the travel tools (their calls go to ``log``)."""
+    return make_agent(model, tools=travel_tools(log), profile="travel")
 
 
 async def test_a_follow_up_keeps_its_referent_and_a_plan_for_other_cities_is_rejected() -> None:

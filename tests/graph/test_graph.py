@@ -20,6 +20,7 @@ from planwerk.models.replay import ReplayChatModel, ReplayExhaustedError
 from planwerk.prompts.travel import REFUSAL_OUT_OF_SCOPE
 from tests.conftest import FIXTURES
 from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools, weather_call
+from tests.helpers import make_agent
 
 TODAY = Context(today="2026-11-22")
 QUESTION = "Wie ist heute das Wetter in Barcelona?"
@@ -29,13 +30,8 @@ GOOD_PLAN = plan_json([GEO], [WEATHER])
 
 
 def agent(model: ReplayChatModel, checkpointer: BaseCheckpointSaver, log: list | None = None, **context: Any) -> Agent:
-    return Agent(
-        model=model,
-        tools=travel_tools(log),
-        retriever=False,
-        checkpointer=checkpointer,
-        context=Context(today="2026-11-22", **context),
-    )
+    """The shared agent on the travel tools (their calls go to ``log``) and ``checkpointer``."""
+    return make_agent(model, tools=travel_tools(log), checkpointer=checkpointer, **context)
 
 
 async def test_notebook_barcelona_plan_runs_both_tools_in_two_model_calls(checkpointer: BaseCheckpointSaver) -> None:

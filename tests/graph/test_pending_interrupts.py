@@ -11,9 +11,8 @@ from langgraph.types import Command
 
 from planwerk.agent import Agent
 from planwerk.graph.builder import PendingInterruptError
-from planwerk.graph.context import Context
-from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.base import FunctionToolSource
+from tests.helpers import make_agent
 
 ASK = json.dumps({"ask_user": "Welcher Name?"})
 DONE = json.dumps({"steps": [], "final": "ok"})
@@ -24,15 +23,6 @@ async def echo(name: str) -> dict:
     return {"name": name}
 
 
-def agent(replies: list[str]) -> Agent:
-    return Agent(
-        model=ReplayChatModel.of(replies),
-        tools=FunctionToolSource([echo]),
-        retriever=False,
-        context=Context(today="2026-11-22"),
-    )
-
-
 async def drain(agent: Agent, run_input: object, thread: str) -> None:
     assert agent.graph is not None
     async for _ in agent.graph.astream(run_input, agent._config(thread), context=agent.context):
@@ -40,7 +30,7 @@ async def drain(agent: Agent, run_input: object, thread: str) -> None:
 
 
 async def test_a_second_resume_of_an_answered_interrupt_is_refused() -> None:
-    async with agent([ASK, DONE, DONE]) as planwerk:
+    async with make_agent([ASK, DONE, DONE], tools=FunctionToolSource([echo])) as planwerk:
         await planwerk.ask("Such etwas.", thread_id="t")
         await drain(planwerk, Command(resume="Anna"), "t")  # the server's path: the graph alone
         with pytest.raises(PendingInterruptError, match="not waiting for an answer"):
@@ -51,7 +41,7 @@ async def test_a_second_resume_of_an_answered_interrupt_is_refused() -> None:
 
 
 async def test_a_resume_naming_an_interrupt_that_is_no_longer_pending_is_refused() -> None:
-    async with agent([ASK, ASK, DONE]) as planwerk:
+    async with make_agent([ASK, ASK, DONE], tools=FunctionToolSource([echo])) as planwerk:
         first = await planwerk.ask("Such etwas.", thread_id="t")
         old_id = first.interrupts[0]["interrupt_id"]
         await drain(planwerk, Command(resume={old_id: "Anna"}), "t")  # answers it; the planner asks again
@@ -67,7 +57,7 @@ async def test_a_resume_naming_an_interrupt_that_is_no_longer_pending_is_refused
 
 
 async def test_a_new_question_on_a_waiting_thread_is_refused_and_the_question_stays_pending() -> None:
-    async with agent([ASK, DONE]) as planwerk:
+    async with make_agent([ASK, DONE], tools=FunctionToolSource([echo])) as planwerk:
         await planwerk.ask("Such etwas.", thread_id="t")
         with pytest.raises(PendingInterruptError, match="waiting for an answer to 'Welcher Name\\?'"):
             await planwerk.ask("Etwas ganz anderes?", thread_id="t")

@@ -7,14 +7,13 @@ import json
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
-from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.prompts.math import MATH_PERSONA
 from planwerk.prompts.texts import ENGLISH, GERMAN
 from tests.graph.tools import travel_tools
+from tests.helpers import make_agent
 
 MATH_QUESTION = "A shop is open Monday, and 65% of its 200 customers buy something. How many customers buy?"
 """The kind of NESTFUL question whose "Monday, and 65% of" dateparser read as 2065-01-15."""
@@ -37,13 +36,8 @@ TRAVEL_PLAN = json.dumps(
 
 
 def agent(model: ReplayChatModel, tools: Any, profile: str, plan_format: str = "profile") -> Agent:
-    return Agent(
-        model=model,
-        tools=tools,
-        retriever=False,
-        checkpointer=InMemorySaver(),
-        context=Context(profile=profile, today="2026-11-22", plan_format=plan_format),  # type: ignore[arg-type]
-    )
+    """The shared agent with ``profile`` and ``plan_format`` on ``tools``."""
+    return make_agent(model, tools=tools, profile=profile, plan_format=plan_format)
 
 
 @pytest.mark.parametrize("plan_format", ["profile", "json"])

@@ -13,12 +13,12 @@ import json
 import pytest
 
 from planwerk.agent import Agent
-from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.nodes.retrieve import clean_translation
 from planwerk.rag.base import Retriever
 from planwerk.rag.retriever import load_retriever
 from tests.graph.tools import travel_tools
+from tests.helpers import make_agent
 
 QUESTION = "What is the best-known work of Maximus Qvestus III?"
 TRANSLATION = "Was ist das bekannteste Werk von Maximus Qvestus III?"
@@ -32,7 +32,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Retriever:
 
 
 def _agent(model: ReplayChatModel, retriever: Retriever, **context: object) -> Agent:
-    return Agent(model=model, tools=travel_tools(), retriever=retriever, context=Context(today="2026-11-22", **context))
+    """The shared agent on the travel tools with ``retriever``."""
+    return make_agent(model, tools=travel_tools(), retriever=retriever, **context)
 
 
 async def test_an_english_question_is_searched_in_german_and_answered_from_the_chunk_it_finds(

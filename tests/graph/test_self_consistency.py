@@ -6,11 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langgraph.checkpoint.memory import InMemorySaver
-
-from planwerk.agent import Agent
-from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
+from tests.helpers import make_agent
 
 QUESTION = "Add 2 and 3, then multiply the sum by 10."
 
@@ -31,15 +28,10 @@ def chain(first: str, second: str) -> str:
     )
 
 
-def agent(model: ReplayChatModel, tools: Any, samples: int) -> Agent:
-    context = Context(profile="math", plan_samples=samples)
-    return Agent(model=model, tools=tools, retriever=False, checkpointer=InMemorySaver(), context=context)
-
-
 async def test_the_result_most_samples_reach_is_the_answer(math_tools: Any) -> None:
     right, wrong = chain("add", "multiply"), chain("multiply", "add")  # 50 and 16
     model = ReplayChatModel.of([wrong, right, right, "The result is 50."])
-    async with agent(model, math_tools, samples=3) as planwerk:
+    async with make_agent(model, tools=math_tools, profile="math", plan_samples=3, today=None) as planwerk:
         reply = await planwerk.ask(QUESTION)
     assert reply.answer == "The result is 50."
     assert reply.metadata["votes"] == {"16": 1, "50": 2}
@@ -52,7 +44,7 @@ async def test_the_result_most_samples_reach_is_the_answer(math_tools: Any) -> N
 
 async def test_without_samples_the_first_plan_runs_greedily(math_tools: Any) -> None:
     model = ReplayChatModel.of([chain("multiply", "add"), "The result is 16."])
-    async with agent(model, math_tools, samples=1) as planwerk:
+    async with make_agent(model, tools=math_tools, profile="math", plan_samples=1, today=None) as planwerk:
         reply = await planwerk.ask(QUESTION)
     assert reply.answer == "The result is 16." and reply.metadata["votes"] is None
     assert model.call_options[0].get("temperature") in (None, 0, 0.0)
@@ -61,7 +53,7 @@ async def test_without_samples_the_first_plan_runs_greedily(math_tools: Any) -> 
 async def test_a_failed_sample_is_outvoted_not_repaired(math_tools: Any) -> None:
     broken = chain("divide", "add").replace('"arg_1": 3', '"arg_1": 0')  # 2 / 0 fails on the server
     model = ReplayChatModel.of([broken, chain("add", "multiply"), "The result is 50."])
-    async with agent(model, math_tools, samples=2) as planwerk:
+    async with make_agent(model, tools=math_tools, profile="math", plan_samples=2, today=None) as planwerk:
         reply = await planwerk.ask(QUESTION)
     assert reply.answer == "The result is 50." and reply.metadata["votes"] == {"50": 1}
     assert not [e for e in reply.events if e["event"] == "replan"]  # no repair of the failed sample

@@ -10,6 +10,7 @@ import torch
 
 from planwerk.models.hf import HFChatModel, build_hf_chat_model
 from planwerk.models.stopping import RepetitionPolicy
+from tests.helpers import tiny_llama_config, word_tokenizer
 
 MAX_NEW_TOKENS = 3000
 """Enough for the tiny model to generate for well over 2 s when nothing stops it."""
@@ -22,26 +23,10 @@ all 3000 tokens in under 3 s, and the cancellation tests would have proved nothi
 
 @pytest.fixture(scope="session")
 def tiny_model() -> HFChatModel:
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import LlamaForCausalLM
 
-    words = ["<unk>", "<eos>"] + [f"w{i}" for i in range(254)]
-    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", eos_token="<eos>")
-    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(words),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=MAX_NEW_TOKENS + 64,
-        eos_token_id=1,
-        pad_token_id=1,
-    )
+    tokenizer = word_tokenizer()
+    config = tiny_llama_config(MAX_NEW_TOKENS + 64)
 
     class PacedLlama(LlamaForCausalLM):
         """A Llama that takes at least SECONDS_PER_STEP per forward pass, like a real model on any hardware."""

@@ -24,6 +24,7 @@ from planwerk.agent import Agent, Reply
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import MCPToolSource, open_tools
+from tests.helpers import make_agent
 
 FAULTY = str(Path(__file__).with_name("faulty_server.py"))
 RUN_LIMIT_S = 30.0
@@ -47,10 +48,6 @@ def plan(*steps: list[dict[str, Any]]) -> str:
 
 def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
     return {"id": call_id, "name": name, "arguments": arguments}
-
-
-def agent(config: Path, model: ReplayChatModel, **context: Any) -> Agent:
-    return Agent(model=model, mcp_config=config, retriever=False, context=Context(today="2026-11-22", **context))
 
 
 async def ask(planwerk: Agent, question: str, thread_id: str) -> tuple[Reply, float]:
@@ -156,7 +153,7 @@ async def test_garbage_results_and_errors_go_back_to_the_planner_and_retries_are
         garbage_then_ref, plan([call("o2", "ok", text="ohne Müll")]), "Ohne den Müll: ok.",
         always_failing, always_failing, always_failing, "Der Dienst lehnt alles ab.",
     ])  # fmt: skip
-    async with agent(write_config(tmp_path), model, max_plan_attempts=3) as planwerk:
+    async with make_agent(model, mcp_config=write_config(tmp_path), max_plan_attempts=3) as planwerk:
         corrected, _ = await ask(planwerk, "Müll?", "garbage")
         bounded, _ = await ask(planwerk, "Fehler?", "fail")
     assert isinstance(by_id(corrected, "tool_result")["g"]["result"]["result"], str)  # garbage is kept as text
@@ -186,7 +183,7 @@ async def test_servers_down_at_start_are_named_and_the_run_uses_the_others(
     ])  # fmt: skip
     caplog.set_level(logging.WARNING, logger="planwerk.tools.mcp")
     started = time.monotonic()
-    async with agent(config, model) as planwerk:
+    async with make_agent(model, mcp_config=config) as planwerk:
         open_s = time.monotonic() - started
         reply, _ = await ask(planwerk, "Was ist 20 + 22?", "down")
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]

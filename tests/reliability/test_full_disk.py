@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from planwerk.agent import Agent, read_state
-from planwerk.graph.context import Context
+from planwerk.agent import read_state
 from planwerk.graph.threads_file import ThreadsFileError
-from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.base import FunctionToolSource
+from tests.helpers import make_agent
 
 
 @pytest.fixture
@@ -55,26 +54,16 @@ async def echo(text: str) -> dict:
     return {"text": text}
 
 
-def agent(db: Path, replies: list[str]) -> Agent:
-    return Agent(
-        model=ReplayChatModel.of(replies),
-        tools=FunctionToolSource([echo]),
-        retriever=False,
-        db=db,
-        context=Context(today="2026-11-22"),
-    )
-
-
 PLAN = json.dumps({"steps": [{"tools": [{"id": "e", "name": "echo", "arguments": {"text": "hallo " * 2000}}]}]})
 
 
 async def test_a_full_disk_says_so_and_committed_threads_stay_readable(small_disk: Path) -> None:
     db = small_disk / "threads.sqlite"
-    async with agent(db, [PLAN, "fertig"]) as planwerk:
+    async with make_agent([PLAN, "fertig"], tools=FunctionToolSource([echo]), db=db) as planwerk:
         assert (await planwerk.ask("Sag hallo.", thread_id="kept")).answer == "fertig"
     fill(small_disk)
     with pytest.raises(ThreadsFileError, match="the disk is full"):
-        async with agent(db, [PLAN, "fertig"]) as planwerk:
+        async with make_agent([PLAN, "fertig"], tools=FunctionToolSource([echo]), db=db) as planwerk:
             await planwerk.ask("Sag noch mal hallo.", thread_id="new")
     assert (await read_state("kept", db=db))["answer"] == "fertig"  # readable on the full disk
 

@@ -18,11 +18,10 @@ from typing import Any
 
 import pytest
 
-from planwerk.agent import Agent, Reply
+from planwerk.agent import Reply
 from planwerk.core.sanitize import DEPTH_NOTE_KEY, REPLACEMENT
-from planwerk.graph.context import Context
-from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import open_tools
+from tests.helpers import make_agent
 
 HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
 RUN_LIMIT_S = 60.0
@@ -43,11 +42,6 @@ def plan(*steps: list[dict[str, Any]]) -> str:
 
 def call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
     return {"id": call_id, "name": name, "arguments": arguments}
-
-
-def agent(cfg: Path, db: Path, replies: list[str], **context: Any) -> Agent:
-    model = ReplayChatModel.of(replies)
-    return Agent(model=model, mcp_config=cfg, retriever=False, db=db, context=Context(today="2026-11-22", **context))
 
 
 def calls_run(log: Path) -> list[str]:
@@ -77,13 +71,13 @@ async def test_a_300_deep_result_is_checkpointed_and_resume_does_not_call_the_to
     cfg, log = config(tmp_path)
     db = tmp_path / "threads.sqlite"
     replies = [plan([call("d", "deep", depth=300)]), "Das Ergebnis ist tief verschachtelt."]
-    async with agent(cfg, db, replies) as planwerk:
+    async with make_agent(replies, mcp_config=cfg, db=db) as planwerk:
         async with asyncio.timeout(RUN_LIMIT_S):
             reply = await planwerk.ask("Wie tief?", thread_id="deep")
     assert reply.answer == "Das Ergebnis ist tief verschachtelt."
     assert calls_run(log) == ["deep"]
     # A fresh agent on the same file: the thread is complete, with the call's record and its (capped) result.
-    async with agent(cfg, db, []) as again:
+    async with make_agent([], mcp_config=cfg, db=db) as again:
         state = await again.state("deep")
         with pytest.raises(ValueError, match="no interrupted run to continue"):
             await again.resume(thread_id="deep")
@@ -119,7 +113,7 @@ async def test_lone_surrogates_in_arguments_and_results_keep_the_session(tmp_pat
         [call("e3", "echo", text="noch da")],
     )
     replies = [first, "Alles beantwortet."]
-    async with agent(cfg, tmp_path / "threads.sqlite", replies) as planwerk:
+    async with make_agent(replies, mcp_config=cfg, db=tmp_path / "threads.sqlite") as planwerk:
         async with asyncio.timeout(RUN_LIMIT_S):
             reply = await planwerk.ask("Unicode?", thread_id="lone")
         state = await planwerk.state("lone")
@@ -167,7 +161,7 @@ async def test_3000_refs_to_a_150_kb_result_fail_the_call_with_a_clear_error_in_
         json.dumps({"steps": [], "final": "Zu groß."}),
         "Zu groß.",
     ]
-    async with agent(cfg, tmp_path / "threads.sqlite", replies) as planwerk:
+    async with make_agent(replies, mcp_config=cfg, db=tmp_path / "threads.sqlite") as planwerk:
         # A first question loads what a run loads (the answer check's model), so the peak below is this run's.
         await planwerk.ask("Warm?", thread_id="warm")
         rss_before = max_rss_mb()
@@ -201,7 +195,9 @@ async def test_a_configured_budget_applies_per_call(tmp_path: Path) -> None:
     cfg, _ = config(tmp_path)
     refs = [{"$ref": "b.data"} for _ in range(4)]
     replies = [plan([call("b", "bulk", kb=10)], [call("c", "count", items=refs)]), "Vier."]
-    async with agent(cfg, tmp_path / "threads.sqlite", replies, max_argument_bytes=100_000) as planwerk:
+    async with make_agent(
+        replies, mcp_config=cfg, db=tmp_path / "threads.sqlite", max_argument_bytes=100_000
+    ) as planwerk:
         reply = await planwerk.ask("Vier Mal?", thread_id="budget")
     assert by_id(reply, "tool_result")["c"]["result"] == {"result": 4}
     replies = [
@@ -209,6 +205,8 @@ async def test_a_configured_budget_applies_per_call(tmp_path: Path) -> None:
         json.dumps({"steps": [], "final": "Zu viel."}),
         "Zu viel.",
     ]
-    async with agent(cfg, tmp_path / "threads2.sqlite", replies, max_argument_bytes=30_000) as planwerk:
+    async with make_agent(
+        replies, mcp_config=cfg, db=tmp_path / "threads2.sqlite", max_argument_bytes=30_000
+    ) as planwerk:
         reply = await planwerk.ask("Vier Mal?", thread_id="budget")
     assert "over the limit of 30,000 bytes" in by_id(reply, "tool_error")["c"]["error"]

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from planwerk.agent import Agent
 from planwerk.graph.context import Context
-from planwerk.models.replay import ReplayChatModel
 from planwerk.nodes.prepare import MAX_QUESTION_CHARS, QuestionError
 from planwerk.tools.base import FunctionToolSource
+from tests.helpers import make_agent
+
+MATH = Context(profile="math", today="2026-11-22")
 
 HUGE = "Wie wird das Wetter? " * (1_000_000 // 21)
 NO_PLAN = json.dumps({"steps": [], "final": None})
-MATH = Context(profile="math", today="2026-11-22")
 
 
 def checkpoint_sizes(db: Path, thread: str) -> list[int]:
@@ -29,14 +29,9 @@ def checkpoint_sizes(db: Path, thread: str) -> list[int]:
     return [size for (size,) in rows]
 
 
-def agent(db: Path, *replies: str) -> Agent:
-    model = ReplayChatModel.of(list(replies))
-    return Agent(model=model, tools=FunctionToolSource([]), retriever=False, db=db, context=MATH)
-
-
 async def test_the_agent_refuses_a_huge_question_before_storing_it(tmp_path: Path, figures: Any) -> None:
     db = tmp_path / "threads.sqlite"
-    async with agent(db, NO_PLAN, "Antwort.") as planwerk:
+    async with make_agent([NO_PLAN, "Antwort."], tools=FunctionToolSource([]), db=db, profile="math") as planwerk:
         with pytest.raises(QuestionError, match=f"at most {MAX_QUESTION_CHARS}"):
             await planwerk.ask(HUGE, thread_id="t")
         reply = await planwerk.ask("Was ist 1 + 1?", thread_id="t")
@@ -52,7 +47,7 @@ async def test_a_huge_question_sent_to_the_graph_leaves_later_checkpoints_small(
     # The LangGraph server sends input straight to the graph: the question is stored before prepare refuses it.
     db = tmp_path / "threads.sqlite"
     config = {"configurable": {"thread_id": "g"}}
-    async with agent(db, NO_PLAN, "Antwort.") as planwerk:
+    async with make_agent([NO_PLAN, "Antwort."], tools=FunctionToolSource([]), db=db, profile="math") as planwerk:
         assert planwerk.graph is not None
         with pytest.raises(QuestionError):
             await planwerk.graph.ainvoke({"messages": [{"role": "user", "content": HUGE}]}, config, context=MATH)

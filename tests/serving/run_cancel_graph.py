@@ -14,6 +14,7 @@ logits are random per step (never the end token), so neither the end token nor t
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,15 @@ from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig, LlamaFor
 
 from planwerk.graph.server import make_graph as make_graph
 
+# The dev server loads this file by its path, from a temporary folder: the repository root (home of the ``tests``
+# package) is on its import path only when this puts it there.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.helpers import END_TOKEN, tiny_llama_config, word_tokenizer
+
 FORWARD_LOG_ENV = "PLANWERK_TEST_FORWARD_LOG"
 """The file the model appends one line (``time.time()``) to per forward pass."""
 SECONDS_PER_STEP = 0.05
 """The model's pace: 512 new tokens take at least 25.6 s, however fast the machine."""
-END_TOKEN = 1
 
 
 class PacedLlamaConfig(LlamaConfig):
@@ -66,26 +71,8 @@ AutoModelForCausalLM.register(PacedLlamaConfig, PacedLlama)
 
 def save_paced_model(folder: Path) -> str:
     """Write the paced model and its word-level tokenizer (with a chat template) to ``folder``; its model spec."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    words = ["<unk>", "<eos>"] + [f"w{i}" for i in range(254)]
-    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", eos_token="<eos>")
-    tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
-    torch.manual_seed(0)
-    config = PacedLlamaConfig(
-        vocab_size=len(words),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=16384,  # the planner's prompt is a few thousand words
-        eos_token_id=END_TOKEN,
-        pad_token_id=END_TOKEN,
-    )
+    tokenizer = word_tokenizer()
+    config = tiny_llama_config(16384, PacedLlamaConfig)  # the planner's prompt is a few thousand words
     PacedLlama(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return f"hf:{folder}"

@@ -21,7 +21,6 @@ import pytest
 from langgraph_sdk.client import LangGraphClient
 
 from tests.serving.conftest import ROOT, DevServer, sdk_client, write_math_config
-from tests.serving.run_cancel_graph import FORWARD_LOG_ENV, SECONDS_PER_STEP, save_paced_model
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -103,6 +102,9 @@ async def cancel_while_generating(
 async def test_runs_cancel_stops_the_local_model_within_2_s(
     dev_server_factory: type[DevServer], tmp_path: Path
 ) -> None:
+    # Imported here: it imports torch and transformers, which collecting this module need not pay for.
+    from tests.serving.run_cancel_graph import FORWARD_LOG_ENV, SECONDS_PER_STEP, save_paced_model
+
     model = save_paced_model(tmp_path / "model")
     log = tmp_path / "forward.log"
     server = dev_server_factory(tmp_path, config=serve_config(tmp_path), extra_env={FORWARD_LOG_ENV: str(log)}).start()

@@ -1,0 +1,74 @@
+"""The test tiers are derived, not remembered: from a test's folder, its fixtures and parameters, and what it calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from tests.conftest import HERE, derived_tiers
+
+FAKE_TESTS = """
+def npm_server(name):
+    return name
+
+def start_servers():
+    return [npm_server("mcp-server-memory")]
+
+def test_uses_npm():
+    start_servers()
+
+def fixture_calls_postgres():
+    private_postgres()
+"""
+"""A test module's code, kept in a string: these tests' own code must not name what puts a test in a tier."""
+
+
+def fake_module() -> dict[str, Any]:
+    """The functions of :data:`FAKE_TESTS`, defined in a module namespace of their own."""
+    namespace: dict[str, Any] = {"__name__": "fake_tests"}
+    exec(FAKE_TESTS, namespace)  # a constant of this file
+    return namespace
+
+
+def fake_item(
+    func: Any, path: Path = HERE / "tools" / "test_x.py", fixtures: dict[str, Any] | None = None, **params: str
+) -> Any:
+    """The parts of a pytest item that :func:`derived_tiers` reads."""
+    defs = {name: [SimpleNamespace(func=f)] for name, f in (fixtures or {}).items()}
+    return SimpleNamespace(
+        path=path,
+        function=func,
+        _fixtureinfo=SimpleNamespace(name2fixturedefs=defs),
+        callspec=SimpleNamespace(params=params) if params else None,
+    )
+
+
+def test_a_plain_test_is_fast() -> None:
+    def test_plain() -> None:
+        assert sum([1, 2]) == 3
+
+    assert derived_tiers(fake_item(test_plain)) == set()
+
+
+def test_a_call_through_a_module_helper_is_seen() -> None:
+    assert derived_tiers(fake_item(fake_module()["test_uses_npm"])) == {"npm"}
+
+
+def test_fixtures_their_parameters_and_their_calls_are_seen() -> None:
+    def test_served() -> None:
+        pass
+
+    fixture_calls_postgres = fake_module()["fixture_calls_postgres"]
+    assert derived_tiers(fake_item(test_served, fixtures={"dev_server_factory": test_served})) == {"server"}
+    assert derived_tiers(fake_item(test_served, fixtures={"postgres_uri": fixture_calls_postgres})) == {"postgres"}
+    assert derived_tiers(fake_item(test_served, checkpointer="postgres")) == {"postgres"}
+    assert derived_tiers(fake_item(test_served, checkpointer="memory")) == set()
+
+
+def test_a_folder_puts_every_test_in_its_tiers() -> None:
+    def test_anything() -> None:
+        pass
+
+    assert derived_tiers(fake_item(test_anything, path=HERE / "cluster" / "test_x.py")) == {"postgres", "server"}
+    assert derived_tiers(fake_item(test_anything, path=HERE / "bench" / "test_x.py")) == {"bench"}
