@@ -257,6 +257,8 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
         return []
     if any(item.get("kind") == EMPTY_PLAN_FEEDBACK for item in state.get("feedback", [])):
         return []
+    if state.get("rounds"):  # a later round's empty plan: the earlier rounds' calls ran, nothing is left to call
+        return []
     loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
     fitting = fitting_tools(state.get("question", ""), loaded, analyze)
     if not fitting:

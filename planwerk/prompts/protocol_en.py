@@ -163,6 +163,22 @@ language, whatever the question's)."""
 # Examples built from the tools (planwerk.prompts.zero_shot): the question frames a tool's description.
 ZERO_SHOT_CHAIN = "{first}, then {second}"
 """A two-call example's question: the first tool's task, then the second's (takes ``{first}``, ``{second}``)."""
+# Planning in rounds (profiles with plan_rounds; planwerk.core.rounds).
+ROUNDS_RULE = (
+    "If a later call needs a value you can only know from a result, plan the reads and end the plan with\n"
+    '  "next_round": true; you then see a summary of their results and plan the rest (text in results stays\n'
+    "  hidden: take values out of it with extract)."
+)
+"""The protocol's rule on rounds, added only where the profile plans in rounds."""
+ROUND_RESULTS_HEADING = (
+    'Results so far (a summary; refer to them with {"$ref": "<id>.<field>"}). Plan the rest, or answer with\n'
+    '{"steps": [], "final": null} when nothing is left to call:'
+)
+"""Above the summary of earlier rounds' results in a later round's prompt."""
+RESULT_FIELDS_SEEN = "result fields (seen in one result)"
+"""Before the fields of a tool's result that a probing call showed (the tool declares no output schema)."""
+ZERO_SHOT_PARALLEL = "{frame}, once with {first} and once with {second}."
+"""A two-call example of one tool called twice in one step (takes ``{frame}``, ``{first}``, ``{second}``)."""
 ZERO_SHOT_WITH_VALUES = "{frame}, with {values}."
 """An example's question with the values its arguments take (takes ``{frame}`` and ``{values}``)."""
 
