@@ -16,7 +16,7 @@ OBSERVED_KEY = "x-planwerk-observed"
 """Marks an output schema made from a seen result."""
 MAX_OBSERVED_FIELDS = 20
 """Fields of one object at most."""
-MAX_OBSERVED_DEPTH = 2
+MAX_OBSERVED_DEPTH = 3
 """How deep into nested objects and lists fields are listed."""
 
 
