@@ -72,6 +72,9 @@ TYPE_NAMES = {
 """The leaderboard's type names that JSON Schema spells otherwise (its GORILLA_TO_OPENAPI table)."""
 
 IRRELEVANCE = ("irrelevance", "live_irrelevance")
+PLAIN_MAX_NEW_TOKENS = 256
+"""The plain model's reply is cut here (the leaderboard allows more; a reply this long is prose, which its parser
+reads as no call, and on a CPU each token costs)."""
 
 
 @dataclass(frozen=True)
@@ -252,7 +255,8 @@ def plain_messages(entry: Entry) -> list[Any]:
 async def run_plain(model: Any, entry: Entry) -> Outcome:
     """The model prompted plainly on ``entry``."""
     start = time.monotonic()
-    reply = await model.ainvoke(plain_messages(entry))
+    # A right reply is a call list of a few dozen tokens; prose runs to the cap and parses as no call anyway.
+    reply = await model.bind(max_new_tokens=PLAIN_MAX_NEW_TOKENS).ainvoke(plain_messages(entry))
     text = str(reply.content)
     calls = parse_calls(text)
     correct, error = score(entry, calls)
@@ -291,7 +295,8 @@ async def run_planwerk(model_spec: str, entry: Entry, context: Any, folder: Path
     calls = list(latest.values())
     correct, error = score(entry, calls)
     plans = [e.get("plan") for e in events if e["event"] == "plan"]
-    text = json.dumps({"plans": plans}, ensure_ascii=False, default=str)
+    replans = [f"{e['decision']}: {e['reason'][:300]}" for e in events if e["event"] == "replan"]
+    text = json.dumps({"plans": plans, "replans": replans}, ensure_ascii=False, default=str)
     return Outcome(calls, correct, error, text[:1500], round(time.monotonic() - start, 1))
 
 

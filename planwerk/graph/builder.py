@@ -6,7 +6,7 @@ START → prepare → retrieve → plan → check ─(rejected, attempts left)�
                                       ├─(nothing to call / no attempts left)→ finalize → END
                                       └→ resolve_refs ─Send × calls of the next step→ call_tool ─→ resolve_refs
                                               └─(plan done)→ verify ─(done / give up)→ finalize
-                                                               ├─(self-correct / replan)→ plan
+                                                               ├─(self-correct / replan / next round)→ plan
                                                                └─(not found twice)→ ask_user
 ```
 ``plan`` is the planner (one model call), ``check`` the gate (tolerant parse, step re-ordering, plan check),
