@@ -97,6 +97,12 @@ INVENTED_NUMBER = (
     'oder in einem Ergebnis; übernimm Werte früherer Aufrufe mit {{"$ref": "<id>.<feld>"}} statt sie zu erfinden.'
 )
 """Plan check: a precise number no source contains (takes ``{call}``, ``{argument}`` and ``{value}``)."""
+COPIED_PLACEHOLDER = (
+    'Aufruf {call} setzt {argument} = "{value}", den Platzhalter eines Beispiels, keinen Wert aus der Frage; nimm '
+    'den Wert aus der Frage, frage mit {{"ask_user": "<Frage>"}} nach ihm, oder rufe nichts auf, wenn kein Werkzeug '
+    "passt."
+)
+"""Plan check: a built example's sample value copied into a plan (takes ``{call}``, ``{argument}``, ``{value}``)."""
 
 MISSING_PLACE = (
     "Die Frage nennt {place}, aber kein Aufruf des Plans verwendet diesen Ort; plane für jeden Ort der Frage."

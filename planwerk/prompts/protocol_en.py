@@ -87,6 +87,11 @@ INVENTED_NUMBER = (
     'contains that number; take values of earlier calls with {{"$ref": "<id>.<field>"}} instead of inventing them.'
 )
 """Plan check: a precise number no source contains (takes ``{call}``, ``{argument}`` and ``{value}``)."""
+COPIED_PLACEHOLDER = (
+    'call {call} sets {argument} = "{value}", the placeholder of an example, not a value from the question; take '
+    'the value from the question, ask for it with {{"ask_user": "<question>"}}, or call nothing when no tool fits.'
+)
+"""Plan check: a built example's sample value copied into a plan (takes ``{call}``, ``{argument}``, ``{value}``)."""
 
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""

@@ -54,6 +54,8 @@ class PromptTexts:
     missing_place: str
     """Takes ``{place}``."""
     invented_number: str
+    copied_placeholder: str
+    """Takes ``{call}``, ``{argument}`` and ``{value}``: an example's sample value copied into a plan."""
     """Takes ``{call}``, ``{argument}`` and ``{value}``: a precise literal no source contains."""
     servers_down: str
     """Takes ``{servers}``: why tools the plan names may be missing (their MCP server is down)."""

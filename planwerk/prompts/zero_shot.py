@@ -210,6 +210,25 @@ def _question(texts: PromptTexts, frame: str, arguments: Mapping[str, Any]) -> s
     return texts.zero_shot_with_values.format(frame=frame, values=values) if values else f"{frame}."
 
 
+def copied_placeholders(plan: Plan, question: str) -> list[tuple[str, str, str]]:
+    """``(call id, argument, value)`` for each string argument (or string in a list argument) that is the typed
+    sample :func:`sample_value` writes for an argument of that name ("cell shape A" for ``cell_shape``) and that
+    ``question`` does not contain: a value copied from an example built from the tools, not taken from the
+    question (seen on a function-calling leaderboard's irrelevance entries, issue 29)."""
+    asked = question.casefold()
+    found = []
+    for _, call in plan.calls():
+        for name, value in call.arguments.items():
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and _is_sample(name, item) and item.casefold() not in asked:
+                    found.append((call.id, name, item))
+    return found
+
+
+def _is_sample(name: str, value: str) -> bool:
+    return re.fullmatch(rf"{re.escape(name.replace('_', ' '))} [A-Z]", value) is not None
+
+
 def _values(arguments: Mapping[str, Any]) -> str:
     """The literal arguments as "name value" pairs: argument names and JSON values read the same in every
     language."""

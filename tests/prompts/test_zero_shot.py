@@ -140,3 +140,19 @@ def test_with_the_extract_step_a_text_read_feeds_a_tool_that_acts_through_extrac
     # Without the step offered, no such chain.
     del specs["extract"]
     assert not any("extract" in names for names in by_tools(tool_examples(specs, ENGLISH)))
+
+
+def test_a_sample_value_the_question_does_not_state_is_found_in_a_plan() -> None:
+    from planwerk.prompts.zero_shot import copied_placeholders
+
+    calls = [
+        {"id": "a", "name": "classify", "arguments": {"cell_shape": "cell shape A", "size": "large"}},
+        {"id": "b", "name": "tag", "arguments": {"labels": ["labels C", "red"], "note": "cell shape A"}},
+    ]
+    plan = Plan.model_validate({"steps": [{"description": "", "tools": calls}], "final": None})
+    assert copied_placeholders(plan, "Classify a round cell.") == [
+        ("a", "cell_shape", "cell shape A"),
+        ("b", "labels", "labels C"),
+    ]
+    # A value the question states is the user's, whatever it looks like.
+    assert copied_placeholders(plan, "Classify cell shape A with labels C.") == []
