@@ -91,7 +91,7 @@ class ReplanEvent(_Tagged):
 
     event: Literal["replan"]
     reason: str
-    decision: Literal["rejected", "self_correct", "replan"]
+    decision: Literal["rejected", "self_correct", "replan", "next_round"]
     attempt: int
 
 

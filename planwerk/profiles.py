@@ -80,6 +80,16 @@ class Profile:
     approve_extracted: bool = True
     """Whether a call of a tool that acts waits for a person's approval when an argument comes from an
     ``extract`` of untrusted text (the interrupt names the value and where it came from)."""
+    plan_rounds: int = 0
+    """How many more planning rounds a plan may ask for with ``"next_round": true`` (read first, then plan the rest
+    from a summary of the results, :mod:`planwerk.core.rounds`); 0: plans are made in one round."""
+    rounds_raw_text: bool = False
+    """Whether a later round's planner sees the results' text (clipped); off: typed values only, so text planted in
+    a result cannot change which tools are called."""
+    probe_results: bool = False
+    """Whether a tool that only reads (MCP ``readOnlyHint``), declares no output schema and needs no argument is
+    called once before the first plan, so the catalog shows the fields of a real result; off: the catalog says its
+    result fields are unknown."""
     model: str = "default"
     """The chat model spec of a run that names none (``Context.model`` is ``profile``): ``default`` is the packaged
     Qwen2.5-Coder-0.5B (:mod:`planwerk.models.specs` lists the forms)."""
@@ -224,6 +234,12 @@ class ProfileFile(BaseModel):
     """Calls of tools that act wait for approval when an argument comes from an ``extract``; false relaxes it."""
     answers: AnswerDomain = AnswerDomain()
     """The domain's knowledge for the answer checks (``[answers]``: tool labels, condition words, field units, …)."""
+    plan_rounds: int = Field(default=0, ge=0, le=3)
+    """More planning rounds a plan may ask for with ``"next_round": true`` (0 to 3)."""
+    rounds_raw_text: bool = False
+    """Later rounds see the results' text (clipped); false: typed values only."""
+    probe_results: bool = False
+    """Call read-only tools without arguments or output schema once, to show their result fields."""
 
     @field_validator("model")
     @classmethod
@@ -292,6 +308,9 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         extract_step=parsed.extract_step,
         approve_extracted=parsed.approve_extracted,
         domain=Domain.parse(parsed.answers),
+        plan_rounds=parsed.plan_rounds,
+        rounds_raw_text=parsed.rounds_raw_text,
+        probe_results=parsed.probe_results,
     )
 
 

@@ -633,3 +633,73 @@ def travel_rescore(
         out.print(f"[yellow]✗[/yellow] {wrong['id']} ({wrong['answer_kind']}): {escape('; '.join(wrong['problems']))}")
     if json_out:
         out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+
+
+@bench_app.command("fc")
+def fc(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Model spec (default | qwen2.5-coder-1.5b | hf:... | gguf:...).")
+    ] = "default",
+    split: Annotated[
+        str, typer.Option("--split", help="report | tune | all (within each category: even positions tune).")
+    ] = "report",
+    category: Annotated[
+        str | None, typer.Option("--category", "-c", help="Only these categories, separated by commas.")
+    ] = None,
+    ids: Annotated[str | None, typer.Option("--ids", help="Only these entries: ids separated by commas.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="Only the first N entries of each category.")
+    ] = None,
+    systems: Annotated[str, typer.Option("--systems", help="plain,planwerk (or one of them).")] = "plain,planwerk",
+    json_out: JsonOption = False,
+    results: Annotated[Path | None, typer.Option("--results", help="Write every entry's result as JSONL.")] = None,
+) -> None:
+    """Single-turn function calling (a sample of the BFCL leaderboard's entries): planwerk against the same model
+    prompted the leaderboard's way, scored by the leaderboard's AST checker, per category and overall."""
+    from planwerk.bench import fc as bench
+
+    chosen_systems = [s.strip() for s in systems.split(",") if s.strip()]
+    if split not in ("report", "tune", "all") or not chosen_systems or set(chosen_systems) - set(bench.SYSTEMS):
+        err.print(
+            f"[red]planwerk bench: error:[/red] --split must be report, tune or all (got {split!r}) and --systems "
+            f"some of {', '.join(bench.SYSTEMS)} (got {systems!r})"
+        )
+        raise typer.Exit(2)
+    try:
+        entries = bench.load_entries(
+            split,  # type: ignore[arg-type]
+            categories=[c.strip() for c in category.split(",")] if category else None,
+            ids=[i.strip() for i in ids.split(",") if i.strip()] if ids else None,
+            limit_per_category=limit,
+        )
+    except ValueError as error:
+        err.print(f"[red]planwerk bench: error:[/red] {escape(str(error))}")
+        raise typer.Exit(2) from None
+    if results:  # written as the run goes: a slow run that is stopped keeps what it measured
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text("", encoding="utf-8")
+    done = 0
+
+    def tick(result: bench.EntryResult) -> None:
+        nonlocal done
+        done += 1
+        if results:
+            with results.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(bench.result_json(result), ensure_ascii=False, default=str) + "\n")
+        marks = " ".join(f"{s} {'✓' if o.correct else '✗'}" for s, o in result.outcomes.items())
+        err.print(f"{done}/{len(entries)} {result.entry.id}: {marks}")
+
+    report = _run(lambda: bench.run_fc(model, entries, systems=chosen_systems, tick=tick))  # type: ignore[arg-type]
+    summary = report.summary() | {"machine": machine()}
+    table = Table(title=f"function calling (BFCL sample, {summary['split']} split), model {model}")
+    table.add_column("category")
+    table.add_column("entries", justify="right")
+    for system in report.systems:
+        table.add_column(system, justify="right")
+    for name, row in summary["categories"].items():
+        table.add_row(name, str(row["entries"]), *(str(row[s]) for s in report.systems))
+    overall = summary["overall"]
+    table.add_row("overall", str(overall["entries"]), *(str(overall[s]) for s in report.systems))
+    out.print(table)
+    if json_out:
+        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)

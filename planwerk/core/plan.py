@@ -58,6 +58,10 @@ class Plan(BaseModel):
     """Why a plan without calls calls nothing (the context answers it, no tool fits): an empty plan is a decision,
     and the check questions it once when loaded tools fit the question (:mod:`planwerk.core.empty_plan`)."""
 
+    next_round: bool = False
+    """Plan again after these calls (profiles with ``plan_rounds``): the next round's planner sees a typed, clipped
+    summary of their results (:mod:`planwerk.core.rounds`), never their raw text unless the profile allows it."""
+
     @field_validator("reason", mode="before")
     @classmethod
     def _reason_text(cls, value: Any) -> str | None:

@@ -48,8 +48,11 @@ class PlanSchemaLimits:
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
-def plan_json_schema(specs: Mapping[str, ToolSpec], limits: PlanSchemaLimits | None = None) -> dict[str, Any]:
-    """A JSON schema (draft 2020-12) of the plans that may be written for the tools in ``specs``.
+def plan_json_schema(
+    specs: Mapping[str, ToolSpec], limits: PlanSchemaLimits | None = None, *, rounds: bool = False
+) -> dict[str, Any]:
+    """A JSON schema (draft 2020-12) of the plans that may be written for the tools in ``specs``; with ``rounds``
+    a plan may end with ``"next_round": true`` (profiles that plan in rounds).
 
     Each tool's ``input_schema`` becomes the ``arguments`` object of its call variant; the tool's own ``$defs``
     are hoisted to the top level under a per-tool prefix so that the combined schema stays self-contained.
@@ -86,6 +89,7 @@ def plan_json_schema(specs: Mapping[str, ToolSpec], limits: PlanSchemaLimits | N
             "final": {"anyOf": [{"type": "null"}, {"type": "string"}]},
             # Why a plan calls nothing (optional: a plan with calls needs none).
             "reason": {"type": "string"},
+            **({"next_round": {"type": "boolean"}} if rounds else {}),
         },
         "required": ["steps", "final"],
         "additionalProperties": False,

@@ -6,7 +6,7 @@ START → prepare → retrieve → plan → check ─(rejected, attempts left)�
                                       ├─(nothing to call / no attempts left)→ answer
                                       └→ resolve_refs ─Send × calls of the next step→ call_tool ─→ resolve_refs
                                               └─(plan done)→ verify ─(done / give up)→ answer
-                                                               ├─(self-correct / replan)→ plan
+                                                               ├─(self-correct / replan / next round)→ plan
                                                                └─(not found twice)→ ask_user
 answer ─(a draft)→ check_answer ─(accepted)→ END
    │                    ├─(rejected, first draft)→ regenerate → check_answer

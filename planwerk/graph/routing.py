@@ -18,7 +18,7 @@ MAX_DRAFTS = 2
 def after_verify(state: AgentState) -> VerifyRoute:
     """Where the verifier's decision leads."""
     verdict = state.get("verdict", "done")
-    if verdict in ("self_correct", "replan"):
+    if verdict in ("self_correct", "replan", "next_round"):
         return "plan"
     if verdict == "ask_user":
         return "ask_user"

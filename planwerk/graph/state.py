@@ -12,7 +12,7 @@ from planwerk.core.calls import CallRecord
 from planwerk.core.vote import Candidate
 from planwerk.rag.base import Hit
 
-Verdict = Literal["done", "self_correct", "replan", "ask_user", "give_up"]
+Verdict = Literal["done", "self_correct", "replan", "ask_user", "give_up", "next_round"]
 
 AnswerSource = Literal["no_plan", "planner", "model", "regenerated", "amended", "fallback"]
 """Where the final answer came from: the fixed no-plan text, the planner's ``final``, the answer model's first or
@@ -109,7 +109,9 @@ class AgentState(InputState):
     calls: NotRequired[Annotated[list[CallRecord], append_calls]]
     """The call log: tool, step, resolved arguments, result or error with its kind, duration."""
     attempts: NotRequired[int]
-    """Planner attempts for the current question."""
+    """Planner attempts for the current question (in the current planning round)."""
+    rounds: NotRequired[int]
+    """Planning rounds that followed the first for the current question (plans that said ``"next_round"``)."""
     verdict: NotRequired[Verdict]
     """The verifier's decision."""
     pending_question: NotRequired[str | None]

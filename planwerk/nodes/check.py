@@ -36,6 +36,7 @@ from planwerk.nodes.common import (
 )
 from planwerk.profiles import PlanFormat
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
+from planwerk.prompts.zero_shot import copied_placeholders
 from planwerk.tools.base import ToolSpec
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "answer"]
@@ -211,6 +212,12 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
             texts.invented_number.format(call=found.call_id, argument=found.argument, value=format_value(found.value))
             for found in invented_numbers(plan, sources)
         ]
+    # A sample value of an example built from the tools ("cell shape A") is no value the user gave.
+    asked = " ".join([state.get("question", ""), *(str(c.get("answer", "")) for c in state.get("clarifications", []))])
+    problems += [
+        texts.copied_placeholder.format(call=call_id, argument=argument, value=value)
+        for call_id, argument, value in copied_placeholders(plan, asked)
+    ]
     # A tool of a server that is down is missing from the catalog: say why, not only "unknown tool".
     down: Mapping[str, str] = getattr(deps.tools, "unavailable", {})
     if down and any(call.name not in deps.tools.specs for _, call in plan.calls()):
@@ -256,6 +263,8 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
     if plan.call_count or plan.ask_user is not None or state.get("hits") or profile.plan_format != "json":
         return []
     if any(item.get("kind") == EMPTY_PLAN_FEEDBACK for item in state.get("feedback", [])):
+        return []
+    if state.get("rounds"):  # a later round's empty plan: the earlier rounds' calls ran, nothing is left to call
         return []
     loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
     fitting = fitting_tools(state.get("question", ""), loaded, analyze)

@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 from planwerk.checks.conversation import referent_question
 from planwerk.core.expression_grammar import expression_grammar
 from planwerk.core.plan_schema import plan_json_schema
+from planwerk.core.rounds import summarize_results
 from planwerk.events import CatalogCappedEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
@@ -42,6 +43,7 @@ from planwerk.nodes.common import (
     usage_of,
     visible_specs,
 )
+from planwerk.nodes.probe import probed_specs
 from planwerk.places import default_gazetteer
 from planwerk.profiles import PlanFormat, Profile
 from planwerk.prompts.catalog_budget import cap_catalog
@@ -75,6 +77,8 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
     context = context_of(runtime)
     profile = profile_of(context)
     specs = visible_specs(deps.tools, profile)
+    if profile.probe_results:  # result fields of read-only tools without an output schema, from one real result
+        specs = await probed_specs(deps.tools, specs, deps.probed, enforce_roots=profile.enforce_roots)
     # More tools than fit the window: the most relevant to the question, and an event saying how many are left out.
     cut = cap_catalog(specs, state["question"], context.catalog_max_tokens, texts_for(profile))
     if cut.left_out:
@@ -92,6 +96,7 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
     # Replies rejected (or plans failed) since the last plan that passed: 0 on a first call.
     retry = len(state.get("feedback", []))
     feedback = state.get("feedback", [])[-MAX_FEEDBACK_TURNS:]
+    rounds = profile.plan_rounds > 0 and state.get("rounds", 0) < profile.plan_rounds
 
     def prepare_prompt() -> tuple[Any, list[Any]]:
         # Blocking work, so it runs in a worker thread: compiling the plan grammar (seconds, once per tool set),
@@ -99,7 +104,7 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
         # dates (dateparser reads its language data on first use). The event loop keeps serving other runs.
         planner = model
         if context.constrained_decoding and specs:
-            planner = constrained_planner(model, specs, profile.plan_format)
+            planner = constrained_planner(model, specs, profile.plan_format, rounds=rounds)
         if retry and context.retry_temperature > 0:
             planner = sampling_variant(planner, context.retry_temperature, seed=state.get("attempts", 0))
         # The profile's library, or examples built from the loaded tools when none of its examples fits them.
@@ -124,6 +129,8 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
             feedback=[(item["reply"], item["problems"]) for item in feedback],
             texts=texts_for(profile),
             plan_format=profile.plan_format,
+            rounds=rounds,
+            round_results=round_results(state, profile),
         )
         return planner, messages
 
@@ -153,12 +160,23 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
     }
 
 
-def constrained_planner(model: Any, specs: Mapping[str, ToolSpec], plan_format: PlanFormat) -> Any:
+def round_results(state: AgentState, profile: Profile) -> str | None:
+    """In a later planning round, the summary of the results so far (typed and clipped unless the profile lets
+    rounds see raw text: :mod:`planwerk.core.rounds`); ``None`` in a first round."""
+    if not state.get("rounds") or not state.get("results"):
+        return None
+    tools = {call["id"]: call["tool"] for call in state.get("calls") or []}
+    return summarize_results(state["results"], tools, raw_text=profile.rounds_raw_text)
+
+
+def constrained_planner(
+    model: Any, specs: Mapping[str, ToolSpec], plan_format: PlanFormat, *, rounds: bool = False
+) -> Any:
     """``model`` bound to the grammar of valid plans in ``plan_format`` where it can decode under one: the plan JSON
-    schema, or the EBNF of expressions over the loaded tools; else ``model`` (its replies meet the parser and the
-    check unconstrained)."""
+    schema (with ``"next_round"`` when ``rounds``), or the EBNF of expressions over the loaded tools; else ``model``
+    (its replies meet the parser and the check unconstrained)."""
     if plan_format == "json" and isinstance(model, SupportsPlanSchema):
-        return model.with_plan_schema(plan_json_schema(specs))
+        return model.with_plan_schema(plan_json_schema(specs, rounds=rounds))
     if plan_format == "expression" and isinstance(model, SupportsPlanGrammar):
         try:
             return model.with_plan_grammar(expression_grammar(specs))

@@ -76,6 +76,7 @@ async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         "calls": None,
         "usage": None,
         "attempts": 0,
+        "rounds": 0,
         "answer": None,
         "pending_question": None,
         "started_at": time.time(),

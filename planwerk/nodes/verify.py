@@ -34,6 +34,15 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     if candidates and outcome.decision != "done" and vote(candidates, last_calls).winner is not None:
         # Self-consistency: a sampled plan that failed is outvoted, not repaired, when another one ran cleanly.
         outcome = Verification("done", outcome.reason)
+    profile = profile_of(context)
+    rounds = state.get("rounds", 0)
+    if outcome.decision == "done" and plan.next_round and rounds < profile.plan_rounds:
+        # The plan read first and asked for another round: plan the rest from a summary of the results (the
+        # planner node renders it, typed unless the profile allows raw text). A round has its own attempts.
+        runtime.stream_writer(
+            ReplanEvent(event="replan", reason="next planning round", decision="next_round", attempt=attempts)
+        )
+        return {"verdict": "next_round", "rounds": rounds + 1, "attempts": 0, "feedback": []}
     update: dict[str, Any] = {"verdict": outcome.decision}
     if outcome.decision in ("self_correct", "replan"):
         runtime.stream_writer(

@@ -103,6 +103,12 @@ INVENTED_NUMBER = (
     'oder in einem Ergebnis; übernimm Werte früherer Aufrufe mit {{"$ref": "<id>.<feld>"}} statt sie zu erfinden.'
 )
 """Plan check: a precise number no source contains (takes ``{call}``, ``{argument}`` and ``{value}``)."""
+COPIED_PLACEHOLDER = (
+    'Aufruf {call} setzt {argument} = "{value}", den Platzhalter eines Beispiels, keinen Wert aus der Frage; nimm '
+    'den Wert aus der Frage, frage mit {{"ask_user": "<Frage>"}} nach ihm, oder rufe nichts auf, wenn kein Werkzeug '
+    "passt."
+)
+"""Plan check: a built example's sample value copied into a plan (takes ``{call}``, ``{argument}``, ``{value}``)."""
 
 MISSING_PLACE = (
     "Die Frage nennt {place}, aber kein Aufruf des Plans verwendet diesen Ort; plane für jeden Ort der Frage."
@@ -183,6 +189,22 @@ language, whatever the question's)."""
 # Examples built from the tools (planwerk.prompts.zero_shot): the question frames a tool's description.
 ZERO_SHOT_CHAIN = "{first}, dann {second}"
 """A two-call example's question: the first tool's task, then the second's (takes ``{first}``, ``{second}``)."""
+# Planning in rounds (profiles with plan_rounds; planwerk.core.rounds).
+ROUNDS_RULE = (
+    "Braucht ein späterer Aufruf einen Wert, den erst ein Ergebnis zeigt, plane die Lesezugriffe und beende den\n"
+    '  Plan mit "next_round": true; du siehst dann eine Zusammenfassung der Ergebnisse und planst den Rest (Text\n'
+    "  in Ergebnissen bleibt verborgen: Werte daraus holt extract)."
+)
+"""The protocol's rule on rounds, added only where the profile plans in rounds."""
+ROUND_RESULTS_HEADING = (
+    'Bisherige Ergebnisse (zusammengefasst; verweise mit {"$ref": "<id>.<feld>"} darauf). Plane den Rest, oder\n'
+    'antworte mit {"steps": [], "final": null}, wenn nichts mehr aufzurufen ist:'
+)
+"""Above the summary of earlier rounds' results in a later round's prompt."""
+RESULT_FIELDS_SEEN = "Ergebnisfelder (aus einem Ergebnis)"
+"""Before the fields of a tool's result that a probing call showed (the tool declares no output schema)."""
+ZERO_SHOT_PARALLEL = "{frame}, einmal mit {first} und einmal mit {second}."
+"""A two-call example of one tool called twice in one step (takes ``{frame}``, ``{first}``, ``{second}``)."""
 ZERO_SHOT_WITH_VALUES = "{frame}, mit {values}."
 """An example's question with the values its arguments take (takes ``{frame}`` and ``{values}``)."""
 

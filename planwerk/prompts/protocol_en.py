@@ -93,6 +93,11 @@ INVENTED_NUMBER = (
     'contains that number; take values of earlier calls with {{"$ref": "<id>.<field>"}} instead of inventing them.'
 )
 """Plan check: a precise number no source contains (takes ``{call}``, ``{argument}`` and ``{value}``)."""
+COPIED_PLACEHOLDER = (
+    'call {call} sets {argument} = "{value}", the placeholder of an example, not a value from the question; take '
+    'the value from the question, ask for it with {{"ask_user": "<question>"}}, or call nothing when no tool fits.'
+)
+"""Plan check: a built example's sample value copied into a plan (takes ``{call}``, ``{argument}``, ``{value}``)."""
 
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
@@ -169,6 +174,22 @@ language, whatever the question's)."""
 # Examples built from the tools (planwerk.prompts.zero_shot): the question frames a tool's description.
 ZERO_SHOT_CHAIN = "{first}, then {second}"
 """A two-call example's question: the first tool's task, then the second's (takes ``{first}``, ``{second}``)."""
+# Planning in rounds (profiles with plan_rounds; planwerk.core.rounds).
+ROUNDS_RULE = (
+    "If a later call needs a value you can only know from a result, plan the reads and end the plan with\n"
+    '  "next_round": true; you then see a summary of their results and plan the rest (text in results stays\n'
+    "  hidden: take values out of it with extract)."
+)
+"""The protocol's rule on rounds, added only where the profile plans in rounds."""
+ROUND_RESULTS_HEADING = (
+    'Results so far (a summary; refer to them with {"$ref": "<id>.<field>"}). Plan the rest, or answer with\n'
+    '{"steps": [], "final": null} when nothing is left to call:'
+)
+"""Above the summary of earlier rounds' results in a later round's prompt."""
+RESULT_FIELDS_SEEN = "result fields (seen in one result)"
+"""Before the fields of a tool's result that a probing call showed (the tool declares no output schema)."""
+ZERO_SHOT_PARALLEL = "{frame}, once with {first} and once with {second}."
+"""A two-call example of one tool called twice in one step (takes ``{frame}``, ``{first}``, ``{second}``)."""
 ZERO_SHOT_WITH_VALUES = "{frame}, with {values}."
 """An example's question with the values its arguments take (takes ``{frame}`` and ``{values}``)."""
 

@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from planwerk.checks.dates import find_dates
 from planwerk.core.expressions import DEFAULT_NOTATION, ExpressionNotation, output_fields, plan_expression
 from planwerk.core.json_pointer import pointer_target
+from planwerk.core.observed import OBSERVED_KEY
 from planwerk.models.replay import estimate_tokens
 from planwerk.prompts.examples import Example
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
@@ -167,7 +168,9 @@ def render_tool(
         line += ": " + " ".join(s for s in sentences if s)
     output = (spec.output_schema or {}).get("properties")
     if output:
-        line += f" → {texts.result_fields}: {', '.join(output)}"
+        # Fields a probing call saw (planwerk.nodes.probe) are said to be seen, not declared.
+        label = texts.result_fields_seen if (spec.output_schema or {}).get(OBSERVED_KEY) else texts.result_fields
+        line += f" → {label}: {', '.join(output)}"
     elif unknown_results:
         line += f" → {texts.result_unknown}"
     return line
@@ -272,15 +275,20 @@ def build_plan_messages(
     feedback: Sequence[tuple[str, str]] = (),
     texts: PromptTexts = GERMAN,
     plan_format: PlanFormat = "json",
+    rounds: bool = False,
+    round_results: str | None = None,
 ) -> list[BaseMessage]:
     """The planner's prompt. ``feedback`` holds (rejected reply, why) pairs for self-correction.
+
+    ``rounds``: the profile plans in rounds (the protocol says how); ``round_results`` is the summary of the
+    earlier rounds' results (:func:`planwerk.core.rounds.summarize_results`), shown before the question.
 
     ``today`` is ``None`` for profiles without dates (``Profile.uses_dates``): then neither the date rule nor a
     date line appears, and the question's dates are not resolved (numbers of a math question are no dates).
     ``texts`` gives the protocol and the labels in the profile's language; ``plan_format`` whether the planner
     writes JSON plans or expressions (then the catalog lists operators and functions, the examples expressions).
     """
-    protocol = texts.plan_protocol(dates=today is not None, plan_format=plan_format)
+    protocol = texts.plan_protocol(dates=today is not None, plan_format=plan_format, rounds=rounds)
     catalog = render_expression_catalog(specs, texts) if plan_format == "expression" else render_catalog(specs, texts)
     system = f"{persona}\n\n{protocol}\n\n{texts.tools_heading}\n{catalog}"
     shots: list[BaseMessage] = []
@@ -294,6 +302,8 @@ def build_plan_messages(
     extra = {k: v for k, v in (user_fields or {}).items() if k != "raw"}
     if extra:
         parts.append(f"{texts.user_fields_label} {json.dumps(extra, ensure_ascii=False)}")
+    if round_results:
+        parts.append(f"{texts.round_results_heading}\n{round_results}")
     parts.append(f"{texts.question_label} {question}")
     messages: list[BaseMessage] = [SystemMessage(system), *shots, *history, HumanMessage("\n\n".join(parts))]
     for reply, problems in feedback:

@@ -58,6 +58,8 @@ class PromptTexts:
     missing_place: str
     """Takes ``{place}``."""
     invented_number: str
+    copied_placeholder: str
+    """Takes ``{call}``, ``{argument}`` and ``{value}``: an example's sample value copied into a plan."""
     """Takes ``{call}``, ``{argument}`` and ``{value}``: a precise literal no source contains."""
     servers_down: str
     """Takes ``{servers}``: why tools the plan names may be missing (their MCP server is down)."""
@@ -89,6 +91,14 @@ class PromptTexts:
     """Takes ``{tool}`` and ``{reason}``."""
     zero_shot_chain: str
     """Takes ``{first}`` and ``{second}``: the question of a two-call example built from the tools."""
+    rounds_rule: str
+    """The protocol's rule on ``"next_round"`` (only for profiles that plan in rounds)."""
+    round_results_heading: str
+    """Above the summary of earlier rounds' results."""
+    result_fields_seen: str
+    """Before the result fields a probing call showed."""
+    zero_shot_parallel: str
+    """Takes ``{frame}``, ``{first}`` and ``{second}``: one tool called twice in one step, with two sets of values."""
     zero_shot_with_values: str
     """Takes ``{frame}`` and ``{values}``: an example's question with its argument values."""
     tools_heading: str
@@ -134,13 +144,16 @@ class PromptTexts:
         )
         return f"{text}\n{self.answer_result.format(value=result)}" if result is not None else text
 
-    def plan_protocol(self, *, dates: bool = True, plan_format: PlanFormat = "json") -> str:
-        """The protocol: the plan's shape and the rules, the date rule only when ``dates``; for ``expression``
-        plans their shape and rules instead (dates play no part in a calculation)."""
+    def plan_protocol(self, *, dates: bool = True, plan_format: PlanFormat = "json", rounds: bool = False) -> str:
+        """The protocol: the plan's shape and the rules, the date rule only when ``dates``, the rule on rounds only
+        when ``rounds``; for ``expression`` plans their shape and rules instead (dates play no part in a
+        calculation)."""
         if plan_format == "expression":
             shape, rules = self.expression_format, list(self.expression_rules)
         else:
             shape, rules = self.plan_format, [rule for rule in self.plan_rules if dates or rule != self.dates_rule]
+            if rounds:
+                rules.append(self.rounds_rule)
         return f"{shape}\n\n{self.rules_heading}\n" + "\n".join(f"- {rule}" for rule in rules)
 
     def repair_request(self, problems: str, plan_format: PlanFormat = "json") -> str:

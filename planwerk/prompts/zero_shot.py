@@ -33,6 +33,8 @@ and only ``Context.plan_examples`` of them are shown, but ranking embeds each on
 MAX_CHAINS = 12
 """Two-call chains at most."""
 MAX_EXTRACT_CHAINS = 6
+MAX_PARALLEL = 6
+"""Examples of one tool called twice in one step, at most (the tools sorted by name)."""
 """Read-extract-act chains at most."""
 MAX_TASK_CHARS = 120
 """A tool description's first sentence is cut to this many characters in an example's question."""
@@ -62,6 +64,7 @@ def tool_examples(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> tuple[Ex
     candidates = [_one_call(specs[name], texts) for name in names]
     candidates += list(_chains(specs, texts))[:MAX_CHAINS]
     candidates += list(_extract_chains(specs, texts))[:MAX_EXTRACT_CHAINS]
+    candidates += list(_parallel_calls(specs, texts))[:MAX_PARALLEL]
     return tuple(
         example
         for example in candidates
@@ -90,6 +93,28 @@ def _one_call(spec: ToolSpec, texts: PromptTexts) -> Example | None:
     call = {"id": _call_id(spec.name), "name": spec.name, "arguments": arguments}
     plan = {"steps": [{"description": task, "tools": [call]}], "final": None}
     return Example(question, plan)
+
+
+def _parallel_calls(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterator[Example]:
+    """One tool called twice in one step with two sets of values the question states ("…, once with city "A" and
+    once with city "B""): without such an example a small model asked the same thing for two values planned one
+    call (BFCL's parallel entries, issue 29). Tools whose arguments take no literal value are left out."""
+    for name in sorted(specs):
+        spec = specs[name]
+        first = _sample_arguments(spec, skip=())
+        if not first or all(isinstance(v, Mapping) for v in first.values()):
+            continue
+        second = _sample_arguments(spec, skip=(), start=len(first))
+        if second is None or second == first:
+            continue
+        ident = _call_id(spec.name)
+        calls = [
+            {"id": f"{ident}_1", "name": spec.name, "arguments": first},
+            {"id": f"{ident}_2", "name": spec.name, "arguments": second},
+        ]
+        task = task_text(spec)
+        question = texts.zero_shot_parallel.format(frame=task, first=_values(first), second=_values(second))
+        yield Example(question, {"steps": [{"description": task, "tools": calls}], "final": None})
 
 
 def _chains(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterator[Example]:
@@ -181,12 +206,34 @@ def _extract_chains(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterat
 
 
 def _question(texts: PromptTexts, frame: str, arguments: Mapping[str, Any]) -> str:
+    values = _values(arguments)
+    return texts.zero_shot_with_values.format(frame=frame, values=values) if values else f"{frame}."
+
+
+def copied_placeholders(plan: Plan, question: str) -> list[tuple[str, str, str]]:
+    """``(call id, argument, value)`` for each string argument (or string in a list argument) that is the typed
+    sample :func:`sample_value` writes for an argument of that name ("cell shape A" for ``cell_shape``) and that
+    ``question`` does not contain: a value copied from an example built from the tools, not taken from the
+    question (seen on a function-calling leaderboard's irrelevance entries, issue 29)."""
+    asked = question.casefold()
+    found = []
+    for _, call in plan.calls():
+        for name, value in call.arguments.items():
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and _is_sample(name, item) and item.casefold() not in asked:
+                    found.append((call.id, name, item))
+    return found
+
+
+def _is_sample(name: str, value: str) -> bool:
+    return re.fullmatch(rf"{re.escape(name.replace('_', ' '))} [A-Z]", value) is not None
+
+
+def _values(arguments: Mapping[str, Any]) -> str:
+    """The literal arguments as "name value" pairs: argument names and JSON values read the same in every
+    language."""
     literal = {name: value for name, value in arguments.items() if not isinstance(value, Mapping)}
-    if not literal:
-        return f"{frame}."
-    # "name value" pairs: argument names and JSON values read the same in every language.
-    values = ", ".join(f"{name} {json.dumps(value, ensure_ascii=False)}" for name, value in literal.items())
-    return texts.zero_shot_with_values.format(frame=frame, values=values)
+    return ", ".join(f"{name} {json.dumps(value, ensure_ascii=False)}" for name, value in literal.items())
 
 
 def _sample_arguments(spec: ToolSpec, *, skip: tuple[str, ...], start: int = 0) -> dict[str, Any] | None:

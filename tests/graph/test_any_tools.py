@@ -165,3 +165,15 @@ async def test_a_profile_can_let_calls_take_extracted_values_without_approval(ba
     async with agent(model, bank, profile=str(profile)) as planwerk:
         reply = await planwerk.ask(QUESTION)
     assert not reply.interrupts and reply.metadata["tool_calls"] == 3
+
+
+async def test_a_value_copied_from_a_built_example_is_sent_back(bank: Any) -> None:
+    copied = plan({"id": "f", "name": "read_file", "arguments": {"file_path": "file path A"}})
+    right = plan({"id": "f", "name": "read_file", "arguments": {"file_path": "landlord-notice.txt"}})
+    model = ReplayChatModel.of([copied, right, "The rent rises by 100.00.", "x"])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("What does landlord-notice.txt say?")
+    rejected = [e for e in reply.events if e["event"] == "replan" and e["decision"] == "rejected"]
+    assert rejected and 'file_path = "file path A", the placeholder of an example' in rejected[0]["reason"]
+    calls = [e for e in reply.events if e["event"] == "tool_call"]
+    assert [c["args"] for c in calls] == [{"file_path": "landlord-notice.txt"}]

@@ -80,13 +80,14 @@ def test_a_chain_passes_a_field_of_the_first_result_to_the_argument_named_like_i
     assert second["arguments"] == {"itemId": {"$ref": "list_items.items.0.item_id"}, "note": "done"}
     assert chain.question == 'Lists the stored items, then closes one item, with kind "open", note "done".'
     # An acting tool does not start a chain.
-    assert not any(names[0] == "close_item" and len(names) == 2 for names in by_tools(tool_examples(SPECS, ENGLISH)))
+    built = by_tools(tool_examples(SPECS, ENGLISH))
+    assert not any(names[0] == "close_item" and names[1:] not in ((), ("close_item",)) for names in built)
 
 
 def test_every_built_example_passes_the_plan_check_and_the_frame_is_the_profiles_language() -> None:
     for texts in (ENGLISH, GERMAN):
         examples = tool_examples(SPECS, texts)
-        assert len(examples) == 4
+        assert len(examples) == 6  # 3 single calls, 1 chain, 2 tools called twice
         for example in examples:
             assert check_plan(Plan.model_validate(example.plan), SPECS) == []
     german = by_tools(tool_examples(SPECS, GERMAN))[("list_items", "close_item")]
@@ -94,6 +95,20 @@ def test_every_built_example_passes_the_plan_check_and_the_frame_is_the_profiles
     # A schema whose sample fails its own constraints is left out, not shown.
     strict = {"code": tool("code", "Looks a code up.", {"c": {"type": "string", "pattern": "^[0-9]+$"}}, ["c"])}
     assert tool_examples(strict, ENGLISH) == ()
+
+
+def test_one_tool_twice_in_one_step_with_two_sets_of_values_the_question_states() -> None:
+    built = by_tools(tool_examples(SPECS, ENGLISH))
+    twice = built[("close_item", "close_item")]
+    assert len(twice.plan["steps"]) == 1  # one step: the calls run side by side
+    first, second = twice.plan["steps"][0]["tools"]
+    assert (first["id"], second["id"]) == ("close_item_1", "close_item_2")
+    assert first["arguments"] == {"itemId": 12, "note": "done"} and second["arguments"] == {"itemId": 7, "note": "done"}
+    assert twice.question == 'Closes one item, once with itemId 12, note "done" and once with itemId 7, note "done".'
+    # An enum's first value is the only sample: the same call twice teaches nothing, so there is none.
+    assert ("list_items", "list_items") not in built
+    german = by_tools(tool_examples(SPECS, GERMAN))[("rename", "rename")]
+    assert german.question == 'Renames the store, einmal mit title "title A" und einmal mit title "title B".'
 
 
 def test_the_library_wins_when_it_fits_the_tools_else_the_tools_examples() -> None:
@@ -125,3 +140,19 @@ def test_with_the_extract_step_a_text_read_feeds_a_tool_that_acts_through_extrac
     # Without the step offered, no such chain.
     del specs["extract"]
     assert not any("extract" in names for names in by_tools(tool_examples(specs, ENGLISH)))
+
+
+def test_a_sample_value_the_question_does_not_state_is_found_in_a_plan() -> None:
+    from planwerk.prompts.zero_shot import copied_placeholders
+
+    calls = [
+        {"id": "a", "name": "classify", "arguments": {"cell_shape": "cell shape A", "size": "large"}},
+        {"id": "b", "name": "tag", "arguments": {"labels": ["labels C", "red"], "note": "cell shape A"}},
+    ]
+    plan = Plan.model_validate({"steps": [{"description": "", "tools": calls}], "final": None})
+    assert copied_placeholders(plan, "Classify a round cell.") == [
+        ("a", "cell_shape", "cell shape A"),
+        ("b", "labels", "labels C"),
+    ]
+    # A value the question states is the user's, whatever it looks like.
+    assert copied_placeholders(plan, "Classify cell shape A with labels C.") == []
