@@ -285,7 +285,7 @@ async def run_planwerk(model_spec: str, entry: Entry, context: Any, folder: Path
             run_config,
             context=context,
             stream_mode="custom",
-            interrupt_before=["finalize"],
+            interrupt_before=["answer"],
         ):
             events.append(chunk)
     latest: dict[str, dict[str, Any]] = {}
