@@ -144,3 +144,32 @@ def test_an_elicitation_form_edited_in_a_ui_is_read_by_its_schema() -> None:
     assert elicitation_answer({"decisions": [{"type": "reject", "message": "x"}]}, schema) == {"action": "decline"}
     assert elicitation_answer({"decisions": [{"type": "approve"}]}, None) == {"action": "accept"}
     assert elicitation_answer("decline", schema) == "decline"  # the plain forms pass through
+
+
+async def test_a_plan_for_a_place_nobody_named_asks_back_in_one_attempt() -> None:
+    # "Wie wird heute das Wetter?" was planned for Sevilla three times by the packaged model, each plan rejected.
+    sevilla = plan_json([{**GEO, "arguments": {"destination": "Sevilla"}}], [WEATHER])
+    model = ReplayChatModel.of([sevilla, BY_ANSWER, "In Barcelona 17 °C."])
+    log: list = []
+    graph = build_graph(Deps(chat_model=model, tools=travel_tools(log)), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "nowhere"}}
+    context = Context(today="2026-11-22")
+    first = await graph.ainvoke({"messages": [("user", "Wie wird heute das Wetter?")]}, config, context=context)
+    [pending] = first["__interrupt__"]
+    assert pending.value["question"] == "Für welchen Ort? Deine Frage nennt keinen, und ich rate keinen."
+    assert model.calls == 1 and log == []  # one plan attempt, nothing called for the invented place
+    done = await graph.ainvoke(Command(resume=edit("ask_user", answer="Barcelona")), config, context=context)
+    assert done["answer"] == "In Barcelona 17 °C." and log[0] == ("geocode", {"destination": "Barcelona"})
+
+
+async def test_a_plan_that_invents_a_place_beside_a_named_one_is_planned_again() -> None:
+    # The question names a place: an invented second one is a planning slip, not a missing value.
+    both = plan_json([GEO, {**GEO, "id": "geo2", "arguments": {"destination": "Sevilla"}}], [WEATHER])
+    model = ReplayChatModel.of([both, plan_json([GEO], [WEATHER]), "Heute 17 °C in Barcelona."])
+    graph = build_graph(Deps(chat_model=model, tools=travel_tools()), checkpointer=InMemorySaver())
+    done = await graph.ainvoke(
+        {"messages": [("user", "Wie ist heute das Wetter in Barcelona?")]},
+        {"configurable": {"thread_id": "named"}},
+        context=Context(today="2026-11-22"),
+    )
+    assert "__interrupt__" not in done and model.calls == 3
