@@ -57,12 +57,12 @@ def outcome(events: list[dict[str, Any]]) -> tuple[str, str]:
     return "other", (final or {}).get("answer", "")[:80]
 
 
-async def measure(model: str | None, attempts: int) -> list[dict[str, Any]]:
-    """One run per question; the outcome of each."""
+async def measure(model: str | None, attempts: int, first: int = 0) -> list[dict[str, Any]]:
+    """One run per question (from the ``first``); the outcome of each."""
     rows = []
     context = Context(max_plan_attempts=attempts, profile="travel")
     async with Agent(model=model, retriever=False, context=context) as agent:
-        for question in QUESTIONS:
+        for question in QUESTIONS[first:]:
             started = time.monotonic()
             events = [event async for event in agent.events(question)]
             kind, detail = outcome(events)
@@ -77,9 +77,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="model spec (default: the profile's, the packaged model)")
     parser.add_argument("--attempts", type=int, default=2, help="max_plan_attempts (default 2)")
+    parser.add_argument("--first", type=int, default=0, help="start at this question (0-based; 5: the English ones)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    rows = asyncio.run(measure(args.model, args.attempts))
+    rows = asyncio.run(measure(args.model, args.attempts, args.first))
     for row in rows:
         print(f"{row['outcome']:14} {row['question']}")
     counts = Counter(row["outcome"] for row in rows)
