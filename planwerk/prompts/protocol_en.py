@@ -102,6 +102,9 @@ COPIED_PLACEHOLDER = (
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 
+PLACE_NOT_GIVEN = "For which place? Your question names none, and I will not guess one."
+"""Asked back when a plan needs a place that neither the question nor the conversation names."""
+
 SERVERS_DOWN = (
     "unavailable (MCP server down): {servers}. Their tools are missing from the list; plan without them or answer "
     "with what is available."
@@ -163,6 +166,12 @@ EXTRACTED_ORIGIN = "{argument} = {value} comes from {extract} (read from {source
 
 APPROVAL_QUESTION = "Run {tool} with {args}? Answer approve, reject or edit (new arguments)."
 """The sentence an approval interrupt shows a person."""
+
+PROGRESS_PLANNING = "One moment, planning the steps …"
+"""The chat's first sign of a run (an AI message before the planner runs)."""
+
+PROGRESS_CALLS = "Calling: {tools}"
+"""The text of the AI message that carries the plan's tool calls; takes ``{tools}``."""
 
 REJECTED_CALL = "{tool}: rejected{reason}"
 """The call log's error text for a call a person rejected (``reason`` is empty or ``": <why>"``)."""

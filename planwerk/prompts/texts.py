@@ -56,6 +56,8 @@ class PromptTexts:
     invented_place: str
     """Takes ``{place}`` and ``{call}``."""
     missing_place: str
+    place_not_given: str
+    """What the user is asked when a plan needs a place that neither the question nor the conversation names."""
     """Takes ``{place}``."""
     invented_number: str
     copied_placeholder: str
@@ -89,6 +91,10 @@ class PromptTexts:
     """Takes ``{tool}`` and ``{args}``."""
     rejected_call: str
     """Takes ``{tool}`` and ``{reason}``."""
+    progress_planning: str
+    """The chat's first sign of a run: an AI message the moment a question is taken, before the planner runs."""
+    progress_calls: str
+    """Takes ``{tools}``: the text of the AI message that carries the plan's ``tool_calls``."""
     zero_shot_chain: str
     """Takes ``{first}`` and ``{second}``: the question of a two-call example built from the tools."""
     rounds_rule: str
