@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from planwerk.core.hitl import DecisionError, is_decision, read_decision
+
 ApprovalAction = Literal["approve", "edit", "reject"]
 
 EXPECTED = 'expected "approve", "reject", {"action": "reject", "reason": "..."} or {"action": "edit", "args": {...}}'
@@ -39,8 +41,23 @@ def parse_approval(value: Any, *, max_args_bytes: int | None = None) -> Approval
     Edited ``args`` larger than ``max_args_bytes`` as JSON are refused, as the plan's resolved arguments are
     (``Context.max_argument_bytes``): they would be kept in every later checkpoint.
 
+    A chat UI's decision in LangChain's human-in-the-loop schema (:mod:`planwerk.core.hitl`) is read too:
+    ``{"decisions": [{"type": "approve"}]}``, ``edit`` with ``edited_action.args``, ``reject`` with ``message``
+    (a free-text ``respond`` is a rejection with that reason).
+
     Raises :class:`ApprovalError` saying what was wrong and what is expected.
     """
+    if is_decision(value):
+        try:
+            decision = read_decision(value)
+        except DecisionError as error:
+            raise ApprovalError(str(error)) from None
+        if decision.type == "approve":
+            return ApprovalDecision("approve")
+        if decision.type == "edit":
+            value = {"action": "edit", "args": decision.args}
+        else:
+            return ApprovalDecision("reject", reason=decision.message[:500])
     if isinstance(value, bool):
         return ApprovalDecision("approve" if value else "reject")
     if isinstance(value, str):

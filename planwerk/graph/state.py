@@ -80,6 +80,8 @@ class AgentState(InputState):
     """Planner attempts for the current question."""
     verdict: NotRequired[Verdict]
     """The verifier's decision."""
+    plan_message: NotRequired[str | None]
+    """The id of the AI message that carries the running plan's ``tool_calls`` (:mod:`planwerk.nodes.chat`)."""
     pending_question: NotRequired[str | None]
     """What to ask the user (set by the check or the verifier)."""
     answer: NotRequired[str | None]
@@ -99,6 +101,8 @@ class CallTask(TypedDict):
     args: dict[str, Any]
     approval: bool
     """Whether a person must approve the call before it runs (an interrupt)."""
+    tool_call_id: NotRequired[str]
+    """The id of this call in the plan's AI message: the call's ``ToolMessage`` answers it."""
     origins: NotRequired[list[str]]
     """For an approval: each argument value taken from an ``extract`` of untrusted text, and where it came from."""
 

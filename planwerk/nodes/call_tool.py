@@ -19,6 +19,7 @@ from langgraph.types import RetryPolicy, interrupt
 from planwerk.core.approval import ApprovalDecision, ApprovalError, parse_approval
 from planwerk.core.calls import TRANSIENT_KINDS, CallRecord, call_record
 from planwerk.core.extract import EXTRACT_TOOL
+from planwerk.core.hitl import hitl_request
 from planwerk.core.scheduling import ReadyCall
 from planwerk.events import ToolCallEvent, ToolProgressEvent
 from planwerk.execution import ExecutionPolicy, call_one, call_timeout, result_event
@@ -26,6 +27,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import CallInput, CallTask
 from planwerk.models.base import SupportsPlanSchema
+from planwerk.nodes.chat import tool_message
 from planwerk.nodes.common import context_of, model_spec_of, profile_of
 from planwerk.prompts.render import render_result
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
@@ -68,6 +70,8 @@ def ask_approval(task: CallTask, texts: PromptTexts = GERMAN, *, max_args_bytes:
         "id": task["id"],
         "tool": task["tool"],
         "args": task["args"],
+        # What a chat UI draws: the call, with approve / edit / reject (planwerk.core.hitl).
+        **hitl_request(task["tool"], task["args"], question, ("approve", "edit", "reject")),
     }
     if origins:
         request["origins"] = list(origins)
@@ -98,7 +102,7 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
                 kind="rejected",
             )
             runtime.stream_writer(result_event(record))
-            return {"calls": [record]}
+            return recorded(task, record)
         if decision.action == "edit":
             args = decision.args
     attempt = runtime.execution_info.node_attempt if runtime.execution_info is not None else 1
@@ -108,10 +112,7 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
     if task["tool"] == EXTRACT_TOOL and EXTRACT_TOOL not in deps.tools.specs:
         record = await extract_values(task, args, deps, context, texts)
         runtime.stream_writer(result_event(record))
-        update = {"calls": [record]}
-        if record["status"] == "ok":
-            update["results"] = {record["id"]: record["result"]}
-        return update
+        return recorded(task, record)
     call = ReadyCall(id=task["id"], tool=task["tool"], step=task["step"], args=args)
     timeout = call_timeout(context.tool_timeout_s, deps.tools.specs.get(task["tool"]))
     policy = ExecutionPolicy(timeout_s=timeout, max_concurrency=context.max_concurrency)
@@ -155,9 +156,16 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
     runtime.stream_writer(result_event(record, retrying=retrying))
     if retrying:
         raise TransientCallError(record)
+    return recorded(task, record)
+
+
+def recorded(task: CallTask, record: CallRecord) -> dict[str, Any]:
+    """The node's update for a finished call: its record, its result, and its tool message for the chat."""
     update: dict[str, Any] = {"calls": [record]}
     if record["status"] == "ok":
         update["results"] = {record["id"]: record["result"]}
+    if "tool_call_id" in task:
+        update["messages"] = [tool_message(record, task["tool_call_id"])]
     return update
 
 

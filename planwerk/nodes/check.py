@@ -26,6 +26,7 @@ from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState
+from planwerk.nodes.chat import plan_message, question_message
 from planwerk.nodes.common import (
     answer_check_for,
     builtin_specs,
@@ -121,7 +122,12 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     if parsed.ask_user is not None:
         question = parsed.ask_user.strip() or texts_for(profile_of(context)).default_clarification
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
-        return Command(update={**update, "pending_question": question}, goto="ask_user")
+        # The question is a message the moment it is asked: a chat UI draws the interrupt under it.
+        update |= {"pending_question": question, "messages": [question_message(question)]}
+        return Command(update=update, goto="ask_user")
+    if parsed.call_count:  # the chat's view of the plan: one tool call per planned call (planwerk.nodes.chat)
+        message = plan_message(parsed, texts_for(profile).progress_calls)
+        update |= {"messages": [message], "plan_message": message.id}
     return Command(update=update, goto="resolve_refs" if parsed.call_count else "finalize")
 
 

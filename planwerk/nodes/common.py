@@ -16,6 +16,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
 from planwerk.models.specs import PROFILE_MODEL
+from planwerk.nodes.chat import is_conversation
 from planwerk.profiles import Profile, get_profile
 from planwerk.tools.base import ToolSource, ToolSpec
 
@@ -109,12 +110,13 @@ def usage_of(reply: AIMessage, prompt: list[BaseMessage]) -> dict[str, float]:
 
 
 def history_before_question(state: AgentState) -> list[BaseMessage]:
-    """The conversation before the current question (earlier turns of the thread)."""
+    """The conversation before the current question (earlier turns of the thread): questions, answers and
+    questions asked back, without the progress, plan and tool messages a chat shows (:mod:`planwerk.nodes.chat`)."""
     messages = list(state.get("messages", []))
     for index in range(len(messages) - 1, -1, -1):
         if isinstance(messages[index], HumanMessage) and messages[index].text == state.get("question"):
-            return messages[:index]
-    return messages[:-1]
+            return [m for m in messages[:index] if is_conversation(m)]
+    return [m for m in messages[:-1] if is_conversation(m)]
 
 
 def reply_text(reply: Any) -> str:

@@ -11,6 +11,9 @@ from langgraph.runtime import Runtime
 from planwerk.events import StartEvent
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
+from planwerk.nodes.chat import progress_message
+from planwerk.nodes.common import context_of, profile_of
+from planwerk.prompts.texts import texts_for
 
 MAX_QUESTION_CHARS = 8_000
 """Longer questions are rejected: they would crowd out the tools and the context in a small model's window."""
@@ -60,8 +63,10 @@ async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     # A question rejected earlier stays in the conversation (the input was stored before this node refused it);
     # a short marker replaces it, so later checkpoints do not copy it (a 1 MB question did, into every one).
     markers = oversized_earlier_questions(state)
+    # A chat shows this at once; the plan, the calls and the answer follow as messages (planwerk.nodes.chat).
+    progress = progress_message(texts_for(profile_of(context_of(runtime))).progress_planning)
     return {
-        **({"messages": markers} if markers else {}),
+        "messages": [*markers, progress],
         "question": question,
         "user": {**{k: v for k, v in state.get("user", {}).items() if k != "raw"}, "raw": question},
         "hits": [],
@@ -78,5 +83,6 @@ async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         "attempts": 0,
         "answer": None,
         "pending_question": None,
+        "plan_message": None,
         "started_at": time.time(),
     }

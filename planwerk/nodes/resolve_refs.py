@@ -23,6 +23,7 @@ from planwerk.execution import result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, CallInput, CallTask
+from planwerk.nodes.chat import tool_call_id, tool_message, with_resolved_args
 from planwerk.nodes.common import context_of, profile_of
 from planwerk.prompts.texts import PromptTexts, texts_for
 
@@ -76,6 +77,8 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
     unresolved: list[CallRecord] = []
     index = state.get("next_step", 0)
     limits = ArgumentLimits(max_bytes=context_of(runtime).max_argument_bytes)
+    message_id = state.get("plan_message")
+    messages: list[Any] = []  # the chat's view: a failed call's tool message, the plan with resolved arguments
     while index < len(plan.steps):
         ready, failed = resolve_step(
             plan,
@@ -88,6 +91,8 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
         for record in failed:
             runtime.stream_writer(result_event(record))
         unresolved.extend(failed)
+        if message_id is not None:
+            messages += [tool_message(record, tool_call_id(message_id, record["id"])) for record in failed]
         index += 1
         if ready:
             runtime.stream_writer(StepEvent(event="step", index=index - 1, calls=[call.id for call in ready]))
@@ -102,7 +107,13 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
                 task = CallTask(id=call.id, tool=call.tool, step=call.step, args=call.args, approval=approval)
                 if approval and origins:
                     task["origins"] = origins
+                if message_id is not None:
+                    task["tool_call_id"] = tool_call_id(message_id, call.id)
                 sends.append(Send("call_tool", CallInput(call=task)))
+            resolved = with_resolved_args(state.get("messages", []), message_id, {c.id: c.args for c in ready})
             update: dict[str, Any] = {"calls": unresolved, "next_step": index}
+            if resolved is not None or messages:
+                update["messages"] = [*messages, *([resolved] if resolved is not None else [])]
             return Command(update=update, goto=sends)
-    return Command(update={"calls": unresolved, "next_step": index}, goto="verify")
+    update = {"calls": unresolved, "next_step": index}
+    return Command(update={**update, "messages": messages} if messages else update, goto="verify")

@@ -14,6 +14,7 @@ from planwerk.core.vote import vote
 from planwerk.events import AskUserEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
+from planwerk.nodes.chat import question_message
 from planwerk.nodes.common import context_of, profile_of
 from planwerk.profiles import PlanFormat
 from planwerk.prompts.render import render_result
@@ -45,6 +46,7 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         question = texts.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         update["pending_question"] = question
+        update["messages"] = [question_message(question)]  # asked now: a chat UI draws the interrupt under it
     elif outcome.decision == "give_up":
         update["plan_errors"] = outcome.reason.splitlines()
     return update

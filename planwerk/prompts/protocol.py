@@ -167,6 +167,12 @@ EXTRACTED_ORIGIN = "{argument} = {value} stammt aus {extract} (gelesen aus {sour
 APPROVAL_QUESTION = "{tool} ausführen mit {args}? Antworte mit approve, reject oder edit (neue Argumente)."
 """The sentence an approval interrupt shows a person."""
 
+PROGRESS_PLANNING = "Einen Moment, ich plane die nötigen Schritte …"
+"""The chat's first sign of a run (an AI message before the planner runs)."""
+
+PROGRESS_CALLS = "Ich rufe auf: {tools}"
+"""The text of the AI message that carries the plan's tool calls; takes ``{tools}``."""
+
 REJECTED_CALL = "{tool}: abgelehnt{reason}"
 """The call log's error text for a call a person rejected (``reason`` is empty or ``": <why>"``)."""
 

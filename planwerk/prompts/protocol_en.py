@@ -153,6 +153,12 @@ EXTRACTED_ORIGIN = "{argument} = {value} comes from {extract} (read from {source
 APPROVAL_QUESTION = "Run {tool} with {args}? Answer approve, reject or edit (new arguments)."
 """The sentence an approval interrupt shows a person."""
 
+PROGRESS_PLANNING = "One moment, planning the steps …"
+"""The chat's first sign of a run (an AI message before the planner runs)."""
+
+PROGRESS_CALLS = "Calling: {tools}"
+"""The text of the AI message that carries the plan's tool calls; takes ``{tools}``."""
+
 REJECTED_CALL = "{tool}: rejected{reason}"
 """The call log's error text for a call a person rejected (``reason`` is empty or ``": <why>"``)."""
 

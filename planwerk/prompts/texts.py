@@ -83,6 +83,10 @@ class PromptTexts:
     """Takes ``{tool}`` and ``{args}``."""
     rejected_call: str
     """Takes ``{tool}`` and ``{reason}``."""
+    progress_planning: str
+    """The chat's first sign of a run: an AI message the moment a question is taken, before the planner runs."""
+    progress_calls: str
+    """Takes ``{tools}``: the text of the AI message that carries the plan's ``tool_calls``."""
     zero_shot_chain: str
     """Takes ``{first}`` and ``{second}``: the question of a two-call example built from the tools."""
     zero_shot_with_values: str

@@ -59,6 +59,7 @@ from mcp.types import (
 from pydantic import FileUrl
 
 from planwerk.core.elicitation import ElicitationAnswerError, describe_form, parse_elicitation_answer
+from planwerk.core.hitl import DecisionError, hitl_request, is_decision, read_decision
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,15 @@ class ElicitationRequest:
         }
         if self.url is not None:
             payload["url"] = self.url
-        return payload
+        # A chat UI's view: a form is edited (its fields with their defaults) or declined; a URL request is
+        # accepted (the person went there) or declined.
+        properties = (self.schema or {}).get("properties") or {}
+        fields = {
+            name: spec.get("default", "") if isinstance(spec, Mapping) else "" for name, spec in properties.items()
+        }
+        allowed: tuple[Any, ...] = ("edit", "reject") if fields else ("approve", "reject")
+        description = self.message if self.url is None else f"{self.message}\n{self.url}"
+        return {**payload, **hitl_request(tool, fields, description, allowed)}
 
 
 @dataclass(eq=False)
@@ -456,14 +465,36 @@ def answer_by_interrupt(
     payload = request.interrupt_payload(call_id, tool)
     for _ in range(MAX_ELICITATION_ASKS):
         try:
-            checked = parse_elicitation_answer(interrupt(payload), request.schema)
-        except ElicitationAnswerError as error:
+            checked = parse_elicitation_answer(elicitation_answer(interrupt(payload), request.schema), request.schema)
+        except (ElicitationAnswerError, DecisionError) as error:
             payload = {**payload, "error": str(error)}
             continue
         content = dict(checked.content) if checked.content is not None else None
         return ElicitResult(action=checked.action, content=content)
     log.warning("no usable answer to the elicitation of %s (call %s); answered cancel", tool, call_id)
     return ElicitResult(action="cancel")
+
+
+def elicitation_answer(answer: Any, schema: Mapping[str, Any] | None) -> Any:
+    """A chat UI's decision (:mod:`planwerk.core.hitl`) as an elicitation answer: ``edit`` accepts the edited
+    fields (a UI sends every field as text: numbers and booleans are read by the schema, as a model's arguments
+    are), ``approve`` accepts, ``reject`` declines; any other answer is returned as it is."""
+    if not is_decision(answer):
+        return answer
+    decision = read_decision(answer)
+    if decision.type == "approve":
+        return {"action": "accept"}
+    if decision.type == "reject":
+        return {"action": "decline"}
+    if decision.type == "respond":
+        return decision.message
+    from planwerk.tools.repair import repair_arguments
+
+    # A field the person left empty was left out (the form shows every field, filled or not).
+    required = set((schema or {}).get("required") or ())
+    content = {k: v for k, v in decision.args.items() if v != "" or k in required}
+    content = repair_arguments(schema, content) if schema else content
+    return {"action": "accept", "content": content}
 
 
 TaskSupport = Literal["forbidden", "optional", "required"]

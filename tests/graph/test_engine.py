@@ -230,14 +230,23 @@ async def test_the_chat_stream_shows_only_the_answer_once(
     graph = build_graph(Deps(chat_model=model, tools=travel_tools()), checkpointer=checkpointer)
     config = {"configurable": {"thread_id": "m"}}
     chunks: dict[str, str] = {}
+    tool_calls, tool_results = [], []
     async for message, _ in graph.astream(
         {"messages": [("user", QUESTION)]}, config, context=Context(today="2026-11-22"), stream_mode="messages"
     ):
         if message.type in ("ai", "AIMessageChunk"):
             chunks[message.id] = chunks.get(message.id, "") + str(message.content)
-    assert list(chunks.values()) == ["Heute 17 °C in Barcelona."]  # no plan JSON, and the answer once
+            tool_calls += message.tool_calls
+        elif message.type == "tool":
+            tool_results.append(message)
+    # The progress text, the plan (its tool calls) and the answer once: no plan JSON, no rejected answer.
+    progress, plan, answer = chunks.values()
+    assert progress == "Einen Moment, ich plane die nötigen Schritte …" and plan == "Ich rufe auf: geocode, get_weather"
+    assert answer == "Heute 17 °C in Barcelona."
+    assert [c["name"] for c in tool_calls] == ["geocode", "get_weather"]
+    assert [m.tool_call_id for m in tool_results] == [c["id"] for c in tool_calls]
     state = await graph.aget_state(config)
-    assert state.values["messages"][-1].id == next(iter(chunks))  # the stored answer has the streamed id
+    assert state.values["messages"][-1].id == list(chunks)[-1]  # the stored answer has the streamed id
     assert isinstance(AIMessageChunk(content=""), AIMessageChunk)
 
 

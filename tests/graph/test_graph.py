@@ -144,7 +144,10 @@ async def test_ask_user_interrupts_and_resumes_with_the_answer(checkpointer: Bas
     assert second.answer == "In Barcelona 17 °C."
     assert log[0] == ("geocode", {"destination": "Barcelona"})
     assert state["user"]["answer"] == "Barcelona"
-    assert [m.type for m in state["messages"]] == ["human", "ai", "human", "ai"]
+    # The question is stored when asked (before the answer), then the plan's tool calls, their results, the answer.
+    assert [m.type for m in state["messages"]] == ["human", "ai", "ai", "human", "ai", "tool", "tool", "ai"]
+    assert state["messages"][2].content == first.question and state["messages"][3].content == "Barcelona"
+    assert [c["name"] for c in state["messages"][4].tool_calls] == ["geocode", "get_weather"]
 
 
 async def test_second_question_sees_the_first_and_history_is_trimmed(checkpointer: BaseCheckpointSaver) -> None:
@@ -163,10 +166,14 @@ async def test_second_question_sees_the_first_and_history_is_trimmed(checkpointe
         state = await planwerk.state("conv")
     second_prompt = [m.content for m in model.prompts[2]]
     assert QUESTION in second_prompt and "Heute 17 °C." in second_prompt
+    # The chat's progress, plan and tool messages stay out of the planner's history: questions and answers only.
+    assert [m.type for m in model.prompts[2][-3:-1]] == ["human", "ai"] and not any(
+        m.type == "tool" or getattr(m, "tool_calls", None) for m in model.prompts[2]
+    )
     third_prompt = [m.content for m in model.prompts[3]]
     assert QUESTION not in third_prompt  # trimmed to the window before reaching the model …
     assert "Und ist das warm genug für den Strand?" in third_prompt
-    assert len(state["messages"]) == 6  # … never in the checkpoint
+    assert len(state["messages"]) == 12  # … never in the checkpoint (3 turns: 6 + 3 + 3 messages)
 
 
 async def test_prompt_has_persona_date_catalog_and_a_matching_example(checkpointer: BaseCheckpointSaver) -> None:
