@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # LangChain's agent-chat-ui, as a user runs it, for the real-browser test (tests/browser): the app's source is
 # vendored in third_party/agent-chat-ui (langchain-ai/agent-chat-ui at the commit below, MIT), its packages come
-# from npm pinned by its own pnpm-lock.yaml, and it is built for production into .chat-ui/app (ignored by git).
+# from npm pinned by its own pnpm-lock.yaml, and it is built for production into a cache outside the clone
+# ($PLANWERK_CHAT_UI, default ~/.cache/planwerk/chat-ui), so a fresh clone on the same machine (CI) reuses it.
 # Debian's Chromium (and the Inter font the app asks for) come from apt; Playwright drives that Chromium, so no
 # browser is downloaded. Idempotent: rebuilds only when the vendored app or this script changed; prints what it
 # installs and how long each part took.
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/../.."
 CHAT_UI_COMMIT=fdc87e65307581b02898d33c62b3f285e56bd85b # third_party/agent-chat-ui/NOTICE.md says the same
 PNPM_VERSION=10.5.1                                      # the app's own "packageManager"
 SRC=third_party/agent-chat-ui
-OUT=${PLANWERK_CHAT_UI:-.chat-ui}
+OUT=${PLANWERK_CHAT_UI:-${XDG_CACHE_HOME:-$HOME/.cache}/planwerk/chat-ui}
 APT_PACKAGES=(chromium fonts-inter)
 INTER_FONT=/usr/share/fonts/opentype/inter/Inter-Regular.otf
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 NEXT_TELEMETRY_DISABLED=1

@@ -1,9 +1,9 @@
 """The real-browser test's servers: agent-chat-ui's production build (``next start``), ``langgraph dev`` and Debian's
 Chromium driven by Playwright (``executable_path``: no browser is downloaded).
 
-``scripts/setup.d/60-chat-ui.sh`` installs Chromium and builds the app into ``.chat-ui/app``. Without them the tests
-skip and say how to get them, except in CI (``CI`` set), where a missing piece fails them: a green CI must not hide a
-setup step that did not run.
+``scripts/setup.d/60-chat-ui.sh`` installs Chromium and builds the app into ``~/.cache/planwerk/chat-ui/app``
+(``PLANWERK_CHAT_UI``). Without them the tests skip and say how to get them, except in CI (``CI`` set), where a
+missing piece fails them: a green CI must not hide a setup step that did not run.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ import httpx
 import pytest
 
 from tests.ports import start_server
-from tests.serving.conftest import ROOT, DevServer
+from tests.serving.conftest import DevServer
 
-APP = Path(os.environ.get("PLANWERK_CHAT_UI", ROOT / ".chat-ui")) / "app"
-"""Where the setup script built agent-chat-ui."""
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+APP = Path(os.environ.get("PLANWERK_CHAT_UI") or CACHE / "planwerk" / "chat-ui") / "app"
+"""Where the setup script built agent-chat-ui (outside the clone: CI's fresh clones reuse the build)."""
 SCREENSHOTS_ENV = "PLANWERK_SCREENSHOTS"
 """A folder to keep each step's screenshot in (docs/chat-ui refreshes the docs); unset: the test's temp folder."""
 START_TIMEOUT_S = 60.0

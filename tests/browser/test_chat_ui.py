@@ -20,7 +20,7 @@ from tests.serving.conftest import DevServer, add, plan, write_math_config, writ
 expect = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[dev]' brings playwright").expect
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-VIEWPORT = {"width": 960, "height": 960}
+VIEWPORT = {"width": 1280, "height": 960}
 MESSAGE_BOX = "Type your message..."
 """The placeholder of agent-chat-ui's message box."""
 WAIT_MS = 120_000
@@ -143,6 +143,9 @@ def test_an_ask_back_and_an_approval_are_answered_in_the_ui(
     page.get_by_role("button", name="Submit").wait_for()
     page.screenshot(path=screenshots / "3-ask-back.png")
     assert page.get_by_text(question, exact=True).count() >= 1
+    # After a reload (the thread's id is in the URL) the form is drawn again and still answers.
+    page.reload()
+    page.get_by_role("button", name="Submit").wait_for()
     client.assistants.update(aid, context=run_context(tmp_path, "plans", [plan(add("s", 2, 3))], profile))
     page.locator(f"textarea:not([placeholder='{MESSAGE_BOX}'])").fill("3")
     page.get_by_role("button", name="Submit").click()
