@@ -87,11 +87,12 @@ class PlanEvent(_Tagged):
 
 
 class ReplanEvent(_Tagged):
-    """The planner is asked again: its reply was rejected (``check``) or calls failed (``verify``)."""
+    """The planner is asked again: its reply was rejected (``check``) or calls failed (``verify``); ``ask_user``:
+    its plan needed a value nobody gave, and the user is asked instead."""
 
     event: Literal["replan"]
     reason: str
-    decision: Literal["rejected", "self_correct", "replan"]
+    decision: Literal["rejected", "self_correct", "replan", "ask_user"]
     attempt: int
 
 

@@ -181,6 +181,18 @@ def place_problems(
     return problems
 
 
+def place_not_given(
+    problems: Sequence[PlaceProblem], *, question: str, conversation: Iterable[str], gazetteer: Gazetteer
+) -> bool:
+    """Whether ``problems`` say that a place is a value nobody gave: every problem is an invented place and
+    neither the question nor any other source names a place at all. Then a plan for another place is a guess
+    too; the user is asked instead of the planner (a small model replaced one invented city by the next, three
+    attempts in a row)."""
+    if not problems or any(problem.kind != "invented" for problem in problems):
+        return False
+    return not any(find_places(text, gazetteer) for text in (question, *conversation))
+
+
 def _unplanned(claims: Iterable[PlaceClaim], planned: Sequence[tuple[str, _Mention]]) -> list[PlaceClaim]:
     """The ``claims`` (places a text names) that none of the ``planned`` places is: neither one of their cities
     nor all of their words."""

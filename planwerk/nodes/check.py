@@ -78,6 +78,15 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     if not problems and parsed is not None and attempts < context.max_plan_attempts:
         problems = await asyncio.to_thread(_empty_plan, parsed, state, context, deps)
         questioned = bool(problems)
+    if problems and checked.ask is not None and not state.get("clarifications"):
+        # The plan invented a value nobody gave: planning again invents the next one; the user is asked.
+        runtime.stream_writer(
+            ReplanEvent(event="replan", reason="\n".join(problems), decision="ask_user", attempt=attempts)
+        )
+        runtime.stream_writer(AskUserEvent(event="ask_user", question=checked.ask))
+        update = {"plan": None, "reply": None, "replies": None, "candidates": None, "plan_errors": problems}
+        update |= {"pending_question": checked.ask, "messages": [question_message(checked.ask)]}
+        return Command(update=update, goto="ask_user")
     if problems:
         runtime.stream_writer(
             ReplanEvent(event="replan", reason="\n".join(problems), decision="rejected", attempt=attempts)
@@ -145,6 +154,8 @@ class Checked:
     """Place arguments in the genitive ("Barcelonas") that were written as the city's name."""
     substituted: tuple[Substitution, ...] = ()
     """The one place the plan invented (an example's city), replaced by the one it left out."""
+    ask: str | None = None
+    """What to ask the user instead of planning again: the plan needs a value (a place) nobody gave."""
 
 
 async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -> Checked:
@@ -178,7 +189,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
             return await asyncio.to_thread(_named, Checked(plan, [], reordered, substituted=(substitution,)), state)
     if not found:
         return await asyncio.to_thread(_named, Checked(candidate, [], reordered), state)
-    return Checked(candidate, [place_text(p, texts) for p in found], reordered)
+    ask = texts.place_not_given if await asyncio.to_thread(_place_not_given, state, found) else None
+    return Checked(candidate, [place_text(p, texts) for p in found], reordered, ask=ask)
 
 
 def parse_reply(text: str, plan_format: PlanFormat, specs: Mapping[str, ToolSpec]) -> Plan:
@@ -323,6 +335,15 @@ def _side_effects(plan: Plan, deps: Deps, context: Context) -> bool:
         if (spec is not None and spec.destructive) or call.name in profile.approve:
             return True
     return False
+
+
+def _place_not_given(state: AgentState, found: list[PlaceProblem]) -> bool:
+    from planwerk.core.scope import place_not_given
+    from planwerk.places import default_gazetteer
+
+    return place_not_given(
+        found, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
+    )
 
 
 def place_check(state: AgentState, plan: Plan) -> list[PlaceProblem]:

@@ -103,6 +103,9 @@ MISSING_PLACE = (
 )
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 
+PLACE_NOT_GIVEN = "Für welchen Ort? Deine Frage nennt keinen, und ich rate keinen."
+"""Asked back when a plan needs a place that neither the question nor the conversation names."""
+
 SERVERS_DOWN = (
     "Nicht verfügbar (MCP-Server ausgefallen): {servers}. Ihre Werkzeuge fehlen in der Liste; plane ohne sie "
     "oder beantworte die Frage mit dem, was verfügbar ist."

@@ -91,6 +91,9 @@ INVENTED_NUMBER = (
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 
+PLACE_NOT_GIVEN = "For which place? Your question names none, and I will not guess one."
+"""Asked back when a plan needs a place that neither the question nor the conversation names."""
+
 SERVERS_DOWN = (
     "unavailable (MCP server down): {servers}. Their tools are missing from the list; plan without them or answer "
     "with what is available."

@@ -52,6 +52,8 @@ class PromptTexts:
     invented_place: str
     """Takes ``{place}`` and ``{call}``."""
     missing_place: str
+    place_not_given: str
+    """What the user is asked when a plan needs a place that neither the question nor the conversation names."""
     """Takes ``{place}``."""
     invented_number: str
     """Takes ``{call}``, ``{argument}`` and ``{value}``: a precise literal no source contains."""

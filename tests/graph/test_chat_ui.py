@@ -1,0 +1,175 @@
+"""What a chat UI (agent-chat-ui) sees and sends: messages the LangChain way and interrupts in the HITL schema.
+
+In-process with the memory checkpointer; the same shapes through the real ``langgraph dev`` are in
+tests/serving/test_chat_ui_server.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from planwerk.core.hitl import DecisionError, HumanDecision, read_decision
+from planwerk.graph.builder import PendingInterruptError, build_graph
+from planwerk.graph.context import Context
+from planwerk.graph.deps import Deps
+from planwerk.models.replay import ReplayChatModel
+from planwerk.tools.client_features import elicitation_answer
+from tests.graph.test_engine import READ, WRITE, notes
+from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools
+
+ASK = json.dumps({"ask_user": "Für welche Stadt möchtest du das Wetter wissen?"})
+BY_ANSWER = plan_json([{**GEO, "arguments": {"destination": {"$ref": "user.answer"}}}], [WEATHER])
+
+
+def edit(action: str, **args: Any) -> dict[str, Any]:
+    """A chat UI's edit decision, as agent-chat-ui sends it."""
+    return {"decisions": [{"type": "edit", "edited_action": {"name": action, "args": args}}]}
+
+
+def assert_hitl(value: dict[str, Any], name: str, allowed: list[str]) -> None:
+    """``value`` is drawn by agent-chat-ui (its isAgentInboxInterruptSchema) as one action with ``allowed``."""
+    [request] = value["action_requests"]
+    assert request["name"] == name and isinstance(request["args"], dict) and request["description"]
+    assert value["review_configs"] == [{"action_name": name, "allowed_decisions": allowed}]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        edit("ask_user", answer="Barcelona"),
+        [{"type": "response", "args": "Barcelona"}],  # agent-inbox's free-text form
+        "Barcelona",  # the SDK's and the Python API's plain form
+    ],
+    ids=["hitl-edit", "agent-inbox-response", "plain"],
+)
+async def test_a_question_asked_back_is_a_message_when_asked_and_a_ui_answer_resumes_it(answer: Any) -> None:
+    log: list = []
+    model = ReplayChatModel.of([ASK, BY_ANSWER, "In Barcelona 17 °C."] * 2)
+    graph = build_graph(Deps(chat_model=model, tools=travel_tools(log)), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "ask"}}
+    context = Context(today="2026-11-22")
+    for _ in range(2):  # in any turn: the second question of the thread asks back too
+        first = await graph.ainvoke({"messages": [("user", "Wie ist das Wetter heute?")]}, config, context=context)
+        [pending] = first["__interrupt__"]
+        assert_hitl(pending.value, "ask_user", ["edit"])
+        assert pending.value["action_requests"][0]["args"] == {"answer": ""}
+        # The question is the last message while the thread waits: agent-chat-ui draws the interrupt under it.
+        last = (await graph.aget_state(config)).values["messages"][-1]
+        assert (last.type, last.content) == ("ai", "Für welche Stadt möchtest du das Wetter wissen?")
+        done = await graph.ainvoke(Command(resume=answer), config, context=context)
+        assert done["answer"] == "In Barcelona 17 °C."
+        assert log[-2] == ("geocode", {"destination": "Barcelona"})
+        # The plan message shows the arguments as resolved once the step ran ({"$ref": "user.answer"} before).
+        plan = next(m for m in reversed(done["messages"]) if getattr(m, "tool_calls", None))
+        assert plan.tool_calls[0]["args"] == {"destination": "Barcelona"}
+    types = [m.type for m in (await graph.aget_state(config)).values["messages"]]
+    assert types == ["human", "ai", "ai", "human", "ai", "tool", "tool", "ai"] * 2
+
+
+async def test_an_empty_ui_answer_is_asked_again_naming_the_field() -> None:
+    graph = build_graph(Deps(chat_model=ReplayChatModel.of([ASK]), tools=travel_tools()), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "empty"}}
+    await graph.ainvoke({"messages": [("user", "Wie ist das Wetter heute?")]}, config)
+    again = await graph.ainvoke(Command(resume=edit("ask_user", answer="  ")), config)
+    [pending] = again["__interrupt__"]
+    assert 'the answer is empty; fill in "answer"' in pending.value["error"]
+
+
+async def test_an_approval_is_drawn_with_its_call_and_answered_with_ui_decisions() -> None:
+    log: list = []
+    replies = [plan_json([WRITE], [READ]), "Gespeichert.", plan_json([WRITE]), "Nicht gespeichert."]
+    graph = build_graph(Deps(chat_model=ReplayChatModel.of(replies), tools=notes(log)), checkpointer=InMemorySaver())
+    edited = {"configurable": {"thread_id": "edit"}}
+    first = await graph.ainvoke({"messages": [("user", "Speichere hallo unter k.")]}, edited)
+    [pending] = first["__interrupt__"]
+    assert_hitl(pending.value, "write_note", ["approve", "edit", "reject"])
+    assert pending.value["action_requests"][0]["args"] == {"key": "k", "text": "hallo"} and log == []
+    plan = (await graph.aget_state(edited)).values["messages"][-1]
+    assert [call["name"] for call in plan.tool_calls] == ["write_note", "read_note"]  # drawn under the plan
+    done = await graph.ainvoke(Command(resume=edit("write_note", key="k", text="servus")), edited)
+    assert done["answer"] == "Gespeichert." and log[0] == ("write_note", {"key": "k", "text": "servus"})
+    tools = [m for m in done["messages"] if m.type == "tool"]
+    assert [m.tool_call_id for m in tools] == [call["id"] for call in plan.tool_calls]
+    assert '"servus"' in tools[1].content and all(m.status == "success" for m in tools)
+    assert [m.id for m in done["messages"]].count(plan.id) == 1  # the plan message is kept once
+
+    log.clear()
+    rejected = {"configurable": {"thread_id": "reject"}}
+    await graph.ainvoke({"messages": [("user", "Speichere hallo unter k.")]}, rejected)
+    decision = {"decisions": [{"type": "reject", "message": "lieber nicht"}]}
+    done = await graph.ainvoke(Command(resume=decision), rejected)
+    assert log == [] and done["calls"][-1]["kind"] == "rejected"
+    [tool] = [m for m in done["messages"] if m.type == "tool"]
+    assert tool.status == "error" and "lieber nicht" in tool.content
+
+
+async def test_a_ui_decision_for_a_thread_that_waits_for_nothing_is_refused() -> None:
+    model = ReplayChatModel.of([plan_json([GEO], [WEATHER]), "17 °C."])
+    graph = build_graph(Deps(chat_model=model, tools=travel_tools()), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "idle"}}
+    await graph.ainvoke({"messages": [("user", "Wie ist heute das Wetter in Barcelona?")]}, config)
+    with pytest.raises(PendingInterruptError, match="not waiting for an answer"):
+        await graph.ainvoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+
+
+def test_decisions_are_read_in_every_form_a_ui_sends() -> None:
+    assert read_decision({"decisions": [{"type": "approve"}]}) == HumanDecision("approve")
+    assert read_decision([{"type": "accept", "args": None}]) == HumanDecision("approve")
+    assert read_decision({"type": "ignore", "args": None}) == HumanDecision("reject")
+    assert read_decision({"type": "edit", "args": {"action": "t", "args": {"a": 1}}}) == HumanDecision(
+        "edit", args={"a": 1}
+    )
+    assert read_decision({"type": "reject", "message": "nein"}) == HumanDecision("reject", message="nein")
+    with pytest.raises(DecisionError, match="one decision is expected per interrupt, got 2"):
+        read_decision({"decisions": [{"type": "approve"}, {"type": "approve"}]})
+    with pytest.raises(DecisionError, match="unknown decision type 'maybe'"):
+        read_decision({"decisions": [{"type": "maybe"}]})
+    with pytest.raises(DecisionError, match='"edit" needs "edited_action"'):
+        read_decision({"decisions": [{"type": "edit"}]})
+
+
+def test_an_elicitation_form_edited_in_a_ui_is_read_by_its_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}, "note": {"type": "string"}},
+        "required": ["name"],
+    }
+    answer = elicitation_answer(edit("ask", name="Ada", age="36", note=""), schema)
+    assert answer == {"action": "accept", "content": {"name": "Ada", "age": 36}}  # text → integer; empty left out
+    assert elicitation_answer({"decisions": [{"type": "reject", "message": "x"}]}, schema) == {"action": "decline"}
+    assert elicitation_answer({"decisions": [{"type": "approve"}]}, None) == {"action": "accept"}
+    assert elicitation_answer("decline", schema) == "decline"  # the plain forms pass through
+
+
+async def test_a_plan_for_a_place_nobody_named_asks_back_in_one_attempt() -> None:
+    # "Wie wird heute das Wetter?" was planned for Sevilla three times by the packaged model, each plan rejected.
+    sevilla = plan_json([{**GEO, "arguments": {"destination": "Sevilla"}}], [WEATHER])
+    model = ReplayChatModel.of([sevilla, BY_ANSWER, "In Barcelona 17 °C."])
+    log: list = []
+    graph = build_graph(Deps(chat_model=model, tools=travel_tools(log)), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "nowhere"}}
+    context = Context(today="2026-11-22")
+    first = await graph.ainvoke({"messages": [("user", "Wie wird heute das Wetter?")]}, config, context=context)
+    [pending] = first["__interrupt__"]
+    assert pending.value["question"] == "Für welchen Ort? Deine Frage nennt keinen, und ich rate keinen."
+    assert model.calls == 1 and log == []  # one plan attempt, nothing called for the invented place
+    done = await graph.ainvoke(Command(resume=edit("ask_user", answer="Barcelona")), config, context=context)
+    assert done["answer"] == "In Barcelona 17 °C." and log[0] == ("geocode", {"destination": "Barcelona"})
+
+
+async def test_a_plan_that_invents_a_place_beside_a_named_one_is_planned_again() -> None:
+    # The question names a place: an invented second one is a planning slip, not a missing value.
+    both = plan_json([GEO, {**GEO, "id": "geo2", "arguments": {"destination": "Sevilla"}}], [WEATHER])
+    model = ReplayChatModel.of([both, plan_json([GEO], [WEATHER]), "Heute 17 °C in Barcelona."])
+    graph = build_graph(Deps(chat_model=model, tools=travel_tools()), checkpointer=InMemorySaver())
+    done = await graph.ainvoke(
+        {"messages": [("user", "Wie ist heute das Wetter in Barcelona?")]},
+        {"configurable": {"thread_id": "named"}},
+        context=Context(today="2026-11-22"),
+    )
+    assert "__interrupt__" not in done and model.calls == 3
