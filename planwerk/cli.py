@@ -342,7 +342,15 @@ def state(
 
     async def main() -> None:
         values = await read_state(thread, db=_threads_db(db))  # checkpoints only: no MCP server, no model
-        values["messages"] = [{"role": m.type, "content": m.content} for m in values.get("messages", [])]
+        # The plan's message names its calls (the chat's tool-call view); each call's result is a "tool" message.
+        values["messages"] = [
+            {
+                "role": m.type,
+                "content": m.content,
+                **({"tool_calls": calls} if (calls := getattr(m, "tool_calls", None)) else {}),
+            }
+            for m in values.get("messages", [])
+        ]
         _json_line(values)
 
     _run(main)

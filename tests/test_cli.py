@@ -124,7 +124,9 @@ def test_ask_json_prints_one_event_per_line(home: Path, math_config: Path) -> No
     state = runner.invoke(["state", "--thread", "cli-1"])
     assert state.exit_code == 0, state.output
     values = json.loads(state.stdout)
-    assert [m["role"] for m in values["messages"]] == ["human", "ai"]
+    # The question, the progress text, the plan (its tool calls), one tool message per call, the answer.
+    assert [m["role"] for m in values["messages"]] == ["human", "ai", "ai", "tool", "tool", "ai"]
+    assert [c["name"] for c in values["messages"][2]["tool_calls"]] == ["add", "multiply"]
     assert values["results"]["var_2"] == {"result": 126}
 
 
@@ -293,7 +295,8 @@ def test_chat_keeps_one_thread_and_asks_back(home: Path, math_config: Path) -> N
     assert "thread c1" in done.stdout
     assert "126." in done.stdout and "Womit soll ich 42 multiplizieren?" in done.stdout and "84." in done.stdout
     state = json.loads(runner.invoke(["state", "--thread", "c1"]).stdout)
-    assert [m["role"] for m in state["messages"]] == ["human", "ai", "human", "ai", "human", "ai"]
+    talk = [m for m in state["messages"] if m["role"] != "tool" and "tool_calls" not in m]
+    assert [m["role"] for m in talk] == ["human", "ai", "ai", "human", "ai", "ai", "human", "ai"]  # with progress
 
 
 def test_ask_json_shows_the_retrieval_of_the_razepato_question(home: Path, math_config: Path) -> None:

@@ -137,7 +137,8 @@ async def test_read_state_reads_checkpoints_only(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(planwerk.tools.mcp, "open_tools", Forbidden("open_tools"))
     monkeypatch.setattr(subprocess, "Popen", Forbidden("subprocess.Popen"))
     values = await read_state("t1", db=db)
-    assert [m.type for m in values["messages"]] == ["human", "ai"] and values["answer"] == "Hallo zurück."
+    # The question, the progress text a chat shows at once, the answer.
+    assert [m.type for m in values["messages"]] == ["human", "ai", "ai"] and values["answer"] == "Hallo zurück."
     with pytest.raises(KeyError, match="unknown thread id 'nope'"):
         await read_state("nope", db=db)
     with pytest.raises(KeyError, match="unknown thread id 't1'"):
@@ -160,6 +161,7 @@ def test_state_command_starts_no_process_and_loads_no_model(tmp_path: Path, monk
     values = json.loads(result.stdout)
     assert values["messages"] == [
         {"role": "human", "content": "Hallo?"},
+        {"role": "ai", "content": "Einen Moment, ich plane die nötigen Schritte …"},
         {"role": "ai", "content": "Hallo zurück."},
     ]
     assert popen.calls == 0

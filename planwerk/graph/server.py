@@ -155,10 +155,12 @@ def _app() -> Any:
     from starlette.middleware import Middleware
 
     from planwerk.graph.context_check import RunContextCheck
+    from planwerk.graph.disconnect import DisconnectDefault
 
     # The server applies this app's middleware to its own routes too: a context the operator does not allow is
-    # answered 422 when it is sent (planwerk.graph.context_check), before a run is queued.
-    return Starlette(lifespan=lifespan, middleware=[Middleware(RunContextCheck)])
+    # answered 422 when it is sent (planwerk.graph.context_check), before a run is queued; a streamed run whose
+    # client names no on_disconnect gets the operator's default, cancel (planwerk.graph.disconnect).
+    return Starlette(lifespan=lifespan, middleware=[Middleware(RunContextCheck), Middleware(DisconnectDefault)])
 
 
 app = _app()

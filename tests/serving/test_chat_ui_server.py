@@ -109,7 +109,9 @@ def ticks(log: Path) -> list[int]:
     return [int(line.split()[0]) for line in log.read_text(encoding="ascii").splitlines()] if log.exists() else []
 
 
-async def run_until_first_call(client: LangGraphClient, tmp_path: Path, name: str, on_disconnect: str) -> list[int]:
+async def run_until_first_call(
+    client: LangGraphClient, tmp_path: Path, name: str, on_disconnect: str | None
+) -> list[int]:
     """Start a run of five slow calls, one per step, drop the stream at the first call, and return the calls
     that ran once the run has ended."""
     log = tmp_path / f"{name}.log"
@@ -142,9 +144,26 @@ async def run_until_first_call(client: LangGraphClient, tmp_path: Path, name: st
     return ticks(log)
 
 
-async def test_a_disconnected_stream_with_on_disconnect_cancel_stops_its_run(server: DevServer, tmp_path: Path) -> None:
+async def test_a_disconnected_stream_stops_its_run_with_cancel_and_by_default(
+    server: DevServer, tmp_path: Path
+) -> None:
     client = sdk_client(server.url, timeout=120)
     cancelled = await run_until_first_call(client, tmp_path, "cancel", "cancel")
     assert len(cancelled) <= 1, cancelled  # at most the call in flight at the disconnect; no later step started
-    # The contrast (the server's own default): a run whose client disconnects goes on to the end.
+    # planwerk's default for a stream that names none (planwerk.graph.disconnect): cancel too.
+    by_default = await run_until_first_call(client, tmp_path, "default", None)
+    assert len(by_default) <= 1, by_default
+    # The contrast (the LangGraph server's own default): a run whose client disconnects goes on to the end.
     assert await run_until_first_call(client, tmp_path, "continue", "continue") == [0, 1, 2, 3, 4]
+
+
+def test_the_disconnect_default_fills_in_only_what_a_client_left_open() -> None:
+    from planwerk.graph.disconnect import default_mode, with_default
+
+    assert with_default({"input": {}}, "cancel") == {"input": {}, "on_disconnect": "cancel"}
+    assert with_default({"on_disconnect": None}, "cancel") == {"on_disconnect": "cancel"}
+    assert with_default({"on_disconnect": "continue"}, "cancel") is None  # the client's choice stands
+    assert with_default({"stream_resumable": True}, "cancel") is None  # it means to rejoin after a reload
+    assert default_mode({}) == "cancel" and default_mode({"PLANWERK_ON_DISCONNECT": "continue"}) == "continue"
+    with pytest.raises(ValueError, match="PLANWERK_ON_DISCONNECT='later' is not allowed; expected cancel or continue"):
+        default_mode({"PLANWERK_ON_DISCONNECT": "later"})

@@ -95,6 +95,8 @@ async def test_messages_tuple_carries_the_answer_once_and_no_plan(client: LangGr
             message, _metadata = part.data
             if message["type"] in ("ai", "AIMessageChunk"):
                 texts[message["id"]] = texts.get(message["id"], "") + str(message["content"])
-    assert list(texts.values()) == [ANSWER]  # the planner's JSON never appears; the answer not twice
+    # The progress text, the plan's message (its tool calls), the answer once; the planner's JSON never appears.
+    assert list(texts.values())[-1] == ANSWER and list(texts.values()).count(ANSWER) == 1 and len(texts) == 3
+    assert not any("{" in text for text in texts.values())
     state = await client.threads.get_state(thread["thread_id"])
-    assert state["values"]["messages"][-1]["id"] == next(iter(texts))
+    assert state["values"]["messages"][-1]["id"] == list(texts)[-1]

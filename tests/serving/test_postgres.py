@@ -76,7 +76,7 @@ async def test_python_session_resumes_on_a_new_connection(postgres_uri: str, mon
         state = await agent.state("pg-1")
     assert second.answer == "Barcelona liegt bei 41.38 N."
     assert log == [("geocode", {"destination": "Barcelona"})]
-    assert [m.type for m in state["messages"]] == ["human", "ai", "human", "ai"]
+    assert [m.type for m in state["messages"]] == ["human", "ai", "ai", "human", "ai", "tool", "ai"]
 
 
 async def test_dev_server_keeps_checkpoints_in_postgres(
