@@ -163,5 +163,22 @@ def test_an_ask_back_and_an_approval_are_answered_in_the_ui(
     assert page.get_by_text(answer, exact=True).count() == 1
     assert page.get_by_text("Tool Result: add").count() == 1
     assert page.get_by_role("button", name="Approve").count() == 0  # nothing left to decide
-    thread = client.threads.search()
-    assert [t["status"] for t in thread if t["metadata"].get("assistant_id") == aid] == ["idle"]
+
+    # The next turn asks back too: its form is drawn under the new question and answers the same way.
+    again = "Welche Zahl soll ich zu 5 addieren?"
+    client.assistants.update(aid, context=run_context(tmp_path, "again", [json.dumps({"ask_user": again})], profile))
+    send(page, "Und noch eine Zahl dazu.")
+    page.get_by_role("button", name="Submit").wait_for()
+    expect(page.get_by_text(again, exact=True).first).to_be_visible()
+    closing = "Gut, dann bleibt es dabei."
+    final = json.dumps({"steps": [], "final": closing})
+    client.assistants.update(aid, context=run_context(tmp_path, "closes", [final], profile))
+    page.locator(f"textarea:not([placeholder='{MESSAGE_BOX}'])").fill("keine")
+    page.get_by_role("button", name="Submit").click()
+    page.get_by_text(closing, exact=True).wait_for()
+    settled(page, api)
+    assert page.get_by_text(closing, exact=True).count() == 1
+    assert page.get_by_text(answer, exact=True).count() == 1  # the first turn's answer is still there, once
+    assert page.get_by_role("button", name="Submit").count() == 0
+    threads = [t for t in client.threads.search() if t["metadata"].get("assistant_id") == aid]
+    assert [t["status"] for t in threads] == ["idle"]
