@@ -88,7 +88,7 @@ def test_the_backend_choice(setting: str, device: str, installed: bool, expected
 def test_a_forced_backend_that_is_missing_or_unknown_is_refused() -> None:
     with pytest.raises(RuntimeError, match="35-llama-cpp-inprocess"):
         choose_local_backend("llama.cpp", device="cpu", llama_cpp_installed=False)
-    with pytest.raises(ValueError, match="expected auto, llama.cpp or transformers"):
+    with pytest.raises(ValueError, match=r"expected auto, llama\.cpp or transformers"):
         choose_local_backend("onnx", device="cpu", llama_cpp_installed=True)
 
 
