@@ -109,6 +109,10 @@ class StateCache:
         size = sum(len(entry.data) for entry in self._entries.values())
         return StateCacheStats(self.restores, self.prefix_builds, len(self._entries), size)
 
+    def clear(self) -> None:
+        """Drop every kept state."""
+        self._entries.clear()
+
     def put(self, state: CachedState) -> None:
         """Keep ``state`` (the newest); older entries go when a bound is passed."""
         self._entries.pop(state.tokens, None)
@@ -164,6 +168,11 @@ class LlamaCppRuntime:
         self._grammars: dict[str, Any] = {}
         self.last: Generation | None = None
         """The most recent generation (its finish reason and counts), for status and tests."""
+
+    @property
+    def prefix_cache(self) -> StateCache:
+        """The kept KV states (the name :class:`planwerk.models.hf.HFRuntime` gives its prefix cache)."""
+        return self.states
 
     # --- prompts -------------------------------------------------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:
@@ -262,9 +271,11 @@ class LlamaCppRuntime:
     def _prepare(self, ids: Sequence[int], prefix_ids: Sequence[int], use_cache: bool) -> int:
         """Put the best cached state into the context and make sure the static prefix is cached; the number of
         prompt tokens that need no evaluation."""
+        if not use_cache:  # a cold prompt: nothing kept, not even the context's last sequence
+            self.llama.reset()
+            self.llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+            return 0
         shared = common_prefix_length(self._context_tokens(), ids)
-        if not use_cache:
-            return shared
         state, length = self.states.best(ids)
         if state is not None and length > shared:
             self._restore(state)
