@@ -128,7 +128,9 @@ def run(spec: str, backends: tuple[str, ...], demo: bool, progress: Any = None) 
             command.append("--no-demo")
         done = subprocess.run(command, capture_output=True, text=True, timeout=3600, check=False)
         if done.returncode != 0:
-            results.append({"backend": backend, "error": done.stderr.strip().splitlines()[-1:] or ["failed"]})
+            error = (done.stderr.strip().splitlines() or ["failed"])[-1]
+            results.append({"backend": backend, "error": error})
+            say(f"{backend}: failed: {error}")
             continue
         figures = json.loads(done.stdout.strip().splitlines()[-1])
         limit = bandwidth * 1e9 / figures["weights_bytes"]
