@@ -162,7 +162,7 @@ def load_chat_model(spec: str | ModelSpec | None = "default") -> BaseChatModel:
     with lock:  # other specs load concurrently; the same spec waits for the first loader
         if key in _models:
             return _models[key]
-        model = _load(parsed, backend)
+        model = _load(parsed, backend) if backend else _load(parsed)
         with _registry_lock:
             _models[key] = model
         return model
