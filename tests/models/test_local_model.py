@@ -23,7 +23,9 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="session")
 def default_model() -> HFChatModel:
     """The packaged model; load_chat_model caches it per process, so other test modules share this load."""
-    model = load_chat_model("default")
+    with pytest.MonkeyPatch.context() as patch:  # this module tests the transformers path
+        patch.setenv("PLANWERK_LOCAL_BACKEND", "transformers")
+        model = load_chat_model("default")
     assert isinstance(model, HFChatModel)
     return model
 

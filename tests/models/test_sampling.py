@@ -80,7 +80,9 @@ def test_packaged_model_samples_a_different_plan_than_greedy_and_reproducibly() 
     from planwerk.core.plan_schema import plan_json_schema
     from planwerk.models.specs import load_chat_model
 
-    model = load_chat_model("default")
+    with pytest.MonkeyPatch.context() as patch:  # this module tests the transformers path
+        patch.setenv("PLANWERK_LOCAL_BACKEND", "transformers")
+        model = load_chat_model("default")
     assert isinstance(model, HFChatModel)
     specs = travel_specs({"geocode", "get_weather"})
     # Few tokens (the JSON stays unfinished): enough for the step description, where the replies part.

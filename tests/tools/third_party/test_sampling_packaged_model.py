@@ -28,7 +28,9 @@ def no_person(request: ElicitationRequest) -> Any:
 async def test_the_packaged_model_answers_a_sampling_request_within_the_token_cap() -> None:
     from planwerk.models.specs import load_chat_model
 
-    model = await asyncio.to_thread(load_chat_model, "default")
+    with pytest.MonkeyPatch.context() as patch:  # the transformers path (the llama.cpp one has its own tests)
+        patch.setenv("PLANWERK_LOCAL_BACKEND", "transformers")
+        model = await asyncio.to_thread(load_chat_model, "default")
     assert isinstance(model, HFChatModel)
 
     async def the_model() -> HFChatModel:

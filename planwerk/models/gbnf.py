@@ -1,0 +1,112 @@
+"""Grammars for llama.cpp's constrained sampling (GBNF): from a JSON schema, and from planwerk's EBNF grammars.
+
+- A JSON schema goes through llama.cpp's own converter (``llama_cpp.llama_grammar.json_schema_to_gbnf``), with one
+  repair: the converter takes any key ``$ref`` as a schema reference, also where it is a property *name*, as in the
+  plan schema's ``{"$ref": "<id>.<field>"}`` value objects (it fails with ``TypeError: unhashable type``). Property
+  names starting with ``$`` are renamed to placeholders before the conversion and put back into the grammar's
+  string literals after it (rule names keep the placeholder, which is a valid rule name). And one more: for a
+  regex ``pattern`` the converter writes escapes such as ``\\.`` that llama.cpp's parser refuses ("unknown
+  escape"); they become the plain character.
+- planwerk's EBNF grammars (:mod:`planwerk.core.expression_grammar`, :mod:`planwerk.core.answers.grammar`) are
+  written in the dialect xgrammar and GBNF share, so they pass unchanged; :func:`ebnf_gbnf` only checks the one
+  thing that differs (GBNF rule names are letters, digits and dashes).
+
+Whether llama.cpp accepts a grammar is checked where a vocabulary exists (:mod:`planwerk.models.llamacpp`): its
+parser reports an error and returns no sampler, which must never reach the sampler chain.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_PLACEHOLDER = "pwdollar{index}x"
+_RULE_NAME = re.compile(r"^\s*([^\s:]+)\s*::=", re.MULTILINE)
+_GBNF_RULE_NAME = re.compile(r"^[A-Za-z0-9-]+$")
+_UNKNOWN_ESCAPE = re.compile(r"\\(.)")
+_GBNF_ESCAPES = frozenset('xuUtrn\\"[]')
+_DOLLAR_NAME = re.compile(r"^\$[A-Za-z0-9_]+$")
+
+
+class GrammarConversionError(ValueError):
+    """A schema or grammar that llama.cpp's GBNF cannot express (what was wrong, and what is expected)."""
+
+
+def _rename_dollar_properties(node: Any, names: dict[str, str]) -> Any:
+    """``node`` with every property name that starts with ``$`` replaced by a placeholder (recorded in ``names``:
+    placeholder → original), in ``properties`` and the ``required`` lists beside them."""
+    if isinstance(node, list):
+        return [_rename_dollar_properties(item, names) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    renamed = {value: key for key, value in names.items()}
+
+    def placeholder(name: str) -> str:
+        if not name.startswith("$"):
+            return name
+        if not _DOLLAR_NAME.match(name):
+            raise GrammarConversionError(f"property name {name!r}: expected '$' and letters, digits or '_' after it")
+        if name not in renamed:
+            key = _PLACEHOLDER.format(index=len(names))
+            names[key] = name
+            renamed[name] = key
+        return renamed[name]
+
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, Mapping):
+            out[key] = {placeholder(name): _rename_dollar_properties(sub, names) for name, sub in value.items()}
+        elif key == "required" and isinstance(value, list):
+            out[key] = [placeholder(name) if isinstance(name, str) else name for name in value]
+        else:
+            out[key] = _rename_dollar_properties(value, names)
+    return out
+
+
+def _unescape(match: re.Match[str]) -> str:
+    """An escape GBNF's parser knows stays; another (``\\.``, ``\\$``, which the converter writes for regex
+    patterns) becomes its plain character, which is what the pattern meant (the parser refuses it otherwise)."""
+    return match[0] if match[1] in _GBNF_ESCAPES else match[1]
+
+
+def json_schema_gbnf(schema: Mapping[str, Any]) -> str:
+    """The GBNF grammar (root rule ``root``) of compact JSON matching ``schema``; raises
+    :class:`GrammarConversionError` for a schema llama.cpp's converter does not take."""
+    from planwerk.models.llamacpp import import_llama_cpp
+
+    import_llama_cpp()  # first: the OpenMP policy must be set before the library loads
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    if _PLACEHOLDER.split("{")[0] in json.dumps(schema, ensure_ascii=False):
+        raise GrammarConversionError("the schema already holds a placeholder name; rename properties 'pwdollar…x'")
+    names: dict[str, str] = {}
+    text = json.dumps(_rename_dollar_properties(schema, names), ensure_ascii=False)
+    try:
+        grammar = json_schema_to_gbnf(text)
+    except Exception as exc:  # the converter raises assertions, KeyError, TypeError with its own message
+        raise GrammarConversionError(
+            f"llama.cpp cannot convert this JSON schema to a grammar: {type(exc).__name__}: {exc}; expected the "
+            "keywords its converter supports (type, properties, required, items, enum, const, anyOf, oneOf, $defs)"
+        ) from exc
+    grammar = _UNKNOWN_ESCAPE.sub(_unescape, grammar)
+    for placeholder, original in names.items():
+        # Only inside string literals: the converter writes a property name as "\"name\"" (JSON-quoted, then
+        # GBNF-quoted); the same text in rule names stays, since "$" is no rule-name character.
+        grammar = grammar.replace(f'\\"{placeholder}\\"', f'\\"{original}\\"')
+    return grammar
+
+
+def ebnf_gbnf(ebnf: str) -> str:
+    """planwerk's EBNF text as GBNF (the same text: the dialects agree on what planwerk writes); raises
+    :class:`GrammarConversionError` when a rule name is not one GBNF reads or no ``root`` rule is defined."""
+    names = _RULE_NAME.findall(ebnf)
+    if "root" not in names:
+        raise GrammarConversionError("the grammar defines no 'root' rule; expected 'root ::= …'")
+    bad = sorted({name for name in names if not _GBNF_RULE_NAME.match(name)})
+    if bad:
+        raise GrammarConversionError(
+            f"rule names {bad} are not GBNF rule names; expected letters, digits and dashes only"
+        )
+    return ebnf

@@ -1,0 +1,86 @@
+"""The packaged 0.5B GGUF on llama.cpp in this process: constrained JSON and expression plans, streaming,
+cancellation. One model load, a few short calls (slow tier)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from planwerk.bench.model import math_specs, plan_messages, travel_specs
+from planwerk.core.expression_grammar import expression_grammar
+from planwerk.core.expressions import compile_expression
+from planwerk.core.plan_schema import plan_json_schema
+from planwerk.models.generation import GenerationOptions
+from planwerk.models.llamacpp import LlamaCppChatModel, llama_cpp_available
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not llama_cpp_available(), reason="llama-cpp-python is not installed (scripts/setup.d)"),
+]
+
+
+@pytest.fixture(scope="module")
+def model() -> LlamaCppChatModel:
+    from planwerk.models.specs import load_chat_model
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PLANWERK_LOCAL_BACKEND", "llama.cpp")
+        loaded = load_chat_model("default")
+    assert isinstance(loaded, LlamaCppChatModel)
+    return loaded
+
+
+def test_a_constrained_json_plan_parses_and_names_loaded_tools(model: LlamaCppChatModel) -> None:
+    specs = travel_specs({"geocode", "get_weather"})
+    planner = model.with_plan_schema(plan_json_schema(specs))
+    reply = planner.invoke(plan_messages("What is the weather in Barcelona on 2026-11-22?", specs), max_new_tokens=320)
+    plan = json.loads(reply.text)  # the grammar admits only JSON of the schema
+    names = {tool["name"] for step in plan["steps"] for tool in step["tools"]}
+    assert names and names <= set(specs)
+    assert reply.usage_metadata is not None and reply.usage_metadata["output_tokens"] > 0
+    assert reply.response_metadata["cached_prefix_tokens"] > 0  # the system prefix was evaluated apart and kept
+
+
+def test_an_expression_plan_compiles(model: LlamaCppChatModel) -> None:
+    specs = math_specs({"add", "multiply"})
+    planner = model.with_plan_grammar(expression_grammar(specs))
+    messages = [
+        SystemMessage("Write one expression that computes the answer with the functions add(a, b) and multiply(a, b)."),
+        HumanMessage("What is 3 plus 4, times 2?"),
+    ]
+    reply = planner.invoke(messages, max_new_tokens=24)
+    assert reply.response_metadata["finish_reason"] == "stop"
+    assert compile_expression(reply.text, specs).steps  # a tool call the loaded tools run
+
+
+def test_streaming_gives_the_same_text_in_pieces_and_usage_last(model: LlamaCppChatModel) -> None:
+    messages = [HumanMessage("Name three colours.")]
+    chunks = list(model.stream(messages, max_new_tokens=8))
+    texts = [chunk.text for chunk in chunks if chunk.text]
+    assert len(texts) > 1
+    assert "".join(texts) == model.invoke(messages, max_new_tokens=8).text  # greedy: the same reply
+    assert chunks[-1].usage_metadata is not None and chunks[-1].usage_metadata["output_tokens"] == 8
+
+
+def test_cancelling_ends_the_generation_while_decoding_and_while_evaluating(model: LlamaCppChatModel) -> None:
+    runtime = model.runtime
+
+    async def first_piece_then_close() -> None:
+        stream = model.astream([HumanMessage("Write a long story about the sea.")], max_new_tokens=2000)
+        async for chunk in stream:
+            if chunk.text:
+                break
+        await stream.aclose()
+
+    asyncio.run(first_piece_then_close())
+    assert runtime.last.finish_reason == "cancelled" and runtime.last.output_tokens < 2000
+    cancel = threading.Event()
+    cancel.set()  # set before the prompt is evaluated: llama.cpp's abort callback stops the evaluation
+    messages = [{"role": "user", "content": "A new prompt that is not cached yet. " * 20}]
+    generation = runtime.generate(messages, GenerationOptions(max_new_tokens=50), cancel=cancel)
+    assert generation.finish_reason == "cancelled" and generation.output_tokens == 0
+    assert model.invoke([HumanMessage("Say yes.")], max_new_tokens=3).text  # the context still works afterwards
