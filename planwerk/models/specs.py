@@ -211,7 +211,12 @@ def _load(spec: ModelSpec, backend: str = "") -> BaseChatModel:
 
 
 LOCAL_BACKEND_ENV = "PLANWERK_LOCAL_BACKEND"
-"""Which library runs the packaged GGUFs: ``auto`` (the default), ``llama.cpp`` or ``transformers``."""
+"""Which library runs the packaged GGUFs: ``transformers`` (the default), ``llama.cpp`` or ``auto``."""
+DEFAULT_LOCAL_BACKEND = "transformers"
+"""Measured on 2 idle cores (BENCHMARKS.md §14): llama.cpp decodes 1.8× faster and answers a repeated question in
+4.4 s against 17.6 s, but its prompt processing (this portable build: AVX2, no AVX-512) runs at half transformers'
+speed, so a cold process answers the demo question in 83 s against 50 s. Until prompt processing catches up,
+llama.cpp is the choice for a long-running server (``auto`` or ``llama.cpp``), not the default."""
 LocalBackend = Literal["llama.cpp", "transformers"]
 
 
@@ -244,7 +249,7 @@ def _packaged_backend() -> LocalBackend:
     """:func:`choose_local_backend` for this machine and :data:`LOCAL_BACKEND_ENV` (logged)."""
     from planwerk.models.llamacpp import llama_cpp_available
 
-    setting = os.environ.get(LOCAL_BACKEND_ENV, "auto")
+    setting = os.environ.get(LOCAL_BACKEND_ENV, DEFAULT_LOCAL_BACKEND)
     installed = llama_cpp_available()
     device = _device_kind() if setting.strip().lower() != "llama.cpp" else "cpu"
     backend = choose_local_backend(setting, device=device, llama_cpp_installed=installed)
