@@ -76,13 +76,14 @@ def json_schema_gbnf(schema: Mapping[str, Any]) -> str:
     :class:`GrammarConversionError` for a schema llama.cpp's converter does not take."""
     from planwerk.models.llamacpp import import_llama_cpp
 
-    import_llama_cpp()  # first: the OpenMP policy must be set before the library loads
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
+    # The schema's own problems first: they need no llama.cpp, and are refused the same without it.
     if _PLACEHOLDER.split("{")[0] in json.dumps(schema, ensure_ascii=False):
         raise GrammarConversionError("the schema already holds a placeholder name; rename properties 'pwdollar…x'")
     names: dict[str, str] = {}
     text = json.dumps(_rename_dollar_properties(schema, names), ensure_ascii=False)
+    import_llama_cpp()  # before llama_cpp's first import: the OpenMP policy must be set before the library loads
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
     try:
         grammar = json_schema_to_gbnf(text)
     except Exception as exc:  # the converter raises assertions, KeyError, TypeError with its own message
