@@ -173,14 +173,16 @@ def answer_messages(
     schemas = {name: spec.output_schema for name, spec in deps.tools.specs.items()}
     lines: list[str] | None = None
     if context.answer_results == "values":
-        lines = result_lines(calls, language, output_schemas=schemas)
+        lines = result_lines(calls, language, output_schemas=schemas, domain=profile.domain)
         texts = fallback_texts(language)
         marker = texts.free_text.split("{chars}")[-1].rstrip(")")
         if marker and any(marker in line for line in lines):
             lines.append(texts.data_note)
     elif context.answer_results == "words":
         reported = reported_calls(state.get("plan"), calls)
-        lines = call_sentences(reported, language, state["question"], plan=state.get("plan"), output_schemas=schemas)
+        lines = call_sentences(
+            reported, language, state["question"], plan=state.get("plan"), output_schemas=schemas, domain=profile.domain
+        )
     return build_answer_messages(
         persona=profile.persona,
         question=state["question"],

@@ -56,6 +56,7 @@ async def fallback(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         refusal=profile.refusals.get(language),
         plan=plan,
         output_schemas={name: spec.output_schema for name, spec in deps.tools.specs.items()},
+        domain=profile.domain,
     )
     # A new message id: the model's replies were the rejected answers, not this one.
     return await deliver(

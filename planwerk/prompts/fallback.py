@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planwerk.checks import DOWN_KINDS, KeyFacts, format_value
+from planwerk.checks import DOWN_KINDS, Domain, KeyFacts, format_value
 from planwerk.core.answers.render import ValueStyle, render_value
 from planwerk.core.answers.slots import DEFAULT_SLOT_LIMITS, Slot, collect_slots, unit_of_key
 from planwerk.core.refs import as_data, call_subjects
@@ -198,10 +198,13 @@ def call_values(
     *,
     output_schema: Mapping[str, Any] | None = None,
     limit: int | None = MAX_VALUES,
+    domain: Domain | None = None,
 ) -> list[str]:
     """A successful call's values in words (``"target datetime 27 November 2026, 00:00"``): the values whose keys
     the question names first, values that only repeat the call's arguments or the question last, false flags left
-    out; at most ``limit``. Free text shows as its length."""
+    out; at most ``limit``. Free text shows as its length. A profile's ``domain`` names fields in words (its
+    ``field_labels``, ``true_labels`` and ``coded_fields`` in ``language``: "höchste Temperatur 17.2 °C",
+    "Gewitter")."""
     texts = fallback_texts(language)
     style: ValueStyle = reference_texts(language).style
     record = {"id": "c", "tool": "t", "status": "ok", "result": values_only(call.get("result"), texts)}
@@ -225,12 +228,25 @@ def call_values(
         if str(slot.value).casefold() in arguments:
             continue  # the call was given it: it says nothing new
         rank = 2 if echoed(slot) else 0 if _asked(path, question_words) else 1
-        label = _label(path)
-        value = render_value(slot, None, style)
-        ranked.append((rank, order, f"{label} {value}".strip()))
+        ranked.append((rank, order, _in_words(slot, path, style, language, domain)))
     ranked.sort()
     said = list(dict.fromkeys(text for _, _, text in ranked))
     return said if limit is None else said[:limit]
+
+
+def _in_words(slot: Slot, path: str, style: ValueStyle, language: Language, domain: Domain | None) -> str:
+    """One value in words: the domain's words for its field where the profile has them, else its key and value."""
+    keys = [part for part in path.split(".") if not part.isdigit()]
+    field = keys[-1] if keys else ""
+    if domain is not None and field:
+        codes = domain.coded_fields.get(language, {}).get(field, {})
+        if isinstance(slot.value, int) and not isinstance(slot.value, bool) and slot.value in codes:
+            return codes[slot.value]
+        if slot.value is True and (flag := domain.true_labels.get(language, {}).get(field)):
+            return flag
+        if (template := domain.field_labels.get(language, {}).get(field)) and not isinstance(slot.value, bool):
+            return template.format(value=format_value(slot.value))
+    return f"{_label(path)} {render_value(slot, None, style)}".strip()
 
 
 def failure_line(call: Mapping[str, Any], language: Language) -> str:
@@ -285,6 +301,7 @@ def call_sentences(
     *,
     plan: Mapping[str, Any] | None = None,
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
+    domain: Domain | None = None,
 ) -> list[str]:
     """One sentence per call: ``convert_time (Europe/Berlin, 16:00, Asia/Tokyo): target datetime 27 November 2026,
     00:00, …`` with the call's own arguments (or, with the ``plan``, the subjects of the calls whose results it
@@ -297,7 +314,7 @@ def call_sentences(
         if call.get("status") != "ok":
             lines.append(failure_line(call, language))
             continue
-        values = call_values(call, language, question, output_schema=schemas.get(str(call.get("tool"))))
+        values = call_values(call, language, question, output_schema=schemas.get(str(call.get("tool"))), domain=domain)
         said = ", ".join(values) or texts.nothing_delivered
         arguments = subjects[str(call.get("id"))]
         template = texts.call_line if arguments else texts.call_line_no_args
@@ -315,6 +332,7 @@ def fallback_answer(
     refusal: str | None = None,
     plan: Mapping[str, Any] | None = None,
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
+    domain: Domain | None = None,
 ) -> str:
     """The deterministic answer: the last result (profiles whose answer is the last result), the best chunk's key
     sentences with their source (a context question; a failed call beside it is named too), or one sentence per
@@ -329,7 +347,7 @@ def fallback_answer(
         # stray get_parks failed, and the context answer did not say so).
         failed = [failure_line(call, language) for call in calls if call.get("status") != "ok"]
         return "\n\n".join([answer, *failed]) if failed else answer
-    lines = call_sentences(calls, language, question, plan=plan, output_schemas=output_schemas)
+    lines = call_sentences(calls, language, question, plan=plan, output_schemas=output_schemas, domain=domain)
     if not lines:
         return refusal or texts.nothing
     return texts.intro + "\n" + "\n".join(f"- {line}" for line in lines)
@@ -340,6 +358,7 @@ def result_lines(
     language: Language,
     *,
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
+    domain: Domain | None = None,
 ) -> list[str]:
     """What the answer model reads of the results (quarantine): per call its id, tool and own arguments, then every
     value typed and clipped as :func:`call_values` renders it (free text only as its length), or its failure. The
@@ -352,6 +371,8 @@ def result_lines(
         if call.get("status") != "ok":
             lines.append(f"{head}: {failure_line(call, language)}")
             continue
-        values = call_values(call, language, output_schema=schemas.get(str(call.get("tool"))), limit=None)
+        values = call_values(
+            call, language, output_schema=schemas.get(str(call.get("tool"))), limit=None, domain=domain
+        )
         lines.append(f"{head}: {'; '.join(values) or texts.nothing_delivered}")
     return lines

@@ -102,7 +102,7 @@ async def test_two_bad_answers_end_in_the_deterministic_answer(checkpointer: Bas
     # The geocode's coordinates went into the weather call, which ran: no line of their own; the weather call is
     # about the geocode's city; values it was given (coordinates, the day) are not repeated.
     assert reply.answer == (
-        "Das haben die Tools ergeben:\n- get_weather (Barcelona, 2026-11-22): days temperature max 17,2."
+        "Das haben die Tools ergeben:\n- get_weather (Barcelona, 2026-11-22): höchste Temperatur 17.2 °C."
     )
     assert model.calls == 3 and reply.metadata["llm_calls"] == 3
     assert reply.metadata["answer_source"] == "fallback" and reply.metadata["grounded"] is True
@@ -123,12 +123,12 @@ async def test_the_answer_model_reads_the_results_in_words_or_as_json(answer_res
     if answer_results == "words":
         # One line per reported call, its subject from the geocode it took coordinates from; the geocode itself is
         # an intermediate result and has no line.
-        assert "- get_weather (Barcelona, 2026-11-22): days temperature max 17,2." in answer_prompt
+        assert "- get_weather (Barcelona, 2026-11-22): höchste Temperatur 17.2 °C." in answer_prompt
         assert "geocode" not in answer_prompt and "{" not in answer_prompt
     elif answer_results == "values":
         # Every call with its own arguments and its values, typed (the question's decimal comma, dates in words).
-        assert "- geo = geocode(Barcelona): " in answer_prompt and "lat 41,3825802" in answer_prompt
-        assert "days temperature max 17,2" in answer_prompt and "{" not in answer_prompt
+        assert "- geo = geocode(Barcelona): " in answer_prompt and "Breite 41.3825802" in answer_prompt
+        assert "höchste Temperatur 17.2 °C" in answer_prompt and "{" not in answer_prompt
     else:
         assert '= geocode({"destination":"Barcelona"})' in answer_prompt and '"temperature_max":17.2' in answer_prompt
 
@@ -158,7 +158,7 @@ async def test_a_bare_value_after_a_rejected_answer_ends_in_the_deterministic_an
     async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
         reply = await agent.ask(QUESTION)
     assert reply.metadata["answer_source"] == "fallback"
-    assert "temperature max 17,2" in reply.answer
+    assert "höchste Temperatur 17.2 °C" in reply.answer
     first, second = events(reply, "answer_rejected")
     assert (first["next"], second["next"], second["answer"]) == ("regenerate", "fallback", "17.2")
     assert second["problems"] == ["Die Antwort sagt nichts; schreibe ganze Sätze."]

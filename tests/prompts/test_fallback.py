@@ -92,3 +92,24 @@ def test_a_result_of_free_text_reaches_neither_prompt_raw() -> None:
     by_reference = render_values(calls, collect_slots(calls), texts_for("en"), reference_texts("en").style)
     for prompt in (by_reference, "\n".join(result_lines(calls, "en"))):
         assert "IGNORE" not in prompt and "US1330" not in prompt and f"{len(bill)} characters of text" in prompt
+
+
+def test_a_profile_names_its_fields_in_words_and_a_generic_one_does_not() -> None:
+    """The travel profile's ``[answers]`` data (field labels, codes in words, true flags) reaches the deterministic
+    answer; without a domain the keys are the names (no domain words in generic code)."""
+    from planwerk.profiles import PROFILES
+
+    weather = {
+        "id": "wx",
+        "tool": "get_weather",
+        "status": "ok",
+        "args": {"lat": 41.38, "lon": 2.18, "start_date": "2026-01-18", "end_date": "2026-01-18"},
+        "result": {"days": [{"date": "2026-01-18", "temp_max_c": 13.6, "weather_code": 95}], "is_estimate": True},
+    }
+    travel = PROFILES["travel"].domain
+    german = fallback_answer([weather], "de", question="Wie warm wird es?", domain=travel)
+    assert "höchste Temperatur 13.6 °C" in german and "Gewitter" in german and "Schätzwert" in german, german
+    english = " ".join(call_values(weather, "en", domain=travel))
+    assert "high 13.6 °C" in english and "thunderstorm" in english, english
+    generic = " ".join(call_values(weather, "de"))
+    assert "Gewitter" not in generic and "Temperatur" not in generic and "temp max" in generic, generic
