@@ -14,6 +14,8 @@ from planwerk.checks import Problem
 from planwerk.checks.words import problem_texts
 from planwerk.core.calls import FailureKind
 from planwerk.profiles import Language
+from planwerk.prompts.fallback import ENGLISH as FALLBACK_EN
+from planwerk.prompts.fallback import GERMAN as FALLBACK_DE
 
 
 @dataclass(frozen=True)
@@ -39,19 +41,8 @@ GERMAN = GroundingTexts(
 Schreibe die Antwort neu. Nenne nur Zahlen, Daten und Orte, die in den Tool-Ergebnissen, im Kontext oder in der
 Frage stehen. Ist ein Tool fehlgeschlagen, sag das und nenne nichts, was es geliefert hätte. Antworte nur mit der
 Antwort.""",
-    failure_kinds={
-        "timeout": "Zeitüberschreitung",
-        "unavailable": "Dienst nicht erreichbar",
-        "unauthorized": "Zugang verweigert: der Dienst hat die Zugangsdaten abgelehnt",
-        "forbidden": "nicht erlaubt: der Pfad liegt außerhalb der freigegebenen Ordner",
-        "invalid_arguments": "ungültige Argumente",
-        "ref": "Verweis auf ein früheres Ergebnis nicht auflösbar",
-        "skipped": "nicht ausgeführt, weil ein vorheriger Aufruf fehlschlug",
-        "not_found": "nichts gefunden",
-        "rejected": "abgelehnt",
-        "error": "Fehler",
-    },
-    down_line="{tool}: fehlgeschlagen ({failure}); dazu kann ich daher nichts sagen.",
+    failure_kinds=FALLBACK_DE.failure_kinds,  # one wording of a failure, the fallback's
+    down_line=FALLBACK_DE.down_line,
 )
 """The German texts."""
 
@@ -62,19 +53,8 @@ ENGLISH = GroundingTexts(
 {problems}
 Write the answer again. State only numbers, dates and places that the tool results, the context or the question
 contain. If a tool failed, say so and state nothing it would have delivered. Reply with the answer only.""",
-    failure_kinds={
-        "timeout": "timed out",
-        "unavailable": "service unreachable",
-        "unauthorized": "access denied: the service refused the credentials",
-        "forbidden": "not allowed: the path is outside the permitted folders",
-        "invalid_arguments": "invalid arguments",
-        "ref": "a reference to an earlier result could not be resolved",
-        "skipped": "not run because an earlier call failed",
-        "not_found": "nothing found",
-        "rejected": "rejected",
-        "error": "error",
-    },
-    down_line="{tool}: failed ({failure}), so I cannot say anything about it.",
+    failure_kinds=FALLBACK_EN.failure_kinds,  # one wording of a failure, the fallback's
+    down_line=FALLBACK_EN.down_line,
 )
 """The English texts."""
 
