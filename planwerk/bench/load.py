@@ -33,6 +33,7 @@ from rich.console import Console
 from rich.table import Table
 
 from planwerk.graph.context import Context
+from planwerk.nodes.chat import is_conversation
 
 MATH_CONFIG: dict[str, Any] = {
     "mcpServers": {
@@ -42,6 +43,8 @@ MATH_CONFIG: dict[str, Any] = {
 """Only the bundled math server, over stdio."""
 _TASK = re.compile(r"Aufgabe (?P<tag>[\w-]+): Was ist (?P<a>-?\d+) mal (?P<b>-?\d+) plus (?P<c>-?\d+)\?")
 _SUM = re.compile(r"^- s = add\(.*?\) → (?P<result>\{.*\})$", re.MULTILINE)
+_SUM_VALUE = re.compile(r"^- s = add\(.*?\): result (?P<value>-?\d+(?:[.,]\d+)?)$", re.MULTILINE)
+"""The ``add`` result as the answer prompt shows it: the JSON call log, or the typed values (the default)."""
 
 
 @dataclass(frozen=True)
@@ -114,8 +117,11 @@ class ArithmeticChatModel(BaseChatModel):
                     {"id": "s", "name": "add", "arguments": {"arg_0": {"$ref": "m.result"}, "arg_1": int(task["c"])}}]},
             ]  # fmt: skip
             return json.dumps({"steps": steps, "final": None})
-        found = _SUM.search(last)
-        value = json.loads(found["result"]).get("result", "unknown") if found else "unknown"
+        value: Any = "unknown"
+        if found := _SUM.search(last):
+            value = json.loads(found["result"]).get("result", "unknown")
+        elif found := _SUM_VALUE.search(last):
+            value = float(found["value"].replace(",", "."))
         return answer_text(task["tag"], value)
 
     def _generate(
@@ -169,10 +175,10 @@ def check_thread(task: Task, thread_id: str, answer: str | None, state: dict[str
     if product != task.a * task.b or total != task.expected:
         leaked = leaked or (product is not None and total is not None)
         problems.append(f"results m={product!r} s={total!r}, expected {task.a * task.b} and {task.expected}")
-    types = [m.type for m in state.get("messages", [])]
+    types = [m.type for m in state.get("messages", []) if is_conversation(m)]  # not the chat's progress or tools
     if types != ["human", "ai"]:
         problems.append(f"messages {types}")
-    texts = [str(m.content) for m in state.get("messages", [])]
+    texts = [str(m.content) for m in state.get("messages", []) if is_conversation(m)]
     if any(f"Aufgabe {task.tag}:" not in text for text in texts):
         leaked = True
         problems.append("a message of another task is in this thread")

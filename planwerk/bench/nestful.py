@@ -644,8 +644,9 @@ class Shard:
         return [sample for i, sample in enumerate(samples) if i % self.count == self.index]
 
 
-def replay_script(samples: Sequence[Sample], answer: str = "Das Ergebnis ist {value}.") -> list[str]:
-    """Replies that a perfect planner would give (each gold plan, then an answer): a replay file for demos/tests."""
+def replay_script(samples: Sequence[Sample], answer: str = "The result is {value}.") -> list[str]:
+    """Replies that a perfect planner would give (each gold plan, then an answer in the questions' language, English):
+    a replay file for demos and tests."""
     from planwerk.tools.servers.math import call as math_call
 
     script = []

@@ -334,6 +334,9 @@ def _repeats(a: Answer) -> Iterator[Problem]:
 def _language(a: Answer) -> Iterator[Problem]:
     """The answer is in the question's language, a refusal too (issue 30: English questions refused in German)."""
     wanted = a.settings.language
+    question = a.settings.question
+    if question and detect_language(question, "de") != detect_language(question, "en"):
+        return  # the question shows no language ("(1+2)+(3+4)?"): any answer language is the question's
     if wanted and (said := detect_language(a.text, wanted)) != wanted:  # type: ignore[arg-type]
         yield Problem("language", said, place=wanted)
 

@@ -151,3 +151,16 @@ def test_the_rules_are_a_table_of_named_functions_and_every_kind_has_words() -> 
         for kind in get_args(ProblemKind):
             text = Problem(kind, "22 °C", "get_weather", "unavailable", source="a.txt", place="Rom").message(language)
             assert text and "{" not in text, kind
+
+
+def test_a_question_without_words_takes_an_answer_in_any_language() -> None:
+    """Measured on the served math profile: "(1+2)+(3+4)?" answered "Die Summe ist 10." was rejected as not in the
+    question's language (the profile's default), although the question has none."""
+    from planwerk.checks import build_answer_check
+
+    calls = [{"id": "s", "tool": "add", "status": "ok", "args": {"a": 3, "b": 7}, "result": {"result": 10}}]
+    common = {"calls": calls, "hits": [], "today": None, "plan": None, "output_schemas": {}, "language": "en"}
+    check = build_answer_check("(1+2)+(3+4)?", **common)
+    assert not [p for p in check("Die Summe ist 10.").problems if p.kind == "language"]
+    worded = build_answer_check("What is 3 plus 7?", **common)
+    assert [p for p in worded("Die Summe ist 10.").problems if p.kind == "language"]

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import tests.serving.conftest as serving
+from tests.helpers import conversation
 from tests.serving.conftest import DevServer, add, plan, sdk_client, write_math_config, write_replay
 
 pytestmark = pytest.mark.timeout(300)
@@ -77,7 +78,7 @@ async def test_fifty_concurrent_threads_against_langgraph_dev(
         problems: list[str] = []
         for i, thread in enumerate(threads):
             values = (await client.threads.get_state(thread))["values"]
-            contents = [m["content"] for m in values["messages"]]
+            contents = [m["content"] for m in conversation(values["messages"])]
             if contents != [question(i), answer(i)] or values["results"] != {"s": {"result": float(i + 1000)}}:
                 problems.append(f"thread {i}: {contents} {values.get('results')}")
 
@@ -98,7 +99,7 @@ async def test_fifty_concurrent_threads_against_langgraph_dev(
         for queued in runs:
             await client.runs.join(shared, queued["run_id"])
         values = (await client.threads.get_state(shared))["values"]
-        turns = [(m["type"], m["content"]) for m in values["messages"]]
+        turns = [(m["type"], m["content"]) for m in conversation(values["messages"])]
         server.stop()
     finally:
         server.kill()

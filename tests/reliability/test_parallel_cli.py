@@ -21,6 +21,7 @@ from typing import Any
 
 from planwerk.agent import read_state
 from planwerk.graph.locking import lock_file
+from tests.helpers import conversation
 
 PROCESSES = 20
 """The issue's N: 20 processes with different threads on one database."""
@@ -75,7 +76,7 @@ def messages_of(db: Path, thread: str) -> list[tuple[str, str]] | None:
         values = asyncio.run(read_state(thread, db=db))
     except KeyError:
         return None
-    return [(m.type, m.content) for m in values.get("messages", [])]
+    return [(m.type, m.content) for m in conversation(values.get("messages", []))]
 
 
 def peak_child_rss_mb() -> float:

@@ -12,7 +12,7 @@ import pytest
 from planwerk.graph.context import Context
 from planwerk.nodes.prepare import MAX_QUESTION_CHARS, QuestionError
 from planwerk.tools.base import FunctionToolSource
-from tests.helpers import make_agent
+from tests.helpers import conversation, make_agent
 
 MATH = Context(profile="math", today="2026-11-22")
 
@@ -37,7 +37,7 @@ async def test_the_agent_refuses_a_huge_question_before_storing_it(tmp_path: Pat
         reply = await planwerk.ask("Was ist 1 + 1?", thread_id="t")
         state = await planwerk.state("t")
     assert reply.answer == "Antwort."
-    assert [m.content for m in state["messages"]] == ["Was ist 1 + 1?", "Antwort."]
+    assert [m.content for m in conversation(state["messages"])] == ["Was ist 1 + 1?", "Antwort."]
     sizes = checkpoint_sizes(db, "t")
     figures.record("rejected 1 MB question", question_chars=len(HUGE), largest_checkpoint_bytes=max(sizes))
     assert max(sizes) < 50_000, sizes
@@ -58,5 +58,5 @@ async def test_a_huge_question_sent_to_the_graph_leaves_later_checkpoints_small(
     # The next turn's first two checkpoints (its input, the step that applies it) still hold it; from prepare on,
     # a marker stands in for it.
     assert max(later[2:]) < 50_000 and len(later) > 4, later
-    texts = [m.content for m in state["messages"]]
+    texts = [m.content for m in conversation(state["messages"])]
     assert texts[0].startswith("[question rejected: ") and texts[1:] == ["Und 2 + 2?", "Antwort."]
