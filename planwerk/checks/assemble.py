@@ -138,7 +138,7 @@ def consumed_calls(plan: Mapping[str, Any] | None) -> frozenset[str]:
 
 def reported_calls(plan: Mapping[str, Any] | None, calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The call records an answer reports: every failed call, and every successful one unless later calls took its
-    result and all of them succeeded (when the weather call failed, the geocode is what there is to say)."""
+    result and all of them succeeded (when the later call failed, the earlier one is what there is to say)."""
     takers = _takers(plan)
     latest = {str(record.get("id")): record for record in calls}  # a call's latest record counts
     status = {call_id: record.get("status") for call_id, record in latest.items()}

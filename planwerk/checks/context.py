@@ -1,9 +1,9 @@
 """Context answers: the retrieved chunk an answer must carry, and whether it does. Pure: retrieval's analyzer and
 sentence splitter are passed in.
 
-A question answered from the chunks needs the best chunk's source ("Razepato.txt") and at least
+A question answered from the chunks needs the best chunk's source (its document's name) and at least
 :data:`MIN_CONTEXT_FACTS` words of its key sentence beyond the question's: an answer built from another chunk does
-not address the question (issue 30: "Gibt es Parks um Palma?" was answered with a sentence about Barcelona's parks).
+not address the question (issue 30: a question about one place was answered with a chunk about another).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class KeyFacts:
     """What a context answer must carry: the best chunk's key sentences and their words beyond the question's."""
 
     source: str
-    """The chunk's document ("Razepato.txt" of "Razepato.txt#3")."""
+    """The chunk's document ("notes.txt" of "notes.txt#3")."""
     sentences: tuple[str, ...]
     terms: tuple[str, ...]
     """Analysed words (and numbers) of the key sentences that the question does not hold."""
@@ -60,7 +60,7 @@ def shared_terms(asked: set[str], terms: Iterable[str]) -> float:
 
 
 def subject_terms(hit: Mapping[str, Any], *, analyze: Analyze) -> set[str]:
-    """The analysed words of a hit's document name ("Razepato.txt#3" → {"razepato"}): what all its chunks are about."""
+    """The analysed words of a hit's document name ("notes.txt#3" → {"notes"}): what all its chunks are about."""
     return set(analyze(str(hit.get("source", "")).split("#", 1)[0].rsplit(".", 1)[0]))
 
 
