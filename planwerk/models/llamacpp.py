@@ -41,7 +41,9 @@ from pydantic import ConfigDict, Field
 
 from planwerk.models.gbnf import GrammarConversionError, ebnf_gbnf, json_schema_gbnf
 from planwerk.models.generation import DEFAULT_MAX_NEW_TOKENS, Generation, GenerationOptions, message_dicts
+from planwerk.models.home import planwerk_home
 from planwerk.models.prefix_cache import common_prefix_length
+from planwerk.models.state_store import StateStore, StoredState, model_key
 from planwerk.models.stopping import RepetitionPolicy, repeating_period
 
 log = logging.getLogger(__name__)
@@ -90,6 +92,8 @@ class StateCacheStats:
     prefix_builds: int
     entries: int
     bytes: int
+    disk_loads: int = 0
+    """Static prefixes read from the :class:`~planwerk.models.state_store.StateStore` instead of evaluated."""
 
 
 class StateCache:
@@ -102,12 +106,13 @@ class StateCache:
         self._entries: OrderedDict[tuple[int, ...], CachedState] = OrderedDict()
         self.restores = 0
         self.prefix_builds = 0
+        self.disk_loads = 0
 
     @property
     def stats(self) -> StateCacheStats:
-        """Restores, prefix builds, entries and bytes held."""
+        """Restores, prefix builds, entries and bytes held, prefixes read from disk."""
         size = sum(len(entry.data) for entry in self._entries.values())
-        return StateCacheStats(self.restores, self.prefix_builds, len(self._entries), size)
+        return StateCacheStats(self.restores, self.prefix_builds, len(self._entries), size, self.disk_loads)
 
     def clear(self) -> None:
         """Drop every kept state."""
@@ -141,12 +146,21 @@ class StateCache:
 class LlamaCppRuntime:
     """The loaded llama.cpp model and context plus what every bound variant of a chat model shares."""
 
-    def __init__(self, llama: Any, *, state_cache: StateCache | None = None, min_prefix_tokens: int = 32) -> None:
+    def __init__(
+        self,
+        llama: Any,
+        *,
+        state_cache: StateCache | None = None,
+        state_store: StateStore | None = None,
+        min_prefix_tokens: int = 32,
+    ) -> None:
         llama_cpp = import_llama_cpp()
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         self.llama = llama
         self.states = state_cache or StateCache()
+        self.store = state_store
+        """Static prefixes' states on disk, shared by processes (``None``: kept in this process only)."""
         self.min_prefix_tokens = min_prefix_tokens
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
@@ -275,16 +289,25 @@ class LlamaCppRuntime:
             self.llama.reset()
             self.llama._ctx.kv_cache_seq_rm(-1, 0, -1)
             return 0
+        wanted_prefix = len(prefix_ids) >= self.min_prefix_tokens
+        if wanted_prefix and self.store is not None and not self.states.holds(prefix_ids):
+            stored = self.store.load(prefix_ids)
+            if stored is not None:
+                self.states.put(CachedState(stored.tokens, stored.data))
+                self.states.disk_loads += 1
         shared = common_prefix_length(self._context_tokens(), ids)
         state, length = self.states.best(ids)
         if state is not None and length > shared:
             self._restore(state)
             shared = length
-        if len(prefix_ids) >= self.min_prefix_tokens and not self.states.holds(prefix_ids):
+        if wanted_prefix and not self.states.holds(prefix_ids):
             started = time.perf_counter()
             self._advance_to(prefix_ids)
-            self.states.put(self._save())
+            built = self._save()
+            self.states.put(built)
             self.states.prefix_builds += 1
+            if self.store is not None:
+                self.store.save(StoredState(built.tokens, built.data))
             shared = max(shared, len(prefix_ids))
             log.info("cached a %d-token prompt prefix in %.2f s", len(prefix_ids), time.perf_counter() - started)
         return min(shared, len(ids))
@@ -605,11 +628,27 @@ def load_llama(path: Path, *, n_ctx: int = DEFAULT_N_CTX) -> Any:
     return llama
 
 
+KV_STATES_ENV = "PLANWERK_KV_STATES"
+"""``0`` keeps static prefixes' KV states in memory only; otherwise they are stored under ``$PLANWERK_HOME/kv-states``
+(a new process then skips evaluating them: :mod:`planwerk.models.state_store`)."""
+
+
+def prefix_state_store(path: Path, llama: Any) -> StateStore | None:
+    """The on-disk store of static prefixes' states for the model at ``path`` as ``llama`` runs it (a folder per model
+    file, llama.cpp version and context size), or ``None`` when :data:`KV_STATES_ENV` is ``0``."""
+    if os.environ.get(KV_STATES_ENV, "1").strip() == "0":
+        return None
+    version = getattr(import_llama_cpp(), "__version__", "?")
+    return StateStore(planwerk_home() / "kv-states" / model_key(path, "llama.cpp", version, llama.n_ctx()))
+
+
 def build_llama_cpp_chat_model(
     path: Path, *, model_id: str, max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, n_ctx: int = DEFAULT_N_CTX
 ) -> LlamaCppChatModel:
-    """Load the GGUF at ``path`` with llama.cpp and wrap it as a chat model."""
+    """Load the GGUF at ``path`` with llama.cpp and wrap it as a chat model (static prefixes' states on disk unless
+    :data:`KV_STATES_ENV` says ``0``)."""
     started = time.perf_counter()
-    runtime = LlamaCppRuntime(load_llama(path, n_ctx=n_ctx))
+    llama = load_llama(path, n_ctx=n_ctx)
+    runtime = LlamaCppRuntime(llama, state_store=prefix_state_store(path, llama))
     log.info("model %s loaded by llama.cpp in %.1f s", model_id, time.perf_counter() - started)
     return LlamaCppChatModel(runtime=runtime, model_id=model_id, max_new_tokens=max_new_tokens)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -84,3 +85,23 @@ def test_cancelling_ends_the_generation_while_decoding_and_while_evaluating(mode
     generation = runtime.generate(messages, GenerationOptions(max_new_tokens=50), cancel=cancel)
     assert generation.finish_reason == "cancelled" and generation.output_tokens == 0
     assert model.invoke([HumanMessage("Say yes.")], max_new_tokens=3).text  # the context still works afterwards
+
+
+def test_a_new_process_reads_the_static_prefix_from_disk_and_answers_the_same(
+    model: LlamaCppChatModel, tmp_path: Path
+) -> None:
+    from planwerk.models.llamacpp import LlamaCppRuntime, load_llama
+    from planwerk.models.state_store import StateStore
+
+    path = Path(model.runtime.llama.model_path)
+    messages = [SystemMessage("You answer in one short sentence. " * 8), HumanMessage("Name a colour.")]
+    replies, stats = [], []
+    for _ in range(2):  # two runtimes on fresh contexts, as two processes would be, sharing one folder
+        runtime = LlamaCppRuntime(load_llama(path, n_ctx=2048), state_store=StateStore(tmp_path))
+        fresh = LlamaCppChatModel(runtime=runtime, model_id="default")
+        replies.append(fresh.invoke(messages, max_new_tokens=8).text)
+        stats.append(runtime.states.stats)
+        del runtime, fresh
+    assert (stats[0].prefix_builds, stats[0].disk_loads) == (1, 0)
+    assert (stats[1].prefix_builds, stats[1].disk_loads) == (0, 1)  # evaluated once, read back by the second
+    assert replies[1] == replies[0]  # greedy from the restored state: the same reply
