@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
@@ -112,8 +114,8 @@ class AgentState(InputState):
     """Planner attempts for the current question (in the current planning round)."""
     rounds: NotRequired[int]
     """Planning rounds that followed the first for the current question (plans that said ``"next_round"``)."""
-    verdict: NotRequired[Verdict]
-    """The verifier's decision."""
+    verdict: NotRequired[Verdict | None]
+    """The verifier's decision (``None`` until it decided for the current question)."""
     plan_message: NotRequired[str | None]
     """The id of the AI message that carries the running plan's ``tool_calls`` (:mod:`planwerk.nodes.chat`)."""
     pending_question: NotRequired[str | None]
@@ -126,6 +128,38 @@ class AgentState(InputState):
     """Model calls and tokens for the current question."""
     started_at: NotRequired[float]
     """Wall-clock start of the current question (``time.time()``)."""
+
+
+THREAD_KEYS = frozenset({"messages", "question", "user", "started_at"})
+"""The keys a new question sets itself (``prepare``) or that carry over from earlier questions."""
+
+QUESTION_START: Mapping[str, Any] = MappingProxyType(
+    {
+        "hits": [],
+        "retrieval_query": None,
+        "reply": None,
+        "replies": None,
+        "candidates": None,
+        "plan": None,
+        "next_step": 0,
+        "plan_errors": [],
+        "feedback": [],
+        "clarifications": [],
+        "results": None,
+        "calls": None,
+        "attempts": 0,
+        "rounds": 0,
+        "verdict": None,
+        "plan_message": None,
+        "pending_question": None,
+        "answer": None,
+        "draft": None,
+        "usage": None,
+    }
+)
+"""Every other key of :class:`AgentState` with the value a new question starts it at (``None`` empties a channel
+with a reducer). One declared set: a key added to the state must be listed here or in :data:`THREAD_KEYS` (a test
+holds the two against the state's annotations), so no question sees what the one before left."""
 
 
 class CallTask(TypedDict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any
 
@@ -10,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from planwerk.events import StartEvent
 from planwerk.graph.context import Context
-from planwerk.graph.state import AgentState
+from planwerk.graph.state import QUESTION_START, AgentState
 from planwerk.nodes.chat import progress_message
 from planwerk.nodes.common import context_of, profile_of
 from planwerk.prompts.texts import texts_for
@@ -57,7 +58,7 @@ def current_question(state: AgentState) -> str:
 
 
 async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Start a question: ``user.raw`` is the question, earlier results and counters are cleared."""
+    """Start a question: ``user.raw`` is the question; every per-question key starts again (``QUESTION_START``)."""
     question = current_question(state)
     runtime.stream_writer(StartEvent(event="start", question=question))
     # A question rejected earlier stays in the conversation (the input was stored before this node refused it);
@@ -69,21 +70,6 @@ async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
         "messages": [*markers, progress],
         "question": question,
         "user": {**{k: v for k, v in state.get("user", {}).items() if k != "raw"}, "raw": question},
-        "hits": [],
-        "retrieval_query": None,
-        "reply": None,
-        "plan": None,
-        "next_step": 0,
-        "plan_errors": [],
-        "feedback": [],
-        "clarifications": [],
-        "results": None,
-        "calls": None,
-        "usage": None,
-        "attempts": 0,
-        "rounds": 0,
-        "answer": None,
-        "pending_question": None,
-        "plan_message": None,
+        **copy.deepcopy(dict(QUESTION_START)),
         "started_at": time.time(),
     }

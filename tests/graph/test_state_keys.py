@@ -1,0 +1,33 @@
+"""Every key of the graph's state is declared once as per-question or per-thread, and a new question starts every
+per-question key again (planwerk.graph.state.QUESTION_START, planwerk.nodes.prepare)."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from planwerk.graph.context import Context
+from planwerk.graph.state import QUESTION_START, THREAD_KEYS, AgentState
+from planwerk.nodes.prepare import prepare
+
+
+def test_every_state_key_is_per_question_or_per_thread() -> None:
+    keys = set(AgentState.__annotations__)
+    assert not set(QUESTION_START) & THREAD_KEYS
+    assert keys == set(QUESTION_START) | THREAD_KEYS
+
+
+def test_a_new_question_starts_every_per_question_key_again() -> None:
+    left: dict[str, Any] = {key: f"left by the last question: {key}" for key in QUESTION_START}
+    messages = [HumanMessage("first"), HumanMessage("second?")]
+    state = {**left, "messages": messages, "user": {"raw": "first", "city": "X"}}
+    runtime = SimpleNamespace(context=Context(), stream_writer=lambda _event: None)
+    update = asyncio.run(prepare(state, runtime))  # type: ignore[arg-type]
+    assert {key: update[key] for key in QUESTION_START} == dict(QUESTION_START)
+    assert update["question"] == "second?"
+    assert update["user"] == {"city": "X", "raw": "second?"}  # answers to earlier ask-backs carry over
+    update["plan_errors"].append("mutated")
+    assert QUESTION_START["plan_errors"] == []  # each question gets its own lists
