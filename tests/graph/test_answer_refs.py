@@ -108,7 +108,7 @@ def test_the_slots_of_the_test_tools_make_a_grammar() -> None:
 
 
 def test_the_context_field_is_validated() -> None:
-    assert Context().answer_by_reference is False  # experimental: off unless asked for
+    assert Context().answer_by_reference is True  # the default: constrained models answer by reference
     with pytest.raises(ValueError, match="answer_by_reference must be true or false"):
         Context(answer_by_reference="yes")  # type: ignore[arg-type]
 
