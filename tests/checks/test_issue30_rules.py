@@ -182,7 +182,8 @@ def test_a_constrained_answer_skips_only_the_rules_its_grammar_guarantees() -> N
 
     # A number and a date no source holds: plain text is rejected, a constrained answer skips those rules.
     assert both("Am 18. Januar 2026 in Barcelona 13.6 °C, am 3. März 2025 bis 22 °C.", calls=[WX_18]) == (
-        ["date", "number"], []
+        ["date", "number"],
+        [],
     )
     # The rest still applies: a place no source names, an English answer, a down service not named, another day.
     assert both("Am 18. Januar 2026 in Madrid bis 13.6 °C.", calls=[WX_18])[1] == ["place", "referent"]
