@@ -30,9 +30,10 @@ class AnswerCheck:
     context_suffices: bool = False
     """Whether the best chunk answers the question by itself (when no plan passed, its facts are the answer)."""
 
-    def __call__(self, answer: str) -> Report:
-        """The report on ``answer``: ``ok``, or the problems found."""
-        return check_answer(answer, self.sources, self.settings)
+    def __call__(self, answer: str, *, constrained: bool = False) -> Report:
+        """The report on ``answer``: ``ok``, or the problems found. ``constrained``: the answer was decoded under
+        the answer grammar (its numbers, dates and times are grounded by construction and not read again)."""
+        return check_answer(answer, self.sources, self.settings, constrained=constrained)
 
 
 def build_answer_check(

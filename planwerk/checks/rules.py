@@ -193,6 +193,9 @@ class Rule:
     check: Callable[[Answer], Iterator[Problem]]
     last_resort: bool = False
     """Run only when every other rule passed."""
+    by_construction: bool = False
+    """Guaranteed for an answer decoded under the answer grammar (:mod:`planwerk.core.answers`): its digits are
+    this run's placeholders, rendered by planwerk, or the question's and the conversation's; skipped for it."""
 
 
 _WORDS = re.compile(r"[^\W\d_]{2,}")
@@ -245,24 +248,34 @@ def _withheld_owner(number: NumberClaim, withheld: Sequence[Withheld]) -> Withhe
     return units.get(number.unit) if number.unit else None
 
 
-def _grounded(a: Answer) -> Iterator[Problem]:
-    """Dates, numbers, clock times, places and countries must be in a source; a value of the kind a failed call
-    would have delivered only counts when a successful call or the user gave it (not a chunk)."""
+def _withheld(a: Answer) -> Iterator[Problem]:
+    """A number of the kind a failed call would have delivered (its unit) counts only when a successful call or the
+    user gave it, not a chunk (kept for constrained answers too: the grammar admits a chunk's digits when no call
+    delivered)."""
+    for number in a.numbers:
+        owner = _withheld_owner(number, a.settings.withheld)
+        if owner is not None and not number_grounded(number, a.sources.delivered):
+            yield Problem("withheld", number.text, owner.tool, owner.kind)
+
+
+def _grounded_values(a: Answer) -> Iterator[Problem]:
+    """Dates, numbers and clock times must be in a source (a time inside an ISO datetime counts)."""
     sources = a.sources
     yield from (Problem("date", c.text) for c in a.dates if not date_grounded(c, sources.dates))
     for number in a.numbers:
-        if (owner := _withheld_owner(number, a.settings.withheld)) is not None:
-            if not number_grounded(number, sources.delivered):
-                yield Problem("withheld", number.text, owner.tool, owner.kind)
-        elif not number_grounded(number, sources.numbers):
+        if _withheld_owner(number, a.settings.withheld) is None and not number_grounded(number, sources.numbers):
             yield Problem("number", number.text)
     if claimed := [m.group() for m in CLOCK_TIME.finditer(a.text)]:
         times = set().union(*(clock_times(text) for text in sources.texts))
         yield from (Problem("number", claim) for claim in claimed if not clock_grounded(claim, times))
+
+
+def _grounded_places(a: Answer) -> Iterator[Problem]:
+    """Places and countries must be in a source (letters are free text under the answer grammar too)."""
     if a.settings.gazetteer is not None and (a.places or a.countries):
-        ids, found = places_in_sources(sources.texts, a.settings.gazetteer)
+        ids, found = places_in_sources(a.sources.texts, a.settings.gazetteer)
         yield from (Problem("place", p.text) for p in a.places if not place_grounded(p, ids, found))
-        known = countries_in_sources(sources.texts, a.settings.gazetteer, ids) if a.countries else frozenset()
+        known = countries_in_sources(a.sources.texts, a.settings.gazetteer, ids) if a.countries else frozenset()
         yield from (Problem("place", c.text) for c in a.countries if c.code not in known)
 
 
@@ -444,7 +457,9 @@ def _unstated(a: Answer) -> Iterator[Problem]:
 RULES: tuple[Rule, ...] = (
     Rule("empty", _empty),
     Rule("form", _form),
-    Rule("grounded", _grounded),
+    Rule("grounded", _grounded_values, by_construction=True),
+    Rule("withheld", _withheld),
+    Rule("places", _grounded_places),
     Rule("pairs", _pairs),
     Rule("failed_service", _failed_service),
     Rule("last_result", _last_result),
@@ -460,11 +475,15 @@ RULES: tuple[Rule, ...] = (
 """The rules, in the order their problems are reported."""
 
 
-def check_answer(answer: str, sources: Sources, settings: CheckSettings, rules: Sequence[Rule] = RULES) -> Report:
-    """Every problem ``rules`` find in ``answer``."""
+def check_answer(
+    answer: str, sources: Sources, settings: CheckSettings, rules: Sequence[Rule] = RULES, *, constrained: bool = False
+) -> Report:
+    """Every problem ``rules`` find in ``answer``; ``constrained``: the answer was decoded under the answer grammar,
+    so the rules it guarantees by construction (:attr:`Rule.by_construction`) are skipped."""
     if not answer.strip():
         return Report((Problem("empty"),))
     read = Answer.read(answer, sources, settings)
+    rules = [rule for rule in rules if not (constrained and rule.by_construction)]
     problems = [p for rule in rules if not rule.last_resort for p in rule.check(read)]
     if not problems:
         problems = [p for rule in rules if rule.last_resort for p in rule.check(read)]

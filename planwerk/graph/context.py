@@ -176,16 +176,17 @@ class Context:
         },
     )
     answer_by_reference: bool = field(
-        default=False,
+        default=True,
         metadata={
-            "description": "Experimental, off by default: with the packaged 0.5B model the answers it wrote under "
-            "the grammar were less readable (README). Answers by reference: where the model decodes under a grammar "
-            "(the local models, with constrained_decoding on), it is shown the results as placeholders "
-            "({call.field} = value) and writes placeholders instead of numbers, dates and times, under a grammar that "
-            "admits only this run's placeholders and the question's and the conversation's digits (the context's "
-            "when no call delivered); planwerk writes each value with its unit and dates in the question's language. "
-            "Placeholders in any model's answer are written out. The placeholder list replaces answer_results' forms "
-            "for such a model. Off: the answer is free text, checked as before."
+            "description": "Answers by reference (default on): where the model decodes under a grammar (the local "
+            "transformers and llama.cpp models, an endpoint that takes grammars; constrained_decoding on), it is "
+            "shown the results as placeholders ({call.field} = value) and writes placeholders instead of numbers, "
+            "dates and times, under a grammar that admits only this run's placeholders and the question's and the "
+            "conversation's digits (the context's when no call delivered); planwerk writes each value with its unit "
+            "and dates in the question's language, and the answer check skips the number, date and time rules "
+            "this construction guarantees. Placeholders in any model's answer are written out. A model without "
+            "grammars (a replay script, an endpoint without grammar support) answers in plain text, checked in "
+            "full. Off: every model answers in plain text."
         },
     )
     today: str | None = field(

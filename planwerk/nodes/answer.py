@@ -111,6 +111,8 @@ async def _write(
     language = answer_language(state, profile)
     check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
     model = await deps.model_for(model_spec_of(context))
+    # A context answer is checked for the best chunk's key sentence: the prompt names it (the 0.5B model missed it).
+    key = (check.facts.source, " ".join(check.facts.sentences)) if check.facts is not None else None
     # --- answers by reference (planwerk.nodes.answer_refs): placeholders, grammar, rendering ---
     refs = await asyncio.to_thread(
         reference_answer,
@@ -121,11 +123,12 @@ async def _write(
         deps,
         model,
         answer_is_result=check.last_result is not None,
+        key=key,
     )
     messages: list[BaseMessage] | None = None
     if refs is not None and refs.constrained:
         model, messages = refs.model, refs.messages
-    messages = messages or answer_messages(state, context, profile, language, check.last_result, deps)
+    messages = messages or answer_messages(state, context, profile, language, check.last_result, deps, key=key)
     if repair is not None:
         written, request = repair
         messages = [*messages, AIMessage(written), HumanMessage(request)]
@@ -165,6 +168,8 @@ def answer_messages(
     language: Language,
     last_result: float | None,
     deps: Deps,
+    *,
+    key: tuple[str, str] | None = None,
 ) -> list[BaseMessage]:
     """The answer prompt. The results are shown as ``Context.answer_results`` says: ``values`` (default) typed and
     clipped, free text withheld and marked as data; ``words`` one sentence per reported call, as the deterministic
@@ -194,4 +199,5 @@ def answer_messages(
         language=language,
         result=None if last_result is None else format_value(last_result),
         findings=lines,
+        key=key,
     )

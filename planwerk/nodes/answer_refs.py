@@ -78,10 +78,11 @@ def reference_answer(
     model: Any,
     *,
     answer_is_result: bool = False,
+    key: tuple[str, str] | None = None,
 ) -> ReferenceAnswer | None:
     """The run's answer by reference, or ``None`` when ``Context.answer_by_reference`` is off (blocking: the
     grammar compiles here; run it in a worker thread). ``answer_is_result``: the last call's value answers the
-    question (its placeholder is named in the instructions)."""
+    question (its placeholder is named in the instructions); ``key``: the context's key sentence and its source."""
     if not context.answer_by_reference:
         return None
     calls = state.get("calls", [])
@@ -117,5 +118,6 @@ def reference_answer(
         texts=texts_for(profile),
         language=language,
         result_slot=_result_slot(calls, slots) if answer_is_result else None,
+        key=key,
     )
     return ReferenceAnswer(slots, style, model=bound, messages=messages, grammar=grammar)

@@ -1,7 +1,8 @@
 """The answer loop's gate: ``check_answer`` checks a draft, amends what code can add, and delivers or rejects it.
 
 :mod:`planwerk.checks` checks the draft against the call results, the retrieved chunks, the question and
-the conversation (:func:`planwerk.nodes.common.answer_check_for`). An accepted draft is delivered
+the conversation (:func:`planwerk.nodes.common.answer_check_for`); a draft decoded under the answer grammar
+(answers by reference) skips the rules construction guarantees (numbers, dates, times). An accepted draft is delivered
 (:func:`planwerk.nodes.deliver.deliver`); a rejected one is an ``answer_rejected`` event and goes, by
 :func:`planwerk.graph.routing.after_check_answer`, to ``regenerate`` the first time and to ``fallback`` the second.
 """
@@ -38,7 +39,13 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
     draft = state["draft"]
     assert draft is not None, "check_answer runs only after a draft was written"
     language = answer_language(state, profile)
-    check = await asyncio.to_thread(answer_check_for, reported_state(state), context, profile, deps)
+    full = await asyncio.to_thread(answer_check_for, reported_state(state), context, profile, deps)
+    # An answer decoded under the answer grammar (answers by reference) skips what the grammar guarantees.
+    constrained = bool((draft.get("references") or {}).get("constrained"))
+
+    def check(text: str) -> GroundingReport:
+        return full(text, constrained=constrained)
+
     text, report, amended = _amend(draft["text"], check(draft["text"]), check, language)
     if report.ok:
         # An amended answer is no longer the model's reply: a new message id.

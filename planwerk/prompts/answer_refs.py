@@ -155,11 +155,13 @@ def build_reference_messages(
     texts: PromptTexts,
     language: Language,
     result_slot: str | None = None,
+    key: tuple[str, str] | None = None,
 ) -> list[BaseMessage]:
     """The finalizer's prompt for an answer by reference: as
     :func:`planwerk.prompts.render.build_answer_messages`, with the results as placeholders and their values and
     the placeholder rules before the answer language. ``result_slot`` names the slot that answers the question
-    (profiles whose answer is the last call's result): the instructions show its placeholder as the result."""
+    (profiles whose answer is the last call's result): the instructions show its placeholder as the result; ``key``
+    (source, sentence) the best chunk's key sentence when the answer must come from the context."""
     words = reference_texts(language)
     parts = [render_date(today, texts)] if today is not None else []
     parts.append(f"{texts.question_label} {question}")
@@ -169,7 +171,9 @@ def build_reference_messages(
         parts.append(f"{texts.context_heading}\n{render_context(hits)}")
     failed = [str(call.get("tool")) for call in calls if call.get("status") not in ("ok", "skipped")]
     result = f"{{{result_slot}}}" if result_slot is not None else None
-    parts.append(texts.answer_request(source=hits[0]["source"] if hits else None, failed_tools=failed, result=result))
+    parts.append(
+        texts.answer_request(source=hits[0]["source"] if hits else None, failed_tools=failed, result=result, key=key)
+    )
     if (example := _example(slots)) is not None:
         parts.append(words.rules.format(example=f"{{{example.name}}}", value=render_value(example, None, words.style)))
     parts.append(texts_for(language).answer_language)

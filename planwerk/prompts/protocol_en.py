@@ -45,6 +45,9 @@ ANSWER_SOURCE = "; name the context's sources in brackets, e.g. ({source})"
 ANSWER_FAILURES = " Mention the failed tools ({tools}) honestly, and state nothing they would have delivered."
 """Filled in when calls failed; takes ``{tools}``."""
 
+ANSWER_KEY = 'The best-matching passage ({source}) says: "{sentence}" Give this statement in your own words.'
+"""Added when the answer must come from the retrieved context; takes ``{source}`` and ``{sentence}``."""
+
 ANSWER_RESULT = (
     'The last call\'s result answers the question. Write one sentence with it, for example: "The result is {value}."'
 )

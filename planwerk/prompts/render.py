@@ -345,6 +345,7 @@ def build_answer_messages(
     language: Language | None = None,
     result: str | None = None,
     findings: Sequence[str] | None = None,
+    key: tuple[str, str] | None = None,
 ) -> list[BaseMessage]:
     """The finalizer's prompt: the question, what the tools returned, and the retrieved context.
 
@@ -354,7 +355,8 @@ def build_answer_messages(
     is the value the answer must state, for profiles whose answer is the last call's result. ``findings`` are the
     results in words, one line per call (:func:`planwerk.prompts.grounding.findings`), shown instead of the JSON
     call log when given. The instructions name
-    the first chunk's source and the failed tools only when there are such (:meth:`PromptTexts.answer_request`).
+    the first chunk's source and the failed tools only when there are such (:meth:`PromptTexts.answer_request`);
+    ``key`` (source, sentence) is the best chunk's key sentence when the answer must come from the context.
     """
     parts = [render_date(today, texts)] if today is not None else []
     parts.append(f"{texts.question_label} {question}")
@@ -365,7 +367,9 @@ def build_answer_messages(
     if hits:
         parts.append(f"{texts.context_heading}\n{render_context(hits)}")
     failed = [str(call.get("tool")) for call in calls if call.get("status") not in ("ok", "skipped")]
-    parts.append(texts.answer_request(source=hits[0]["source"] if hits else None, failed_tools=failed, result=result))
+    parts.append(
+        texts.answer_request(source=hits[0]["source"] if hits else None, failed_tools=failed, result=result, key=key)
+    )
     if language is not None:
         parts.append(texts_for(language).answer_language)
     return [SystemMessage(persona), *history, HumanMessage("\n\n".join(parts))]

@@ -38,6 +38,8 @@ class PromptTexts:
     """Takes ``{tools}``."""
     answer_result: str
     """Takes ``{value}``."""
+    answer_key: str
+    """Takes ``{source}`` and ``{sentence}`` (a context answer's key sentence)."""
     translate_question: str
     """Asks for the question in this language (retrieval in a corpus of this language)."""
     translate_examples: tuple[tuple[str, str], ...]
@@ -140,7 +142,12 @@ class PromptTexts:
     """Takes ``{problems}``."""
 
     def answer_request(
-        self, *, source: str | None = None, failed_tools: Sequence[str] = (), result: str | None = None
+        self,
+        *,
+        source: str | None = None,
+        failed_tools: Sequence[str] = (),
+        result: str | None = None,
+        key: tuple[str, str] | None = None,
     ) -> str:
         """The finalizer's instructions: the source to name and the failed tools to admit are filled in, and the
         result to state added, each only when there is one."""
@@ -148,6 +155,8 @@ class PromptTexts:
         text = self.answer_instructions.format(
             source=self.answer_source.format(source=source) if source else "", failures=failures
         )
+        if key is not None:
+            text = f"{text}\n{self.answer_key.format(source=key[0], sentence=key[1])}"
         return f"{text}\n{self.answer_result.format(value=result)}" if result is not None else text
 
     def plan_protocol(self, *, dates: bool = True, plan_format: PlanFormat = "json", rounds: bool = False) -> str:

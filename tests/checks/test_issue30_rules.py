@@ -164,3 +164,33 @@ def test_a_question_without_words_takes_an_answer_in_any_language() -> None:
     assert not [p for p in check("Die Summe ist 10.").problems if p.kind == "language"]
     worded = build_answer_check("What is 3 plus 7?", **common)
     assert [p for p in worded("Die Summe ist 10.").problems if p.kind == "language"]
+
+
+def test_a_constrained_answer_skips_only_the_rules_its_grammar_guarantees() -> None:
+    """Answers by reference: an answer decoded under the answer grammar cannot hold a digit that is no rendered
+    placeholder or the question's, so the number, date and time rules are skipped for it; places (letters are free
+    text), the failed service, the language and the referent are still checked."""
+    from planwerk.checks.rules import RULES as ALL
+
+    assert [rule.name for rule in ALL if rule.by_construction] == ["grounded"]
+    question = "Wie wird das Wetter in Barcelona am 18. Januar 2026?"
+
+    def both(answer: str, **kwargs: object) -> tuple[list[str], list[str]]:
+        check = build_answer_check(question, **{"calls": [], "hits": [], "today": TODAY, "plan": None,
+                                                "output_schemas": {}, "language": "de", **kwargs})  # type: ignore[arg-type]  # fmt: skip
+        return [p.kind for p in check(answer).problems], [p.kind for p in check(answer, constrained=True).problems]
+
+    # A number and a date no source holds: plain text is rejected, a constrained answer skips those rules.
+    assert both("Am 18. Januar 2026 in Barcelona 13.6 °C, am 3. März 2025 bis 22 °C.", calls=[WX_18]) == (
+        ["date", "number"],
+        [],
+    )
+    # The rest still applies: a place no source names, an English answer, a down service not named, another day.
+    assert both("Am 18. Januar 2026 in Madrid bis 13.6 °C.", calls=[WX_18])[1] == ["place", "referent"]
+    assert both("In Barcelona on 18 January 2026 it reaches 13.6 °C.", calls=[WX_18])[1] == ["language"]
+    down = call_record("wx", "get_weather", args={"lat": 41.38, "lon": 2.18}, error="down", kind="unavailable")
+    schemas = {"get_weather": {"properties": {"temp_max_c": {}, "weather_code": {}}}}
+    found = both("In Barcelona wird es am 18. Januar 2026 sonnig, 22 °C.", calls=[down], output_schemas=schemas,
+                 domain=PROFILES["travel"].domain)[1]  # fmt: skip
+    assert found == ["withheld", "failure_unnamed", "withheld"]  # 22 °C, the service, "sonnig"
+    assert both("Am 19. Januar 2026 in Barcelona bis 13.6 °C.", calls=[WX_18])[1] == ["referent"]

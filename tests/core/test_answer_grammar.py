@@ -32,7 +32,13 @@ def test_text_and_existing_placeholders_are_admitted() -> None:
     assert accepts("Am {wx.date} werden es bis zu {wx.temp_max_c}.")
     assert accepts("In Tokio ist es dann {conv.target.datetime|time} Uhr ({conv.target.datetime|date}).")
     assert accepts("Vom 10. bis 14. Juni 2026 ist nichts bekannt.")  # the question's own numbers
-    assert accepts("2026")
+    assert accepts("{wx.temp_max_c}")  # a result's number alone answers …
+
+
+def test_a_known_number_alone_is_no_answer() -> None:
+    """… a number the question holds alone does not (the 0.5B model's regenerated demo answer was a bare "10")."""
+    assert not accepts("2026") and not accepts("2026.") and not accepts(" 2026, 10.") and not accepts("{wx.date}")
+    assert accepts("Im Jahr 2026.") and accepts("2026: ja") and accepts("{wx.date}: sonnig.")
 
 
 def test_a_placeholder_to_a_missing_slot_is_refused() -> None:

@@ -308,6 +308,24 @@ async def test_a_context_answer_that_only_lacks_its_source_gets_it_added_in_code
     assert events(reply, "answer_rejected") == []  # amended in code, never regenerated
 
 
+async def test_a_context_answers_prompt_names_the_key_sentence_the_check_requires() -> None:
+    """The offline demo: shown only the chunks, the packaged 0.5B model answered "Razepato am besten beobachten kann
+    in Barcelona." (rejected: the key sentence's facts missing); the prompt now names the best chunk's key sentence,
+    the one the check requires, and not the first chunk's (here the introduction)."""
+    question = "Wie viel wiegt ein ausgewachsenes Razepato?"
+    model = ReplayChatModel.of([NO_TOOLS, "Ein ausgewachsenes Razepato wiegt 6,4 bis 8,1 kg (Razepato.txt)."])
+    async with Agent(model=model, tools=travel_tools(), retriever=IntroFirst(), context=TODAY) as agent:
+        reply = await agent.ask(question)
+    assert reply.metadata["answer_source"] == "model"
+    prompt = str(model.prompts[-1][-1].content)
+    assert f"Der passendste Abschnitt (Razepato.txt) sagt: „{SIZE['text']}“" in prompt
+    # a tool answer's prompt names none
+    model = ReplayChatModel.of([PLAN, "Heute (22.11.2026) bis zu 17 °C in Barcelona."])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        await agent.ask(QUESTION)
+    assert "Der passendste Abschnitt" not in str(model.prompts[-1][-1].content)
+
+
 async def test_the_context_facts_come_from_the_chunk_that_matches_the_question_not_the_first() -> None:
     question = "Wie viel wiegt ein ausgewachsenes Razepato?"
     model = ReplayChatModel.of([NO_TOOLS, "Das weiß ich nicht.", "Leider unbekannt."])

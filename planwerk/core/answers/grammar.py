@@ -23,6 +23,9 @@ from planwerk.core.answers.slots import Slot
 _KNOWN_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 """A number as a text writes it: "2026", "10.5", "10,5", "16:00"; "2026-12-01" is three numbers and two dashes."""
 
+_MARKS = r" \t\n\r.,:;!?()\"'*/+=<>%&-"
+"""Spaces and punctuation, inside an EBNF character class: what an answer may not consist of alone."""
+
 MAX_KNOWN_NUMBERS = 400
 """Most literal numbers a grammar admits (a long context is cut here, its first numbers kept)."""
 
@@ -44,14 +47,16 @@ def _literal(text: str) -> str:
 
 
 def answer_grammar(slots: Mapping[str, Slot], numbers: Iterable[str] = ()) -> str:
-    """EBNF whose root is an answer of at least one character: digit-free text, placeholders of ``slots``, and
-    the literal ``numbers``. A number (a literal or a number's placeholder) is followed by a character that is no
-    digit, no brace and no separator, or by a separator (``.,:``) and such a character, or ends the answer (after a
-    separator or not): two numbers cannot be glued into a new one, neither directly ("5" "2026") nor through a
-    separator ("1" "," "1" is no "1,1"; measured: the 0.5B model built "1,1 °C" so)."""
+    """EBNF whose root is an answer: digit-free text, placeholders of ``slots`` and the literal ``numbers``, with
+    at least one word character (a result's number placeholder may stand alone; a known number alone may not). A
+    number (a literal or a number's placeholder) is followed by a character that is no digit, no brace and no
+    separator, or by a separator (``.,:``) and such a character, or ends the answer (after a separator or not): two
+    numbers cannot be glued into a new one, neither directly ("5" "2026") nor through a separator ("1" "," "1" is
+    no "1,1"; measured: the 0.5B model built "1,1 °C" so)."""
     rules: list[str] = []
     items = ["char"]
     values: list[str] = []
+    number_names: list[str] = []
     if slots:
         by_kind: dict[tuple[str, ...], list[str]] = {}
         number_names = [slot.name for slot in slots.values() if slot.kind == "number"]
@@ -79,10 +84,21 @@ def answer_grammar(slots: Mapping[str, Slot], numbers: Iterable[str] = ()) -> st
         # Longest first: "2026" is one literal, not "20" followed by a digit (which "follow" would refuse anyway).
         rules.append("number ::= " + " | ".join(_literal(n) for n in literals))
         values.append("number")
-    root = "root ::= item+"
+    # At least one word character (no digit, brace, space or punctuation): a number, a placeholder or punctuation
+    # alone says nothing (measured: the 0.5B model's regenerated demo answer was "10", a digit of the context).
+    # Everything before the first word character is a mark, a placeholder or a number, so each answer parses once.
+    lead = ["mark", *items[1:]]
+    tail = ""
     if values:
         rules.append("value ::= " + " | ".join(values))
         rules.append("follow ::= [^{}0-9.,:] | [.,:] char")
         items.append("value follow")
-        root = "root ::= item+ (value [.,:]?)? | value [.,:]?"
+        lead.append("value follow")
+        tail = " (value [.,:]?)?"
+    root = f"root ::= lead* word item*{tail}"
+    if number_names:
+        root += " | number-slot [.,:]?"  # a result's number alone answers ("{calc.result}")
+    rules.append("lead ::= " + " | ".join(lead))
+    rules.append(f"mark ::= [{_MARKS}]")
+    rules.append(f"word ::= [^{{}}0-9{_MARKS}]")
     return "\n".join([root, "item ::= " + " | ".join(items), *rules, "char ::= [^{}0-9]"]) + "\n"
