@@ -227,7 +227,8 @@ async def test_retries_are_bounded_and_only_for_transient_kinds(
 async def test_the_chat_stream_shows_only_the_answer_once(
     checkpointer: BaseCheckpointSaver, answers: list[str]
 ) -> None:
-    # A rejected answer (22 °C: no result says so) must never reach the chat; the accepted one arrives once.
+    # Each draft streams under its own id; a rejected one (22 °C: no result says so) is removed from the thread's
+    # messages (a chat reading values drops it: tests/graph/test_answer_stream.py); the accepted one arrives once.
     model = ReplayChatModel.of([plan_json([GEO], [WEATHER]), *answers])
     graph = build_graph(Deps(chat_model=model, tools=travel_tools()), checkpointer=checkpointer)
     config = {"configurable": {"thread_id": "m"}}
@@ -241,14 +242,16 @@ async def test_the_chat_stream_shows_only_the_answer_once(
             tool_calls += message.tool_calls
         elif message.type == "tool":
             tool_results.append(message)
-    # The progress text, the plan (its tool calls) and the answer once: no plan JSON, no rejected answer.
-    progress, plan, answer = chunks.values()
+    # The progress text, the plan (its tool calls) and the drafts, each once: no plan JSON.
+    progress, plan, *drafts = chunks.values()
     assert progress == "Einen Moment, ich plane die nötigen Schritte …" and plan == "Ich rufe auf: geocode, get_weather"
-    assert answer == "Heute 17 °C in Barcelona."
+    assert drafts == answers
     assert [c["name"] for c in tool_calls] == ["geocode", "get_weather"]
     assert [m.tool_call_id for m in tool_results] == [c["id"] for c in tool_calls]
     state = await graph.aget_state(config)
     assert state.values["messages"][-1].id == list(chunks)[-1]  # the stored answer has the streamed id
+    stored = [m.content for m in state.values["messages"]]
+    assert stored.count("Heute 17 °C in Barcelona.") == 1 and not set(answers[:-1]) & set(stored)
     assert isinstance(AIMessageChunk(content=""), AIMessageChunk)
 
 
