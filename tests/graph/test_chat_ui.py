@@ -244,3 +244,15 @@ async def test_a_date_given_to_a_parameter_that_names_no_place_is_planned_again(
     )
     assert "__interrupt__" not in done and model.calls == 3
     assert [call[1] for call in log if call[0] == "geocode"] == [{"destination": "Barcelona"}]
+
+
+@pytest.mark.parametrize(
+    ("question", "texts"), [("Save hello under k, please.", ENGLISH), ("Speichere hallo unter k.", GERMAN)]
+)
+async def test_an_approval_is_asked_in_the_questions_language(question: str, texts: Any) -> None:
+    graph = build_graph(
+        Deps(chat_model=ReplayChatModel.of([plan_json([WRITE])]), tools=notes([])), checkpointer=InMemorySaver()
+    )
+    first = await graph.ainvoke({"messages": [("user", question)]}, {"configurable": {"thread_id": "lang"}})
+    [pending] = first["__interrupt__"]
+    assert pending.value["question"].startswith(texts.approval_question.split("{tool}")[0] + "write_note")
