@@ -93,12 +93,13 @@ def tiny_llama_config(max_positions: int, config_class: type[LlamaConfig] | None
 
 def conversation(messages: list[Any]) -> list[Any]:
     """The questions, answers and questions asked back of a thread's messages (LangChain messages or the server's
-    dicts): not the chat's progress texts, plan messages with tool calls or tool results (planwerk.nodes.chat)."""
+    dicts): not the chat's progress texts, plan messages with tool calls, unchecked drafts or tool results
+    (planwerk.nodes.chat)."""
 
     def kept(message: Any) -> bool:
         get = message.get if isinstance(message, dict) else lambda key, default=None: getattr(message, key, default)
         if get("type") == "tool" or get("tool_calls"):
             return False
-        return (get("response_metadata") or {}).get("planwerk") not in ("progress", "plan")
+        return (get("response_metadata") or {}).get("planwerk") not in ("progress", "plan", "draft")
 
     return [message for message in messages if kept(message)]

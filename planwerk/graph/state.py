@@ -175,6 +175,8 @@ class CallTask(TypedDict):
     """The id of this call in the plan's AI message: the call's ``ToolMessage`` answers it."""
     origins: NotRequired[list[str]]
     """For an approval: each argument value taken from an ``extract`` of untrusted text, and where it came from."""
+    language: NotRequired[str]
+    """For an approval: the language of the question, which the person reads the approval request in."""
 
 
 class CallInput(TypedDict):

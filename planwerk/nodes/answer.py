@@ -3,8 +3,10 @@
 ``answer`` takes the planner's ``final`` when no tool ran, else asks the model for an answer from the results and
 the retrieved context; when no plan passed it writes nothing and the ``fallback`` node answers. ``regenerate``
 shows the model its rejected answer and what the check found wrong (:attr:`~planwerk.graph.state.Draft.repair`).
-Both model calls are tagged ``nostream``: a draft is checked (``check_answer``) before anyone sees it, and a
-rejected draft never reaches a chat.
+A model's plain answer streams into a chat as it is decoded and stays there as a draft message until
+``check_answer`` replaces it by the checked answer (same id) or removes it; an answer by reference is tagged
+``nostream`` (its tokens are placeholders). The streaming rule is :mod:`planwerk.nodes.chat`'s
+(:data:`~planwerk.nodes.chat.STREAMED_ANSWER_TAGS`, :func:`streamed_draft`).
 
 What the model reads of the results is typed and clipped by default (``Context.answer_results="values"``, see
 :func:`planwerk.prompts.fallback.result_lines`): each value rendered, a result's free text only as its length and
@@ -28,6 +30,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, Draft, add_usage
 from planwerk.nodes.answer_refs import ReferenceAnswer, reference_answer
+from planwerk.nodes.chat import STREAMED_ANSWER_TAGS, draft_message
 from planwerk.nodes.common import (
     answer_check_for,
     context_of,
@@ -46,7 +49,7 @@ from planwerk.prompts.render import build_answer_messages, trim_history
 from planwerk.prompts.texts import texts_for
 
 ANSWER_TAGS = ("planwerk:answer", TAG_NOSTREAM)
-"""Answers are checked before a chat sees them: the model's tokens do not stream, the accepted answer does."""
+"""An answer by reference does not stream (its tokens are placeholders); the rendered, checked answer is shown."""
 
 
 def answer_language(state: AgentState, profile: Profile) -> Language:
@@ -87,7 +90,8 @@ async def answer(state: AgentState, runtime: Runtime[Context], *, deps: Deps) ->
     if not state.get("calls") and plan.get("final"):
         return {"draft": {**draft, "text": str(plan["final"]), "source": "planner"}}
     reply, refs, usage = await _write(state, context, profile, deps, repair=None)
-    return {"draft": _drafted(draft, refs, reply), "usage": usage}
+    drafted = _drafted(draft, refs, reply)
+    return {"draft": drafted, "usage": usage, **streamed_draft(drafted, refs)}
 
 
 async def regenerate(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
@@ -100,7 +104,16 @@ async def regenerate(state: AgentState, runtime: Runtime[Context], *, deps: Deps
     first = draft["written"][-1] if draft["written"] else draft["text"]
     reply, refs, usage = await _write(reported_state(state), context, profile, deps, repair=(first, draft["repair"]))
     second = _drafted(draft, refs, reply)
-    return {"draft": {**second, "attempt": 2, "source": "regenerated", "verdict": "unchecked"}, "usage": usage}
+    drafted: Draft = {**second, "attempt": 2, "source": "regenerated", "verdict": "unchecked"}
+    return {"draft": drafted, "usage": usage, **streamed_draft(drafted, refs)}
+
+
+def streamed_draft(draft: Draft, refs: ReferenceAnswer | None) -> dict[str, Any]:
+    """The state update that keeps a streamed draft in the messages until it is checked (none for an answer by
+    reference, which did not stream): a chat keeps showing what it saw stream, under the same id."""
+    if refs is not None or draft["message_id"] is None:
+        return {}
+    return {"messages": [draft_message(draft["text"], draft["message_id"])]}
 
 
 async def _write(
@@ -133,7 +146,8 @@ async def _write(
         written, request = repair
         messages = [*messages, AIMessage(written), HumanMessage(request)]
     lost = await lost_model_calls()
-    reply = await model.ainvoke(messages, config={"tags": list(ANSWER_TAGS)})
+    tags = STREAMED_ANSWER_TAGS if refs is None else ANSWER_TAGS  # a plain answer streams (planwerk.nodes.chat)
+    reply = await model.ainvoke(messages, config={"tags": list(tags)})
     usage = add_usage({}, usage_of(reply, messages) | {"llm_calls": 1 + lost})
     return (reply_text(reply).strip(), reply.id), refs, usage
 

@@ -21,9 +21,8 @@ from langgraph.types import interrupt
 from planwerk.core.hitl import ANSWER_ARG, ASK_ACTION, DecisionError, hitl_request, is_decision, read_decision
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import context_of, profile_of
+from planwerk.nodes.common import context_of, person_texts, profile_of
 from planwerk.nodes.prepare import MAX_QUESTION_CHARS
-from planwerk.prompts.texts import texts_for
 
 MAX_ANSWER_CHARS = MAX_QUESTION_CHARS
 """A longer answer is refused like a longer question: it would be kept in every later checkpoint and prompt."""
@@ -59,7 +58,8 @@ def answer_problem(answer: Any) -> str | None:
 
 async def ask_user(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Pause the thread with the question; the answer becomes ``user.answer`` and goes to the planner."""
-    question = state.get("pending_question") or texts_for(profile_of(context_of(runtime))).default_clarification
+    profile = profile_of(context_of(runtime))
+    question = state.get("pending_question") or person_texts(state.get("question", ""), profile).default_clarification
     request: dict[str, Any] = {
         "kind": "ask_user",
         "question": question,

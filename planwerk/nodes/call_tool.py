@@ -30,7 +30,7 @@ from planwerk.models.base import SupportsPlanSchema
 from planwerk.nodes.chat import tool_message
 from planwerk.nodes.common import context_of, model_spec_of, profile_of
 from planwerk.prompts.render import render_result
-from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
+from planwerk.prompts.texts import GERMAN, TEXTS, PromptTexts, texts_for
 from planwerk.tools.call_options import ToolProgress, call_options
 from planwerk.tools.client_features import answer_by_interrupt, call_with_client_features, channel_for_call, run_key
 
@@ -90,7 +90,9 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
     task = inputs["call"]
     args = task["args"]
     if task["approval"]:
-        decision = ask_approval(task, texts, max_args_bytes=context.max_argument_bytes)
+        # The request is read by a person: in the question's language (the resolver says which).
+        asked = texts_for(task["language"]) if task.get("language") in TEXTS else texts  # type: ignore[arg-type]
+        decision = ask_approval(task, asked, max_args_bytes=context.max_argument_bytes)
         if decision.action == "reject":
             reason = f": {decision.reason}" if decision.reason else ""
             record = call_record(

@@ -5,7 +5,12 @@
   as resolved once its step runs);
 - each call's outcome as a ``ToolMessage`` (``status="error"`` for a failure), its content clipped;
 - a question asked back as an ``AIMessage`` the moment it is asked (a chat UI draws the interrupt under it);
-- then the answer (the answer loop: ``answer`` … ``check_answer``).
+- then the answer (the answer loop: ``answer`` … ``check_answer``). A model's draft streams as it is decoded (the
+  chat model call is not tagged ``nostream``, see :data:`STREAMED_ANSWER_TAGS`) and is stored as a ``draft`` message
+  under the id its tokens streamed with; the checked answer replaces it (same id, the amended text where code
+  amended it), and a rejected draft is removed (``RemoveMessage``) before the next one is written. A chat that
+  follows the state (agent-chat-ui: ``values`` beside ``messages-tuple``) therefore ends with the checked answer
+  only, never a rejected draft.
 
 The programs' view stays the ``custom`` events and the state's ``calls`` and ``results``; the messages carry a
 clipped copy of each result only. The planner's history leaves the progress, plan and tool messages out
@@ -19,12 +24,12 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
 
 from planwerk.core.calls import CallRecord, clip_error
 from planwerk.core.plan import Plan
 
-MessageKind = Literal["progress", "plan", "question"]
+MessageKind = Literal["progress", "plan", "question", "draft"]
 """What an AI message planwerk adds between the question and the answer says."""
 KIND_KEY = "planwerk"
 """The key in an AI message's ``response_metadata`` that names its :data:`MessageKind`."""
@@ -45,6 +50,30 @@ def progress_message(text: str) -> AIMessage:
 def question_message(question: str) -> AIMessage:
     """A question asked back, stored when it is asked."""
     return AIMessage(question, id=_id("question"), response_metadata={KIND_KEY: "question"})
+
+
+STREAMED_ANSWER_TAGS = ("planwerk:answer",)
+"""The tags of an answer model call whose tokens a chat may see as they are decoded (no ``nostream``): a model's
+plain answer, checked after it streamed and replaced or removed by id (:func:`draft_message`). The planner's,
+the translator's, the extractor's and the sampling calls are ``nostream``; so is an answer by reference, whose
+tokens are placeholders until rendered."""
+
+
+def draft_message(text: str, message_id: str) -> AIMessage:
+    """A streamed draft, not yet checked, under the id its tokens streamed with (a chat shows it once)."""
+    return AIMessage(text, id=message_id, response_metadata={KIND_KEY: "draft"})
+
+
+def is_draft(messages: Sequence[BaseMessage], message_id: str | None) -> bool:
+    """Whether ``messages`` hold the draft ``message_id`` (it streamed: the checked answer must take its id)."""
+    return message_id is not None and any(
+        m.id == message_id and m.response_metadata.get(KIND_KEY) == "draft" for m in messages
+    )
+
+
+def removed_draft(messages: Sequence[BaseMessage], message_id: str | None) -> list[RemoveMessage]:
+    """The removal of a rejected draft from ``messages`` (none when it is not there: it did not stream)."""
+    return [RemoveMessage(id=message_id)] if message_id is not None and is_draft(messages, message_id) else []
 
 
 def tool_call_id(message_id: str, call_id: str) -> str:
@@ -106,11 +135,12 @@ def tool_message(record: CallRecord, tool_call: str) -> ToolMessage:
 
 def is_conversation(message: BaseMessage) -> bool:
     """Whether ``message`` is part of the conversation a planner or answer model sees: questions, answers and
-    questions asked back, not progress texts, plans or tool results (those are in the state, and in the prompt)."""
+    questions asked back, not progress texts, plans, unchecked drafts or tool results (those are in the state, and
+    in the prompt)."""
     if isinstance(message, ToolMessage):
         return False
     if isinstance(message, AIMessage):
         if message.tool_calls:
             return False
-        return message.response_metadata.get(KIND_KEY) not in ("progress", "plan")
+        return message.response_metadata.get(KIND_KEY) not in ("progress", "plan", "draft")
     return True

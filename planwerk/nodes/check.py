@@ -15,6 +15,7 @@ from langgraph.types import Command
 
 from planwerk.checks import ProblemKind, format_value
 from planwerk.core.checking import check_plan, echoes_question
+from planwerk.core.date_values import DateValue
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.literals import invented_numbers, precise_literals
 from planwerk.core.parsing import PlanParseError, parse_plan
@@ -32,7 +33,9 @@ from planwerk.nodes.common import (
     builtin_specs,
     context_of,
     history_before_question,
+    person_texts,
     profile_of,
+    today_of,
     visible_specs,
 )
 from planwerk.profiles import PlanFormat
@@ -130,13 +133,13 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         "next_step": 0,
     }
     if parsed.ask_user is not None:
-        question = parsed.ask_user.strip() or texts_for(profile_of(context)).default_clarification
+        question = parsed.ask_user.strip() or person_texts(state["question"], profile).default_clarification
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         # The question is a message the moment it is asked: a chat UI draws the interrupt under it.
         update |= {"pending_question": question, "messages": [question_message(question)]}
         return Command(update=update, goto="ask_user")
     if parsed.call_count:  # the chat's view of the plan: one tool call per planned call (planwerk.nodes.chat)
-        message = plan_message(parsed, texts_for(profile).progress_calls)
+        message = plan_message(parsed, person_texts(state["question"], profile).progress_calls)
         update |= {"messages": [message], "plan_message": message.id}
     return Command(update=update, goto="resolve_refs" if parsed.call_count else "answer")
 
@@ -175,6 +178,14 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
     texts = texts_for(profile_of(context))
     if problems := _plan_problems(candidate, state, context, deps):
         return Checked(candidate, problems, reordered)
+    # A date of the question given as a value ("Tomorrow" as the destination) is a value nobody gave.
+    if dated := await asyncio.to_thread(_date_values, candidate, state, context, deps):
+        problems = [texts.date_value.format(call=d.call_id, argument=d.argument, value=d.value) for d in dated]
+        as_places = [PlaceProblem("invented", d.value, d.call_id) for d in dated if d.takes_places]
+        ask = None
+        if len(as_places) == len(dated) and await asyncio.to_thread(_place_not_given, state, as_places):
+            ask = person_texts(state["question"], profile_of(context)).place_not_given
+        return Checked(candidate, problems, reordered, ask=ask)
     # Places only matter for a plan that could run.
     found = await asyncio.to_thread(place_check, state, candidate)
     missing = [p.place for p in found if p.kind == "missing"]
@@ -190,7 +201,9 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
             return await asyncio.to_thread(_named, Checked(plan, [], reordered, substituted=(substitution,)), state)
     if not found:
         return await asyncio.to_thread(_named, Checked(candidate, [], reordered), state)
-    ask = texts.place_not_given if await asyncio.to_thread(_place_not_given, state, found) else None
+    # Asked in the question's language, not the profile's (the feedback above is the planner's, in the profile's).
+    asked = person_texts(state["question"], profile_of(context)).place_not_given
+    ask = asked if await asyncio.to_thread(_place_not_given, state, found) else None
     return Checked(candidate, [place_text(p, texts) for p in found], reordered, ask=ask)
 
 
@@ -344,6 +357,17 @@ def _side_effects(plan: Plan, deps: Deps, context: Context) -> bool:
         if (spec is not None and spec.destructive) or call.name in profile.approve:
             return True
     return False
+
+
+def _date_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[DateValue]:
+    """The plan's date expressions given as values (:mod:`planwerk.core.date_values`). Blocking (the gazetteer,
+    the date reader): runs in a worker thread."""
+    from planwerk.core.date_values import date_values
+    from planwerk.places import default_gazetteer
+
+    schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
+    today = today_of(context)
+    return date_values(plan, schemas, gazetteer=default_gazetteer(), today=today)
 
 
 def _place_not_given(state: AgentState, found: list[PlaceProblem]) -> bool:

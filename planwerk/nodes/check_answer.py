@@ -22,6 +22,7 @@ from planwerk.graph.deps import Deps
 from planwerk.graph.routing import MAX_DRAFTS
 from planwerk.graph.state import AgentState
 from planwerk.nodes.answer import answer_language
+from planwerk.nodes.chat import is_draft, removed_draft
 from planwerk.nodes.common import answer_check_for, context_of, profile_of
 from planwerk.nodes.deliver import deliver, reported_state
 from planwerk.profiles import Language
@@ -47,8 +48,10 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
         return full(text, constrained=constrained)
 
     text, report, amended = _amend(draft["text"], check(draft["text"]), check, language)
+    streamed = is_draft(state.get("messages", []), draft["message_id"])
     if report.ok:
-        # An amended answer is no longer the model's reply: a new message id.
+        # An amended answer is no longer the model's reply: a new message id, unless the reply streamed (then the
+        # amended text replaces the draft a chat shows, planwerk.nodes.chat).
         return await deliver(
             state,
             runtime,
@@ -56,7 +59,7 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
             answer=text,
             source="amended" if amended else draft["source"],
             grounded=True,
-            message_id=None if amended else draft["message_id"],
+            message_id=draft["message_id"] if streamed or not amended else None,
         )
     problems = [describe(p, language) for p in report.problems]
     last = draft["attempt"] >= MAX_DRAFTS
@@ -76,7 +79,8 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
             "verdict": "rejected",
             "problems": first_problems,
             "repair": regenerate_request(report.problems, language),
-        }
+        },
+        "messages": removed_draft(state.get("messages", []), draft["message_id"]),  # a chat stops showing it
     }
 
 

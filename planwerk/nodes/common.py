@@ -23,6 +23,7 @@ from planwerk.tools.base import ToolSource, ToolSpec
 if TYPE_CHECKING:
     from planwerk.checks import AnswerCheck
     from planwerk.graph.deps import Deps
+    from planwerk.prompts.texts import PromptTexts
 
 
 def context_of(runtime: Runtime[Context]) -> Context:
@@ -44,6 +45,17 @@ def model_spec_of(context: Context) -> str:
     if context.model.strip() == PROFILE_MODEL:
         return profile_of(context).model
     return context.model
+
+
+def person_texts(question: str, profile: Profile) -> PromptTexts:
+    """The texts a person reads during a run (a question asked back, the chat's progress lines) in the language of
+    ``question`` (:func:`planwerk.core.language.detect_language`; the profile's when the question shows none).
+    What the planner reads stays in the profile's language: an English question to a German profile is asked back
+    in English (issue 32)."""
+    from planwerk.core.language import detect_language
+    from planwerk.prompts.texts import texts_for
+
+    return texts_for(detect_language(question, default=profile.language))
 
 
 def today_of(context: Context) -> date:

@@ -13,8 +13,7 @@ from planwerk.events import StartEvent
 from planwerk.graph.context import Context
 from planwerk.graph.state import QUESTION_START, AgentState
 from planwerk.nodes.chat import progress_message
-from planwerk.nodes.common import context_of, profile_of
-from planwerk.prompts.texts import texts_for
+from planwerk.nodes.common import context_of, person_texts, profile_of
 
 MAX_QUESTION_CHARS = 8_000
 """Longer questions are rejected: they would crowd out the tools and the context in a small model's window."""
@@ -65,7 +64,7 @@ async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     # a short marker replaces it, so later checkpoints do not copy it (a 1 MB question did, into every one).
     markers = oversized_earlier_questions(state)
     # A chat shows this at once; the plan, the calls and the answer follow as messages (planwerk.nodes.chat).
-    progress = progress_message(texts_for(profile_of(context_of(runtime))).progress_planning)
+    progress = progress_message(person_texts(question, profile_of(context_of(runtime))).progress_planning)
     return {
         "messages": [*markers, progress],
         "question": question,

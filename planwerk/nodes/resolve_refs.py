@@ -24,8 +24,8 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, CallInput, CallTask
 from planwerk.nodes.chat import tool_call_id, tool_message, with_resolved_args
-from planwerk.nodes.common import context_of, profile_of
-from planwerk.prompts.texts import PromptTexts, texts_for
+from planwerk.nodes.common import context_of, person_texts, profile_of
+from planwerk.prompts.texts import PromptTexts
 
 ResolveRoute = Literal["call_tool", "verify"]
 RESOLVE_ROUTES: tuple[ResolveRoute, ...] = ("call_tool", "verify")
@@ -98,7 +98,8 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
             runtime.stream_writer(StepEvent(event="step", index=index - 1, calls=[call.id for call in ready]))
             sends = []
             for call in ready:
-                origins = extracted_origins(plan, call, texts_for(profile_of(context_of(runtime))))
+                asked = person_texts(state.get("question", ""), profile_of(context_of(runtime)))  # a person reads it
+                origins = extracted_origins(plan, call, asked)
                 approval = needs_approval(call, deps, context_of(runtime), origins)
                 if approval:
                     runtime.stream_writer(
@@ -107,6 +108,8 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
                 task = CallTask(id=call.id, tool=call.tool, step=call.step, args=call.args, approval=approval)
                 if approval and origins:
                     task["origins"] = origins
+                if approval:
+                    task["language"] = asked.language
                 if message_id is not None:
                     task["tool_call_id"] = tool_call_id(message_id, call.id)
                 sends.append(Send("call_tool", CallInput(call=task)))

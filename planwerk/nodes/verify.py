@@ -15,7 +15,7 @@ from planwerk.events import AskUserEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
 from planwerk.nodes.chat import question_message
-from planwerk.nodes.common import context_of, profile_of
+from planwerk.nodes.common import context_of, person_texts, profile_of
 from planwerk.profiles import PlanFormat
 from planwerk.prompts.render import render_result
 from planwerk.prompts.texts import PromptTexts, texts_for
@@ -52,7 +52,8 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         problems, reply = _failure_feedback(state, outcome.reason, texts, profile_of(context).plan_format)
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
-        question = texts.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
+        asked = person_texts(state.get("question", ""), profile)  # the person's language, not the planner's
+        question = asked.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         update["pending_question"] = question
         update["messages"] = [question_message(question)]  # asked now: a chat UI draws the interrupt under it

@@ -121,6 +121,12 @@ MISSING_PLACE = (
 )
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 
+DATE_VALUE = (
+    'Aufruf {call} übergibt "{value}" als {argument}: das ist eine Zeitangabe der Frage, kein Wert dafür; Daten '
+    "stehen nur in Datumsparametern (JJJJ-MM-TT). Nennt die Frage keinen Wert für {argument}, frage danach."
+)
+"""Plan check: a date expression given as a value to a parameter that takes no date."""
+
 PLACE_NOT_GIVEN = "Für welchen Ort? Deine Frage nennt keinen, und ich rate keinen."
 """Asked back when a plan needs a place that neither the question nor the conversation names."""
 

@@ -105,6 +105,12 @@ COPIED_PLACEHOLDER = (
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 
+DATE_VALUE = (
+    'call {call} passes "{value}" as {argument}: that is a date of the question, not a value for it; dates go only '
+    "into date parameters (YYYY-MM-DD). If the question gives no value for {argument}, ask the user for it."
+)
+"""Plan check: a date expression given as a value to a parameter that takes no date."""
+
 PLACE_NOT_GIVEN = "For which place? Your question names none, and I will not guess one."
 """Asked back when a plan needs a place that neither the question nor the conversation names."""
 

@@ -61,6 +61,9 @@ class PromptTexts:
     place_not_given: str
     """What the user is asked when a plan needs a place that neither the question nor the conversation names."""
     """Takes ``{place}``."""
+    date_value: str
+    """Plan check: a date expression given as a value to a parameter that takes no date (``planwerk.core.date_values``).
+    Takes ``{call}``, ``{argument}`` and ``{value}``."""
     invented_number: str
     copied_placeholder: str
     """Takes ``{call}``, ``{argument}`` and ``{value}``: an example's sample value copied into a plan."""

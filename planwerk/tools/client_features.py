@@ -41,6 +41,8 @@ from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.constants import TAG_NOSTREAM
 from mcp.shared.context import RequestContext
 from mcp.types import (
     INVALID_REQUEST,
@@ -62,6 +64,10 @@ from planwerk.core.elicitation import ElicitationAnswerError, describe_form, par
 from planwerk.core.hitl import DecisionError, hitl_request, is_decision, read_decision
 
 log = logging.getLogger(__name__)
+
+SAMPLING_CONFIG: RunnableConfig = {"tags": ["planwerk:sampling", TAG_NOSTREAM]}
+"""A server's sampling request is the server's business, not the chat's: ``nostream`` keeps it out of a chat's
+``messages`` stream when the call runs inside a graph node."""
 
 T = TypeVar("T")
 
@@ -202,7 +208,7 @@ class Sampler:
         try:
             model = await self.model()
             async with asyncio.timeout(self.policy.timeout_s):
-                reply = await model.ainvoke(messages, **_token_limit(model, max_tokens))
+                reply = await model.ainvoke(messages, config=SAMPLING_CONFIG, **_token_limit(model, max_tokens))
         except TimeoutError:
             return self._refused(event, f"the model did not answer within {self.policy.timeout_s:g} s")
         except Exception as error:  # the server gets an error result; the run goes on

@@ -87,6 +87,48 @@ def settled(page: Any, api: DevServer) -> None:
     page.wait_for_timeout(500)
 
 
+RECORD_STREAMS = """
+(() => {
+  const original = window.fetch;
+  window.__planwerkStreams = [];
+  window.fetch = async (...args) => {
+    const response = await original(...args);
+    const url = String(args[0] instanceof Request ? args[0].url : args[0]);
+    if (!url.includes("/runs/stream") || !response.body) return response;
+    const [mine, theirs] = response.body.tee();
+    const index = window.__planwerkStreams.push("") - 1;
+    (async () => {
+      const reader = mine.pipeThrough(new TextDecoderStream()).getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        window.__planwerkStreams[index] += value;
+      }
+    })();
+    const { status, statusText, headers } = response;
+    return new Response(theirs, { status, statusText, headers });
+  };
+})();
+"""
+"""Kept by the page (``window.__planwerkStreams``): the text of each run's event stream as the app received it, read
+beside the app from a copy of the body (the browser's own record of a stream's body is not always kept)."""
+
+
+def streamed_answers(page: Any) -> dict[str, list[str]]:
+    """The AI message chunks the page received in its runs' event streams (``messages`` events), by message id:
+    what agent-chat-ui draws as the answer is decoded."""
+    chunks: dict[str, list[str]] = {}
+    for text in page.evaluate("window.__planwerkStreams"):
+        for event in text.replace("\r\n", "\n").split("\n\n"):  # SSE lines end in CRLF
+            lines = dict(line.split(": ", 1) for line in event.splitlines() if ": " in line)
+            if lines.get("event") != "messages":
+                continue
+            message, _ = json.loads(lines["data"])
+            if message.get("type") == "AIMessageChunk":
+                chunks.setdefault(message["id"], []).append(message["content"])
+    return chunks
+
+
 def tool_call_card(page: Any, tool: str) -> Any:
     """The tool-call view of a planned call of ``tool``: a card headed by the tool's name (then the call's id),
     its arguments in a table. A tool result's card is headed "Tool Result: ..." instead."""
@@ -101,6 +143,7 @@ def test_a_question_shows_its_tool_calls_and_is_answered_once(
     client = get_sync_client(url=api.url, timeout=30)
     context = run_context(tmp_path, "answer-once", [plan(add("s", 2, 3)), answer], "math")
     aid = client.assistants.create("planwerk", context=context, name="answer-once")["assistant_id"]
+    page.add_init_script(RECORD_STREAMS)
     open_chat(page, chat_ui, api, aid)
     page.screenshot(path=screenshots / "1-start.png")
 
@@ -109,6 +152,9 @@ def test_a_question_shows_its_tool_calls_and_is_answered_once(
     settled(page, api)
     page.screenshot(path=screenshots / "2-answer.png")
     assert page.get_by_text(answer, exact=True).count() == 1
+    # The page received the answer piece by piece as it was decoded (the replay model yields it word by word).
+    [pieces] = streamed_answers(page).values()
+    assert "".join(pieces) == answer and len(pieces) > 1
     assert page.get_by_text("Was ist 2 + 3?", exact=True).count() == 1
     # The plan as the UI's tool-call view: the call with its arguments; then its result.
     card = tool_call_card(page, "add")

@@ -227,7 +227,8 @@ async def test_retries_are_bounded_and_only_for_transient_kinds(
 async def test_the_chat_stream_shows_only_the_answer_once(
     checkpointer: BaseCheckpointSaver, answers: list[str]
 ) -> None:
-    # A rejected answer (22 °C: no result says so) must never reach the chat; the accepted one arrives once.
+    # Each draft streams under its own id; a rejected one (22 °C: no result says so) is removed from the thread's
+    # messages (a chat reading values drops it: tests/graph/test_answer_stream.py); the accepted one arrives once.
     model = ReplayChatModel.of([plan_json([GEO], [WEATHER]), *answers])
     graph = build_graph(Deps(chat_model=model, tools=travel_tools()), checkpointer=checkpointer)
     config = {"configurable": {"thread_id": "m"}}
@@ -241,14 +242,16 @@ async def test_the_chat_stream_shows_only_the_answer_once(
             tool_calls += message.tool_calls
         elif message.type == "tool":
             tool_results.append(message)
-    # The progress text, the plan (its tool calls) and the answer once: no plan JSON, no rejected answer.
-    progress, plan, answer = chunks.values()
+    # The progress text, the plan (its tool calls) and the drafts, each once: no plan JSON.
+    progress, plan, *drafts = chunks.values()
     assert progress == "Einen Moment, ich plane die nötigen Schritte …" and plan == "Ich rufe auf: geocode, get_weather"
-    assert answer == "Heute 17 °C in Barcelona."
+    assert drafts == answers
     assert [c["name"] for c in tool_calls] == ["geocode", "get_weather"]
     assert [m.tool_call_id for m in tool_results] == [c["id"] for c in tool_calls]
     state = await graph.aget_state(config)
     assert state.values["messages"][-1].id == list(chunks)[-1]  # the stored answer has the streamed id
+    stored = [m.content for m in state.values["messages"]]
+    assert stored.count("Heute 17 °C in Barcelona.") == 1 and not set(answers[:-1]) & set(stored)
     assert isinstance(AIMessageChunk(content=""), AIMessageChunk)
 
 
@@ -318,7 +321,7 @@ async def test_the_answer_loop_is_a_path_through_the_graph_and_only_its_last_ans
     checkpointer: BaseCheckpointSaver,
 ) -> None:
     # Two answers the check rejects (no result says 22 or 25 °C): answer → check_answer → regenerate →
-    # check_answer → fallback, each a node of its own; a chat sees one AI message, the deterministic answer.
+    # check_answer → fallback, each a node of its own; the thread keeps one AI message, the deterministic answer.
     model = ReplayChatModel.of([plan_json([GEO], [WEATHER]), "Heute 22 °C.", "Heute 25 °C."])
     graph = build_graph(Deps(chat_model=model, tools=travel_tools()), checkpointer=checkpointer)
     config = {"configurable": {"thread_id": "loop"}}
@@ -336,8 +339,10 @@ async def test_the_answer_loop_is_a_path_through_the_graph_and_only_its_last_ans
             said[part[0].id] = said.get(part[0].id, "") + str(part[0].content)
     assert nodes[-5:] == ["answer", "check_answer", "regenerate", "check_answer", "fallback"]
     state = await graph.aget_state(config)
-    # Besides the chat's progress text and the plan's tool calls, the one answer: no rejected draft is a message.
+    # Each draft streamed under its own id as it was written; the last message is the one answer, and no rejected
+    # draft stays a message of the thread (it is removed when rejected: tests/graph/test_answer_stream.py).
     assert list(said.values()).count(state.values["answer"]) == 1 and list(said.values())[-1] == state.values["answer"]
-    assert not any("22 °C" in text or "25 °C" in text for text in said.values())
+    drafts = ["Heute 22 °C.", "Heute 25 °C."]
+    assert [text for text in said.values() if text in drafts] == drafts
     stored = [m.content for m in state.values["messages"] if m.type == "ai"]
     assert stored[-1] == state.values["answer"] and not any("°C" in str(text) for text in stored[:-1])

@@ -34,7 +34,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 
 
 async def messages_of(client: LangGraphClient, thread: str, context: dict[str, Any], **kwargs: Any) -> list[dict]:
-    """The messages of a run's ``messages-tuple`` stream, in order (each message once, by id)."""
+    """The messages of a run's ``messages-tuple`` stream, in order (each message once, by id; a streamed one's
+    chunks joined, their number in ``chunks``)."""
     seen: dict[str, dict] = {}
     started = time.monotonic()
     async for part in client.runs.stream(thread, "planwerk", context=context, stream_mode="messages-tuple", **kwargs):
@@ -43,7 +44,12 @@ async def messages_of(client: LangGraphClient, thread: str, context: dict[str, A
             message, _ = part.data
             if not seen:  # time to the first message, for the report (not asserted: a busy machine varies)
                 print(f"first message after {time.monotonic() - started:.2f} s: {message['content']!r}")
-            seen.setdefault(message["id"], message)
+            if message["id"] in seen and message["type"] == "AIMessageChunk":
+                joined = seen[message["id"]]
+                joined["content"] += message["content"]
+                joined["chunks"] += 1
+            else:
+                seen.setdefault(message["id"], {**message, "chunks": 1})
     return list(seen.values())
 
 
@@ -81,10 +87,13 @@ async def test_a_chat_sees_the_plan_tool_results_and_answers_a_question_asked_ba
     [result] = [m for m in second if m["type"] == "tool"]
     assert result["tool_call_id"] == planned["tool_calls"][0]["id"] and result["status"] == "success"
     assert "15" in result["content"]
-    assert [m["content"] for m in second if m["type"] == "ai"][-1] == ANSWER
+    # The answer streamed as it was decoded (the replay model yields it word by word), under its stored id.
+    [answer] = [m for m in second if m["type"] == "AIMessageChunk"]
+    assert answer["content"] == ANSWER and answer["chunks"] > 1
     values = (await client.threads.get_state(thread))["values"]
     assert values["clarifications"] == [{"question": "Welche zwei Zahlen soll ich addieren?", "answer": "7 und 8"}]
     assert [m["type"] for m in values["messages"]] == ["human", "ai", "ai", "human", "ai", "tool", "ai"]
+    assert (values["messages"][-1]["id"], values["messages"][-1]["content"]) == (answer["id"], ANSWER)
 
 
 def slow_config(folder: Path, log: Path) -> str:

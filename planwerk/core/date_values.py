@@ -1,0 +1,88 @@
+"""Dates taken for values: a plan's literal argument that is nothing but a date expression ("Tomorrow",
+"übermorgen", "next Friday") given to a parameter that takes no date. Pure: no I/O (the date reader only parses).
+
+Measured with the packaged 0.5B model (issue 32): "What is the forecast for the day after tomorrow?" was planned
+as ``geocode(destination="Tomorrow")``: a word of the question taken for the place nobody named. The place check
+did not see it (the gazetteer knows no place "Tomorrow"), so the call ran. A date is never the value of a
+parameter that takes none, whatever the tool: planned dates are written as dates (the plan rules say
+YYYY-MM-DD), so such an argument is rejected before anything runs.
+
+What a date expression is decides the one date reader (:func:`planwerk.checks.dates.find_dates`), with its
+per-language data; a value a gazetteer knows as a place is a place ("Essen", "Nice"). A parameter takes a date
+when its schema says so (``format`` date or date-time, or a ``pattern``: the schema's validation judges those).
+A parameter **takes places** when its own description or examples name a place the gazetteer knows ("A place
+name, e.g. 'Barcelona'"): then the date stood where a place belongs, and a question that names no place is asked
+back (``planwerk.nodes.check``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from planwerk.checks.dates import find_dates
+from planwerk.checks.pairs import MAX_PLACE_ARGUMENT_WORDS
+from planwerk.checks.places import Gazetteer, find_places
+from planwerk.checks.words import words
+from planwerk.core.plan import Plan
+from planwerk.core.refs import ref_text
+from planwerk.core.scope import argument_places
+
+DATE_FORMATS = frozenset({"date", "date-time"})
+"""JSON schema ``format`` values of parameters that take dates."""
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class DateValue:
+    """Argument ``argument`` of call ``call_id`` is ``value``, a date expression, and its parameter takes no date."""
+
+    call_id: str
+    argument: str
+    value: str
+    takes_places: bool
+    """The parameter's description or examples name a place: the date stood where a place belongs."""
+
+
+def is_date_expression(value: str, today: date) -> bool:
+    """Whether ``value`` is a date expression in words and nothing else ("Tomorrow", "the day after tomorrow";
+    not "Friday Harbor", not "2026-12-01": a date written as a date is a value)."""
+    if any(character.isdigit() for character in value):
+        return False
+    found = find_dates(value, today)
+    if not found:
+        return False
+    said = {word.lower() for mention in found for word in _WORD.findall(mention.text)}
+    fillers = {word.lower() for word in words().date_fillers}
+    return not [word for word in _WORD.findall(value) if word.lower() not in said | fillers]
+
+
+def takes_places(parameter: Mapping[str, Any], gazetteer: Gazetteer) -> bool:
+    """Whether a parameter's schema names places: its description or examples name one the gazetteer knows."""
+    texts = [str(parameter.get("description") or ""), *map(str, parameter.get("examples") or [])]
+    return any(find_places(text, gazetteer) for text in texts if text)
+
+
+def date_values(
+    plan: Plan, schemas: Mapping[str, Mapping[str, Any]], *, gazetteer: Gazetteer, today: date
+) -> list[DateValue]:
+    """The literal arguments of ``plan`` that are date expressions given to parameters that take no date.
+    ``schemas`` are the tools' input schemas by tool name (a tool without one: its parameters take no date)."""
+    found: list[DateValue] = []
+    for _, call in plan.calls():
+        properties = (schemas.get(call.name) or {}).get("properties") or {}
+        for argument, value in call.arguments.items():
+            if not isinstance(value, str) or ref_text(value) is not None or not value.strip():
+                continue
+            if len(value.split()) > MAX_PLACE_ARGUMENT_WORDS:
+                continue  # free text (a query, a note) may mention a date
+            parameter = properties.get(argument) if isinstance(properties.get(argument), Mapping) else {}
+            if parameter.get("format") in DATE_FORMATS or parameter.get("pattern"):
+                continue
+            if argument_places(value, gazetteer) or not is_date_expression(value, today):
+                continue
+            found.append(DateValue(call.id, argument, value, takes_places(parameter, gazetteer)))
+    return found
