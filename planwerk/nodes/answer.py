@@ -146,7 +146,9 @@ async def _write(
         written, request = repair
         messages = [*messages, AIMessage(written), HumanMessage(request)]
     lost = await lost_model_calls()
-    tags = STREAMED_ANSWER_TAGS if refs is None else ANSWER_TAGS  # a plain answer streams (planwerk.nodes.chat)
+    # A plain answer streams (planwerk.nodes.chat); one decoded under the reference grammar is placeholders until
+    # rendered, so it does not.
+    tags = ANSWER_TAGS if refs is not None and refs.constrained else STREAMED_ANSWER_TAGS
     reply = await model.ainvoke(messages, config={"tags": list(tags)})
     usage = add_usage({}, usage_of(reply, messages) | {"llm_calls": 1 + lost})
     return (reply_text(reply).strip(), reply.id), refs, usage
