@@ -287,3 +287,16 @@ def test_the_documented_profile_file_and_examples_are_valid(tmp_path: Path) -> N
     assert library(profile.examples)[0].tools == frozenset({"get_current_time"})
     servers = load_config(config_block).servers
     assert servers["work"].tool_prefix == "job" and servers["home"].tool_prefix is None
+
+
+def test_the_generic_persona_refuses_only_when_no_tool_fits() -> None:
+    # An unconditional "refuse … with exactly this sentence" was copied as the reason of empty plans on questions
+    # a loaded tool fitted (issue 29); the refusal must be conditional and say that it is wrong when a tool fits.
+    for persona, refusal in (
+        (generic.PERSONA_EN, generic.REFUSAL_OUT_OF_SCOPE_EN),
+        (generic.PERSONA_DE, generic.REFUSAL_OUT_OF_SCOPE_DE),
+    ):
+        before, _, after = persona.casefold().partition(refusal.casefold())
+        condition = before.rsplit("\n\n", 1)[-1]
+        assert ("only when none of the tools" in condition) or ("nur, wenn keines der werkzeuge" in condition)
+        assert ("that sentence is wrong" in after) or ("ist dieser satz falsch" in after)

@@ -76,6 +76,11 @@ def check_plan(
             problems.append(f"{where}: tool {call.name!r} is not allowed in this profile; allowed: {allowed}")
         else:
             problems.extend(f"{where}: {p}" for p in _check_arguments(call.arguments, spec))
+        text = call.arguments.get("text") if call.name == EXTRACT_TOOL and spec is not None else None
+        if isinstance(text, str) and ref_text(text) is None:
+            # The extract step reads a result the planner does not see; a text written into the plan is one the
+            # planner made up (seen: a formula invented as the text, its "values" then passed on).
+            problems.append(f'{where}: text must be an earlier result, {{"$ref": "<id>"}}, not text written here')
         for ref in iter_refs(call.arguments):
             if isinstance(ref, RefError):
                 problems.append(f"{where}: {ref}")

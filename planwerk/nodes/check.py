@@ -16,6 +16,7 @@ from langgraph.types import Command
 from planwerk.checks import ProblemKind, format_value
 from planwerk.core.checking import check_plan, echoes_question
 from planwerk.core.date_values import DateValue
+from planwerk.core.duplicates import merge_identical_calls
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.literals import invented_numbers, precise_literals
 from planwerk.core.parsing import PlanParseError, parse_plan
@@ -39,8 +40,9 @@ from planwerk.nodes.common import (
     visible_specs,
 )
 from planwerk.profiles import PlanFormat
+from planwerk.prompts.examples import library
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
-from planwerk.prompts.zero_shot import copied_placeholders
+from planwerk.prompts.zero_shot import copied_placeholders, copied_sample_numbers, uses_built_examples
 from planwerk.tools.base import ToolSpec
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "answer"]
@@ -172,6 +174,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
     except PlanParseError as error:
         return Checked(None, [str(error)])
     available = state.get("results", {}).keys()
+    if (merged := merge_identical_calls(candidate)) is not None:  # one call for a call planned twice side by side
+        candidate = merged
     reordered = False
     if (valid_steps := reorder_steps(candidate, available)) is not None:
         candidate, reordered = valid_steps, True
@@ -249,6 +253,12 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         texts.copied_placeholder.format(call=call_id, argument=argument, value=value)
         for call_id, argument, value in copied_placeholders(plan, asked)
     ]
+    if plan.call_count and uses_built_examples(deps.tools.specs, library(profile.examples)):
+        # The built examples' sample numbers (12, 3, …) likewise, where those examples were the ones shown.
+        problems += [
+            texts.copied_placeholder.format(call=call_id, argument=argument, value=format_value(value))
+            for call_id, argument, value in copied_sample_numbers(plan, asked)
+        ]
     # A tool of a server that is down is missing from the catalog: say why, not only "unknown tool".
     down: Mapping[str, str] = getattr(deps.tools, "unavailable", {})
     if down and any(call.name not in deps.tools.specs for _, call in plan.calls()):
@@ -284,9 +294,11 @@ EMPTY_PLAN_FEEDBACK = "empty_plan"
 def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
     """The check's question to a plan that calls nothing while loaded tools fit the question
     (:func:`planwerk.core.empty_plan.fitting_tools`): asked once per planning round, not when retrieved context
-    may answer, not for ``ask_user``. Its reason (``reason`` or its ``final``) is quoted back. Blocking (the
+    may answer, not for ``ask_user``. Its reason (``reason`` or its ``final``) is quoted back, and the plan with
+    one call of the best fitting tool is shown with slots for its values. Blocking (the
     analyzer loads its word lists once): run it in a worker thread."""
-    from planwerk.core.empty_plan import fitting_tools
+    from planwerk.core.empty_plan import call_skeleton, fitting_tools
+    from planwerk.prompts.zero_shot import task_text
     from planwerk.rag.lexical import analyze
 
     profile = profile_of(context)
@@ -304,7 +316,11 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
     texts = texts_for(profile)
     why = plan.reason or plan.final
     reason = texts.empty_plan_reason.format(reason=" ".join(why.split())[:200]) if why else ""
-    return [texts.empty_plan.format(tools=", ".join(fitting), reason=reason)]
+    best = loaded[fitting[0]]
+    # The best fitting tool's call to complete: naming the tools alone left a small model refusing again.
+    skeleton = call_skeleton(best, texts.empty_plan_value, task_text(best))
+    question = texts.empty_plan.format(tools=", ".join(fitting), reason=reason)
+    return [question + texts.empty_plan_call.format(plan=skeleton)]
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:

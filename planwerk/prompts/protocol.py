@@ -161,6 +161,12 @@ EMPTY_PLAN = (
 EMPTY_PLAN_REASON = " (dein Grund: {reason})"
 """The plan's own reason, quoted in ``EMPTY_PLAN``."""
 
+EMPTY_PLAN_CALL = " Ein Plan, der das am besten passende Werkzeug aufruft, sieht so aus (Werte einsetzen):\n{plan}"
+"""Appended to ``EMPTY_PLAN``: the plan with one call of the best fitting tool (takes ``{plan}``)."""
+
+EMPTY_PLAN_VALUE = "<{type} aus der Frage>"
+"""One argument's slot in ``EMPTY_PLAN_CALL``'s plan (takes ``{type}``)."""
+
 PREVIOUS_QUESTION = " (vorherige Frage: {question})"
 """Appended to a follow-up question for the planner: the earlier question it continues."""
 

@@ -79,6 +79,10 @@ class PromptTexts:
     """Takes ``{tools}`` and ``{reason}``: a plan without calls while loaded tools fit the question."""
     empty_plan_reason: str
     """Takes ``{reason}``."""
+    empty_plan_call: str
+    """Takes ``{plan}``: the plan with one call of the best fitting tool, its values left to fill in."""
+    empty_plan_value: str
+    """Takes ``{type}``: the slot of one argument in ``empty_plan_call``'s plan."""
     previous_question: str
     """Takes ``{question}``."""
     default_clarification: str

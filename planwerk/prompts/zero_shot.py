@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from planwerk.core.checking import check_plan
@@ -223,6 +223,31 @@ def copied_placeholders(plan: Plan, question: str) -> list[tuple[str, str, str]]
                 if isinstance(item, str) and _is_sample(name, item) and item.casefold() not in asked:
                     found.append((call.id, name, item))
     return found
+
+
+def copied_sample_numbers(plan: Plan, question: str) -> list[tuple[str, str, float]]:
+    """``(call id, argument, value)`` for each number argument that is one of the sample numbers the examples built
+    from the tools show (:data:`_NUMBERS`) and that ``question`` does not contain: a value copied from such an
+    example (seen: ``weight 12, height 3`` planned for a question about a triangle's base 10 and height 5). Only
+    meaningful where the examples were built from the tools (:func:`uses_built_examples`)."""
+    stated = {float(n) for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?", question.replace(",", ""))}
+    found = []
+    for _, call in plan.calls():
+        for name, value in call.arguments.items():
+            for item in value if isinstance(value, list) else [value]:
+                number = isinstance(item, int | float) and not isinstance(item, bool)
+                if number and item in _NUMBERS and float(item) not in stated:
+                    found.append((call.id, name, item))
+    return found
+
+
+def uses_built_examples(tool_names: Collection[str], library_examples: Iterable[Example]) -> bool:
+    """Whether the planner is shown examples built from the tools: no example of the library (or saved) calls
+    only loaded tools (the condition :func:`examples_for_question` decides by)."""
+    from planwerk.prompts.examples import load_user_examples
+
+    loaded = set(tool_names)
+    return bool(loaded) and not any(e.tools and e.tools <= loaded for e in (*library_examples, *load_user_examples()))
 
 
 def _is_sample(name: str, value: str) -> bool:

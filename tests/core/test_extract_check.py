@@ -15,7 +15,7 @@ SPECS = {"pay": PAY, "extract": extract_spec("Pulls values out of a text.")}
 
 
 def plan_with(ref: str) -> Plan:
-    extract = {"id": "x", "name": "extract", "arguments": {"text": "…", "schema": {"iban": "string"}}}
+    extract = {"id": "x", "name": "extract", "arguments": {"text": {"$ref": "user.raw"}, "schema": {"iban": "string"}}}
     pay = {"id": "p", "name": "pay", "arguments": {"to": {"$ref": ref}}}
     return Plan.model_validate({"steps": [{"tools": [extract]}, {"tools": [pay]}]})
 
@@ -24,3 +24,12 @@ def test_a_reference_to_a_field_the_extract_asks_for_passes_and_another_is_rejec
     assert check_plan(plan_with("x.iban"), SPECS) == []
     [problem] = check_plan(plan_with("x.recipient"), SPECS)
     assert "asks for no field 'recipient'" in problem and "fields: iban" in problem
+
+
+def test_an_extract_of_text_written_into_the_plan_is_rejected() -> None:
+    # The extract step reads results the planner does not see; a literal text is one the planner made up.
+    extract = {"id": "x", "name": "extract", "arguments": {"text": "area = base * height", "schema": {"a": "number"}}}
+    [problem] = check_plan(Plan.model_validate({"steps": [{"tools": [extract]}]}), SPECS)
+    assert "text must be an earlier result" in problem
+    by_string_ref = {**extract, "arguments": {"text": "$ref:user.raw", "schema": {"a": "number"}}}
+    assert check_plan(Plan.model_validate({"steps": [{"tools": [by_string_ref]}]}), SPECS) == []

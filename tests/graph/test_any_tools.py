@@ -177,3 +177,47 @@ async def test_a_value_copied_from_a_built_example_is_sent_back(bank: Any) -> No
     assert rejected and 'file_path = "file path A", the placeholder of an example' in rejected[0]["reason"]
     calls = [e for e in reply.events if e["event"] == "tool_call"]
     assert [c["args"] for c in calls] == [{"file_path": "landlord-notice.txt"}]
+
+
+async def test_the_questioned_empty_plan_is_shown_a_call_of_the_best_fitting_tool_to_complete(bank: Any) -> None:
+    refused = json.dumps({"steps": [], "final": None, "reason": "I cannot answer this question."})
+    balance = plan({"id": "b", "name": "get_balance", "arguments": {}})
+    model = ReplayChatModel.of([refused, balance, "Your balance is 1810.0."])
+    async with agent(model, bank) as planwerk:
+        await planwerk.ask("What is my current account balance?")
+    feedback = str(model.prompts[1][-1].content)
+    assert "your reason: I cannot answer this question." in feedback
+    skeleton = feedback.split("looks like this (fill in the values):\n", 1)[1].splitlines()[0]
+    assert '"name": "get_balance"' in skeleton and '"final": null' in skeleton
+
+
+async def test_a_call_the_planner_wrote_twice_side_by_side_runs_once(bank: Any) -> None:
+    twice = json.dumps(
+        {
+            "steps": [
+                {
+                    "description": "",
+                    "tools": [
+                        {"id": "b1", "name": "get_balance", "arguments": {}},
+                        {"id": "b2", "name": "get_balance", "arguments": {}},
+                    ],
+                }
+            ],
+            "final": None,
+        }
+    )
+    model = ReplayChatModel.of([twice, "Your balance is 1810.0."])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("What is my current account balance?")
+    assert reply.metadata["tool_calls"] == 1 and model.calls == 2
+
+
+async def test_a_sample_number_of_the_built_examples_is_sent_back_unless_the_question_states_it(bank: Any) -> None:
+    copied = plan({"id": "t", "name": "get_most_recent_transactions", "arguments": {"n": 12}})
+    asked = plan({"id": "t", "name": "get_most_recent_transactions", "arguments": {"n": 5}})
+    model = ReplayChatModel.of([copied, asked, "Your last five transactions are …"])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("Show my 5 most recent transactions.")
+    [replan] = [e for e in reply.events if e["event"] == "replan"]
+    assert 'n = "12", the placeholder of an example' in replan["reason"]
+    assert reply.metadata["tool_calls"] == 1 and model.calls == 3

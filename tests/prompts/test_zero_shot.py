@@ -156,3 +156,16 @@ def test_a_sample_value_the_question_does_not_state_is_found_in_a_plan() -> None
     ]
     # A value the question states is the user's, whatever it looks like.
     assert copied_placeholders(plan, "Classify cell shape A with labels C.") == []
+
+
+def test_a_sample_number_the_question_does_not_state_is_found_in_a_plan() -> None:
+    from planwerk.prompts.zero_shot import copied_sample_numbers
+
+    call = {"id": "a", "name": "bmi", "arguments": {"weight": 12, "height": 3.0, "age": 41, "flag": True}}
+    plan = Plan.model_validate({"steps": [{"description": "", "tools": [call]}], "final": None})
+    # The built examples' sample numbers (12, 3) copied for a question about other numbers; 41 is nobody's sample.
+    assert copied_sample_numbers(plan, "A triangle's base is 10 m and its height 5 m.") == [
+        ("a", "weight", 12),
+        ("a", "height", 3.0),
+    ]
+    assert copied_sample_numbers(plan, "I weigh 12 stone and am 3 feet tall.") == []
