@@ -23,10 +23,9 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from planwerk.agent import Agent, check_thread_id, read_state
-from planwerk.core.language import detect_language
+from planwerk.core.language import Language, detect_language
 from planwerk.graph.context import Context, PlanFormatChoice
 from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S
-from planwerk.profiles import Language
 from planwerk.prompts.texts import texts_for
 from planwerk.rag.cli import index_app
 

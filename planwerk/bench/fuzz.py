@@ -39,8 +39,8 @@ from planwerk.core.checking import check_plan
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.refs import DEFAULT_LIMITS, RefError, json_size, resolve_arguments
 from planwerk.core.scheduling import call_dependencies, dependency_depth
+from planwerk.core.tools import ToolSpec
 from planwerk.prompts.render import MAX_RESULT_CHARS_IN_PROMPT, render_result
-from planwerk.tools.base import ToolSpec
 
 try:
     from hypothesis import HealthCheck, Phase, given, settings

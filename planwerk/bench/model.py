@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from datetime import date
 from typing import Any
 
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 
 log = logging.getLogger("planwerk.bench.model")
 

@@ -32,9 +32,10 @@ from langchain_core.language_models import BaseChatModel
 
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import dependency_depth
+from planwerk.core.tools import ToolError, ToolSpec
 from planwerk.execution import CallRecord, ExecutionPolicy, execute_plan
 from planwerk.graph.context import PlanFormatChoice
-from planwerk.tools.base import ToolError, ToolSource, ToolSpec
+from planwerk.tools.base import ToolSource
 
 Split = Literal["dev", "test"]
 SPLITS: tuple[Split, ...] = ("dev", "test")

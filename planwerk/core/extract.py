@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 
 EXTRACT_TOOL = "extract"
 """The built-in tool's name (a loaded tool of the same name hides it: the server's tool wins)."""

@@ -9,8 +9,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from planwerk.core.tools import ToolSpec
 from planwerk.rag.base import Retriever
-from planwerk.tools.base import ToolSource, ToolSpec
+from planwerk.tools.base import ToolSource
 
 
 class NoTools:
@@ -21,7 +22,7 @@ class NoTools:
         return {}
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        from planwerk.tools.base import ToolError
+        from planwerk.core.tools import ToolError
 
         raise ToolError(f"no tools are loaded, so {name!r} cannot run", tool=name, kind="invalid_arguments")
 

@@ -22,7 +22,7 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from planwerk.checks import format_value, reported_calls
-from planwerk.core.language import detect_language
+from planwerk.core.language import Language, detect_language
 from planwerk.core.vote import vote
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
@@ -40,7 +40,7 @@ from planwerk.nodes.common import (
     usage_of,
 )
 from planwerk.nodes.deliver import reported_state
-from planwerk.profiles import Language, Profile
+from planwerk.profiles import Profile
 from planwerk.prompts.fallback import call_sentences, fallback_texts, result_lines
 from planwerk.prompts.render import build_answer_messages, trim_history
 from planwerk.prompts.texts import texts_for

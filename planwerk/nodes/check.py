@@ -18,9 +18,10 @@ from planwerk.core.checking import check_plan, echoes_question
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.literals import invented_numbers, precise_literals
 from planwerk.core.parsing import PlanParseError, parse_plan
-from planwerk.core.plan import Plan
+from planwerk.core.plan import Plan, PlanFormat
 from planwerk.core.scheduling import reorder_steps
 from planwerk.core.scope import InflectedPlace, PlaceProblem, Substitution
+from planwerk.core.tools import ToolSpec
 from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
@@ -35,10 +36,8 @@ from planwerk.nodes.common import (
     profile_of,
     visible_specs,
 )
-from planwerk.profiles import PlanFormat
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
 from planwerk.prompts.zero_shot import copied_placeholders
-from planwerk.tools.base import ToolSpec
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "answer"]
 CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "answer")

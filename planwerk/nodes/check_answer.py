@@ -15,6 +15,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from planwerk.checks import GroundingReport
+from planwerk.core.language import Language
 from planwerk.events import AnswerRejectedEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
@@ -23,7 +24,6 @@ from planwerk.graph.state import AgentState
 from planwerk.nodes.answer import answer_language
 from planwerk.nodes.common import answer_check_for, context_of, profile_of
 from planwerk.nodes.deliver import deliver, reported_state
-from planwerk.profiles import Language
 from planwerk.prompts.grounding import describe, failure_note, regenerate_request
 
 AMENDABLE = frozenset({"failure_unnamed", "source_missing"})

@@ -12,13 +12,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.func import task
 from langgraph.runtime import Runtime
 
+from planwerk.core.tools import ToolSpec
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
 from planwerk.models.specs import PROFILE_MODEL
 from planwerk.nodes.chat import is_conversation
 from planwerk.profiles import Profile, get_profile
-from planwerk.tools.base import ToolSource, ToolSpec
+from planwerk.tools.base import ToolSource
 
 if TYPE_CHECKING:
     from planwerk.checks import AnswerCheck

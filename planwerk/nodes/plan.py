@@ -19,8 +19,10 @@ from langgraph.runtime import Runtime
 
 from planwerk.checks.conversation import referent_question
 from planwerk.core.expression_grammar import expression_grammar
+from planwerk.core.plan import PlanFormat
 from planwerk.core.plan_schema import plan_json_schema
 from planwerk.core.rounds import summarize_results
+from planwerk.core.tools import ToolSpec
 from planwerk.events import CatalogCappedEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
@@ -45,13 +47,12 @@ from planwerk.nodes.common import (
 )
 from planwerk.nodes.probe import probed_specs
 from planwerk.places import default_gazetteer
-from planwerk.profiles import PlanFormat, Profile
+from planwerk.profiles import Profile
 from planwerk.prompts.catalog_budget import cap_catalog
 from planwerk.prompts.examples import library
 from planwerk.prompts.render import build_plan_messages, trim_history
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 from planwerk.prompts.zero_shot import examples_for_question
-from planwerk.tools.base import ToolSpec
 
 MAX_FEEDBACK_TURNS = 2
 """Earlier rejected replies shown to the planner (the latest ones)."""

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from planwerk.core.observed import observed_schema
-from planwerk.tools.base import ToolError, ToolSpec
+from planwerk.core.tools import ToolError, ToolSpec
 from planwerk.tools.call_options import call_options
 
 PROBE_TIMEOUT_S = 10.0

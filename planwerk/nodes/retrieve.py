@@ -17,13 +17,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from planwerk.core.language import detect_language
+from planwerk.core.language import Language, detect_language
 from planwerk.events import RetrievalEvent, ServerErrorEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.state import AgentState, add_usage
 from planwerk.nodes.common import context_of, lost_model_calls, model_spec_of, profile_of, reply_text, usage_of
-from planwerk.profiles import Language
 from planwerk.prompts.texts import texts_for
 from planwerk.rag.embeddings import is_multilingual
 

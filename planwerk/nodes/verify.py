@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from planwerk.core.expressions import plan_expression
-from planwerk.core.plan import Plan
+from planwerk.core.plan import Plan, PlanFormat
 from planwerk.core.verification import Verification, verify_calls
 from planwerk.core.vote import vote
 from planwerk.events import AskUserEvent, ReplanEvent
@@ -16,7 +16,6 @@ from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
 from planwerk.nodes.chat import question_message
 from planwerk.nodes.common import context_of, profile_of
-from planwerk.profiles import PlanFormat
 from planwerk.prompts.render import render_result
 from planwerk.prompts.texts import PromptTexts, texts_for
 

@@ -23,9 +23,9 @@ from typing import Any
 from planwerk.core.checking import check_plan
 from planwerk.core.json_pointer import pointer_target
 from planwerk.core.plan import Plan
+from planwerk.core.tools import ToolSpec
 from planwerk.prompts.examples import Example
 from planwerk.prompts.texts import PromptTexts
-from planwerk.tools.base import ToolSpec
 
 MAX_TOOL_EXAMPLES = 40
 """One-call examples at most (the tools sorted by name): the examples are ranked by similarity to the question

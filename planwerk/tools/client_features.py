@@ -488,7 +488,7 @@ def elicitation_answer(answer: Any, schema: Mapping[str, Any] | None) -> Any:
         return {"action": "decline"}
     if decision.type == "respond":
         return decision.message
-    from planwerk.tools.repair import repair_arguments
+    from planwerk.core.repair import repair_arguments
 
     # A field the person left empty was left out (the form shows every field, filled or not).
     required = set((schema or {}).get("required") or ())

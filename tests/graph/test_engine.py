@@ -16,11 +16,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
+from planwerk.core.tools import ToolError
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.models.replay import ReplayChatModel
-from planwerk.tools.base import FunctionToolSource, ToolError
+from planwerk.tools.base import FunctionToolSource
 from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools
 
 SNAPSHOT = Path(__file__).with_name("graph.mmd")

@@ -18,6 +18,7 @@ from planwerk.bench.nestful import load_samples
 from planwerk.checks.places import Gazetteer
 from planwerk.core.checking import check_plan
 from planwerk.core.plan import Plan
+from planwerk.core.tools import ToolSpec
 from planwerk.places import default_gazetteer
 from planwerk.profiles import get_profile
 from planwerk.prompts.examples import (
@@ -39,7 +40,6 @@ from planwerk.prompts.travel import (
     REFUSAL_UNRELIABLE,
     REFUSAL_UNRELIABLE_EN,
 )
-from planwerk.tools.base import ToolSpec
 
 TRAVEL_TOOLS = {"geocode", "get_weather", "get_parks", "get_spots", "rank_spots"}
 

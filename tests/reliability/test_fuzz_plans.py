@@ -30,7 +30,7 @@ from planwerk.bench.fuzz import (
     valid_plans,
 )
 from planwerk.core.parsing import parse_plan
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 from tests.conftest import FIXTURES
 from tests.graph.tools import travel_tools
 

@@ -278,8 +278,8 @@ async def test_the_warm_starts_spare_sessions_go_to_the_first_user_and_only_to_t
 
 
 async def test_a_pooled_source_whose_server_went_away_is_replaced_on_the_next_lease() -> None:
+    from planwerk.core.tools import ToolError
     from planwerk.graph.warm import ToolPool
-    from planwerk.tools.base import ToolError
 
     pool = ToolPool(reopen_after_s=0)
     try:
@@ -300,7 +300,7 @@ async def _settled(tools: Any) -> None:
     """Wait (bounded) until a died server is back or given up."""
     import asyncio
 
-    from planwerk.tools.base import ToolError
+    from planwerk.core.tools import ToolError
 
     for _ in range(100):
         try:

@@ -18,7 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from planwerk.tools.base import ToolError
+from planwerk.core.tools import ToolError
 
 
 def check_arguments(
