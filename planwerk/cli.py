@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
 import sys
 import uuid
@@ -26,6 +25,7 @@ from planwerk.agent import Agent, check_thread_id, read_state
 from planwerk.core.language import Language, detect_language
 from planwerk.graph.context import Context, PlanFormatChoice
 from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S
+from planwerk.home import planwerk_home
 from planwerk.prompts.texts import texts_for
 from planwerk.rag.cli import index_app
 
@@ -37,11 +37,6 @@ app = typer.Typer(
 )
 console = Console(stderr=False, highlight=False)
 errors = Console(stderr=True, highlight=False)
-
-
-def planwerk_home() -> Path:
-    """Where planwerk keeps threads, indexes and models (``PLANWERK_HOME``, default ``~/.cache/planwerk``)."""
-    return Path(os.environ.get("PLANWERK_HOME") or Path.home() / ".cache" / "planwerk")
 
 
 ThreadOption = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id (a new one when omitted).")]

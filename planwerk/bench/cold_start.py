@@ -132,7 +132,7 @@ def demo_cold(env: dict[str, str], question: str) -> dict[str, Any]:
 
 def run(*, demo: bool, progress: Console) -> dict[str, Any]:
     """Every figure of the module doc, in order."""
-    from planwerk.models.home import planwerk_home
+    from planwerk.home import planwerk_home
 
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="planwerk-cold-") as folder:

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from planwerk.checks.dates import MONTH_WORDS, find_dates
 from planwerk.checks.places import Gazetteer, find_places, fold
-from planwerk.models.home import planwerk_home
+from planwerk.home import planwerk_home
 
 log = logging.getLogger(__name__)
 

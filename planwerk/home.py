@@ -1,4 +1,5 @@
-"""Where planwerk keeps files it creates: ``$PLANWERK_HOME`` (default ``~/.cache/planwerk``)."""
+"""Where planwerk keeps files it creates (threads, indexes, models, examples): ``$PLANWERK_HOME`` (default
+``~/.cache/planwerk``). The one definition: the CLI, the index and the model stores all ask it."""
 
 from __future__ import annotations
 
