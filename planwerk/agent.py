@@ -32,14 +32,14 @@ from planwerk.core.approval import parse_approval
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S, thread_lock
-from planwerk.graph.threads_file import Access, check_threads_file
+from planwerk.graph.run_context import model_spec_of
+from planwerk.graph.runtime import PROFILE_RETRIEVER, RetrieverChoice, open_deps
 from planwerk.nodes.ask_user import answer_problem
-from planwerk.nodes.common import model_spec_of
 from planwerk.nodes.prepare import check_question_text
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
-from planwerk.runtime import PROFILE_RETRIEVER, RetrieverChoice, open_deps
+from planwerk.serving.locking import DEFAULT_THREAD_WAIT_S, thread_lock
+from planwerk.serving.threads_file import Access, check_threads_file
 from planwerk.tools.base import ToolSource
 
 MAX_THREAD_ID_CHARS = 256
@@ -95,7 +95,7 @@ class Agent:
         bundled ones when empty); ``retriever=True`` opens the profile's index, ``False`` disables retrieval;
         ``db`` keeps threads in a SQLite file, else ``checkpointer`` or memory. With ``db``, a turn holds its
         thread's lock across processes; ``thread_wait_s`` is how long it waits for another process's turn on the
-        same thread before it fails with :class:`~planwerk.graph.locking.ThreadBusyError`.
+        same thread before it fails with :class:`~planwerk.serving.locking.ThreadBusyError`.
         """
         overrides: dict[str, Any] = {}
         if isinstance(model, str):
@@ -308,7 +308,7 @@ async def _open_checkpointer(
         return checkpointer
     if db is None:
         return InMemorySaver()
-    from planwerk.graph.sqlite_saver import DurableSqliteSaver
+    from planwerk.serving.sqlite_saver import DurableSqliteSaver
 
     # A folder, a text file or an unwritable place named as the threads file: one sentence naming it.
     await asyncio.to_thread(check_threads_file, db, access)

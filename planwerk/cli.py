@@ -24,10 +24,10 @@ from rich.panel import Panel
 from planwerk.agent import Agent, check_thread_id, read_state
 from planwerk.core.language import Language, detect_language
 from planwerk.graph.context import Context, PlanFormatChoice
-from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S
 from planwerk.home import planwerk_home
 from planwerk.prompts.texts import texts_for
 from planwerk.rag.cli import index_app
+from planwerk.serving.locking import DEFAULT_THREAD_WAIT_S
 
 app = typer.Typer(
     name="planwerk",

@@ -32,7 +32,7 @@ import httpx
 import typer
 
 from planwerk.graph.run_policy import MCP_CONFIGS_ENV, MODEL_DIRS_ENV
-from planwerk.graph.tokens import mint_token
+from planwerk.serving.tokens import mint_token
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER_SH = ROOT / "scripts" / "cluster.sh"

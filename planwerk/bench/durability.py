@@ -40,13 +40,13 @@ MODES: tuple[Mode, ...] = ("async", "sync")
 async def open_saver(kind: str, postgres: str | None) -> AsyncIterator[BaseCheckpointSaver]:
     """planwerk's SQLite saver on a temporary file, or langgraph's PostgreSQL saver on ``postgres``."""
     if kind == "sqlite":
-        from planwerk.graph.sqlite_saver import DurableSqliteSaver
+        from planwerk.serving.sqlite_saver import DurableSqliteSaver
 
         with tempfile.TemporaryDirectory(prefix="planwerk-durability-") as folder:
             async with DurableSqliteSaver.from_conn_string(str(Path(folder) / "threads.sqlite")) as saver:
                 yield saver
         return
-    from planwerk.graph.postgres_saver import ServerPostgresSaver
+    from planwerk.serving.postgres_saver import ServerPostgresSaver
 
     assert postgres is not None
     async with ServerPostgresSaver.from_conn_string(postgres) as saver:

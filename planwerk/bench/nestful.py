@@ -483,7 +483,7 @@ def _require_tools(tools: ToolSource, samples: Sequence[Sample]) -> None:
 def math_model_spec(spec: str) -> str:
     """``spec``, or the math profile's model for ``profile``: what the samples run with and the report names."""
     from planwerk.graph.context import Context
-    from planwerk.nodes.common import model_spec_of
+    from planwerk.graph.run_context import model_spec_of
 
     return model_spec_of(Context(profile="math", model=spec))
 

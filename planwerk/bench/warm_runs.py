@@ -39,8 +39,8 @@ from typing import Any
 import typer
 
 from planwerk.graph.run_policy import MODEL_DIRS_ENV
-from planwerk.graph.tokens import mint_token
 from planwerk.models.specs import ALLOWED_ENDPOINTS_ENV
+from planwerk.serving.tokens import mint_token
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 120.0

@@ -15,7 +15,7 @@ Accepted forms:
 - ``replay:<file>``: recorded answers played back (``planwerk.models.replay``).
 
 A run's ``Context.model`` may also be ``profile`` (its default): the spec its profile names, which is ``default``
-for every built-in profile but ``math`` (``qwen2.5-coder-1.5b``); :func:`planwerk.nodes.common.model_spec_of`
+for every built-in profile but ``math`` (``qwen2.5-coder-1.5b``); :func:`planwerk.graph.run_context.model_spec_of`
 resolves it.
 
 :func:`parse_model_spec` does no I/O. Loading is cached per process and thread-safe: a second call with the
@@ -105,7 +105,7 @@ def parse_model_spec(spec: str | None) -> ModelSpec:
     if text == PROFILE_MODEL:
         raise ValueError(
             f"model spec {PROFILE_MODEL!r} stands for the run's profile's model; resolve it with "
-            "planwerk.nodes.common.model_spec_of(context) before loading"
+            "planwerk.graph.run_context.model_spec_of(context) before loading"
         )
     if text in ("", "default", DEFAULT_PACKAGED):
         return ModelSpec("default")

@@ -26,6 +26,7 @@ from planwerk.core.language import Language, detect_language
 from planwerk.core.vote import vote
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import AgentState, Draft, add_usage
 from planwerk.nodes.answer_refs import ReferenceAnswer, reference_answer
 from planwerk.nodes.common import (
@@ -33,8 +34,6 @@ from planwerk.nodes.common import (
     context_of,
     history_before_question,
     lost_model_calls,
-    model_spec_of,
-    profile_of,
     prompt_today,
     reply_text,
     usage_of,

@@ -26,16 +26,10 @@ from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
 from planwerk.nodes.chat import plan_message, question_message
-from planwerk.nodes.common import (
-    answer_check_for,
-    builtin_specs,
-    context_of,
-    history_before_question,
-    profile_of,
-    visible_specs,
-)
+from planwerk.nodes.common import answer_check_for, builtin_specs, context_of, history_before_question, visible_specs
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
 from planwerk.prompts.zero_shot import copied_placeholders
 

@@ -20,9 +20,10 @@ from planwerk.events import AnswerRejectedEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.routing import MAX_DRAFTS
+from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
 from planwerk.nodes.answer import answer_language
-from planwerk.nodes.common import answer_check_for, context_of, profile_of
+from planwerk.nodes.common import answer_check_for, context_of
 from planwerk.nodes.deliver import deliver, reported_state
 from planwerk.prompts.grounding import describe, failure_note, regenerate_request
 

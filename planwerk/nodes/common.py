@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +15,8 @@ from planwerk.core.tools import ToolSpec
 from planwerk.graph.context import Context
 from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
-from planwerk.models.specs import PROFILE_MODEL
 from planwerk.nodes.chat import is_conversation
-from planwerk.profiles import Profile, get_profile
+from planwerk.profiles import Profile
 from planwerk.tools.base import ToolSource
 
 if TYPE_CHECKING:
@@ -29,22 +27,6 @@ if TYPE_CHECKING:
 def context_of(runtime: Runtime[Context]) -> Context:
     """The run's context; the defaults when the caller passed none (``graph.ainvoke(...)`` without ``context=``)."""
     return runtime.context if runtime.context is not None else Context()
-
-
-def profile_of(context: Context) -> Profile:
-    """The run's profile (``auto`` depends on whether the run has an MCP config of its own), with the run's
-    ``Context.plan_format`` when it sets one."""
-    profile = get_profile(context.profile, mcp_config=context.mcp_config)
-    if context.plan_format != "profile" and context.plan_format != profile.plan_format:
-        return replace(profile, plan_format=context.plan_format)
-    return profile
-
-
-def model_spec_of(context: Context) -> str:
-    """The run's chat model spec: ``Context.model``, or its profile's model when it says ``profile`` (the default)."""
-    if context.model.strip() == PROFILE_MODEL:
-        return profile_of(context).model
-    return context.model
 
 
 def today_of(context: Context) -> date:

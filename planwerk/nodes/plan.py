@@ -26,6 +26,7 @@ from planwerk.core.tools import ToolSpec
 from planwerk.events import CatalogCappedEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import AgentState, add_usage
 from planwerk.models.base import (
     SupportsBatchSampling,
@@ -38,8 +39,6 @@ from planwerk.nodes.common import (
     context_of,
     history_before_question,
     lost_model_calls,
-    model_spec_of,
-    profile_of,
     prompt_today,
     reply_text,
     usage_of,

@@ -10,9 +10,10 @@ from langgraph.runtime import Runtime
 
 from planwerk.events import StartEvent
 from planwerk.graph.context import Context
+from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
 from planwerk.nodes.chat import progress_message
-from planwerk.nodes.common import context_of, profile_of
+from planwerk.nodes.common import context_of
 from planwerk.prompts.texts import texts_for
 
 MAX_QUESTION_CHARS = 8_000

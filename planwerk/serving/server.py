@@ -2,11 +2,12 @@
 
 The server calls :func:`make_graph` on every access (runs, state reads, schemas, Studio's graph view). Only a
 run (``runtime.execution_runtime`` set) gets MCP tools: sessions kept per process across runs, by configuration
-(:mod:`planwerk.graph.warm`); every other access gets the same topology without tools. :data:`app` (the
+(:mod:`planwerk.serving.warm`); every other access gets the same topology without tools. :data:`app` (the
 ``http.app`` of ``langgraph.json``) loads the model, the MCP sessions and the retriever at server start. The
 run's :class:`~planwerk.graph.context.Context` (assistant context merged with the run's) picks the model spec,
-profile and MCP config; :func:`planwerk.runtime.open_deps`, the same composition root :class:`~planwerk.agent.Agent`
-uses, resolves the model and retriever (cached per process) once per run, off the event loop.
+profile and MCP config; :func:`planwerk.graph.runtime.open_deps`, the same composition root
+:class:`~planwerk.agent.Agent` uses, resolves the model and retriever (cached per process)
+once per run, off the event loop.
 
 :func:`make_checkpointer` keeps threads durable: PostgreSQL when ``PLANWERK_POSTGRES_URI`` (or a
 ``postgres://`` ``DATABASE_URI``) is set, its tables in the schema ``PLANWERK_POSTGRES_SCHEMA`` (default
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import os
 import re
@@ -30,15 +30,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
-from pydantic import TypeAdapter, ValidationError
 
 from planwerk.graph.builder import build_graph
-from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.run_policy import RunPolicy
-from planwerk.graph.warm import close_tool_pool, tool_pool, warm_start
-from planwerk.profiles import get_profile
-from planwerk.runtime import open_deps
+from planwerk.graph.run_context import run_context
+from planwerk.graph.runtime import open_deps
+from planwerk.serving.warm import close_tool_pool, tool_pool, warm_start
 
 if TYPE_CHECKING:
     from langgraph_sdk.runtime import ServerRuntime
@@ -66,53 +63,13 @@ _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 Backend = Literal["postgres", "sqlite"]
 
 
-# --- the run's context ------------------------------------------------------------------------------------------
-
-
-def run_context(value: Any, policy: RunPolicy | None = None) -> Context:
-    """The run's :class:`Context` from what the server passes (a dict, a ``Context`` or ``None``), limited to what
-    the operator allowed (``policy``, default :meth:`RunPolicy.from_env`, see :mod:`planwerk.graph.run_policy`).
-
-    Unknown keys are dropped (the server mirrors other configurable values into the context), ``null`` means the
-    default; a bad value for a known key raises ``ValueError`` naming the key and what was expected, and so does a
-    file, folder or model server the operator did not allow (:class:`~planwerk.graph.run_policy.RunPolicyError`).
-    Runs before anything is opened or started.
-    """
-    policy = RunPolicy.from_env() if policy is None else policy
-    # The policy first: a profile file is read only once it is known to lie in the operator's folders.
-    context = policy.apply(_parsed_context(value))
-    get_profile(context.profile, mcp_config=context.mcp_config)  # an unknown profile: the message names the known ones
-    return context
-
-
-def _parsed_context(value: Any) -> Context:
-    if value is None:
-        return Context()
-    if isinstance(value, Context):
-        return value
-    if not isinstance(value, Mapping):
-        raise ValueError(f"run context must be an object with Context fields, got {type(value).__name__}")
-    # A form may send null for a field left empty: that means its default.
-    known = {k: v for k, v in value.items() if k in _CONTEXT_FIELDS and v is not None}
-    try:
-        context = _CONTEXT_ADAPTER.validate_python(known)
-    except ValidationError as error:
-        problems = "; ".join(f"context.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-        raise ValueError(f"invalid run context: {problems}") from None
-    return context
-
-
-_CONTEXT_FIELDS = frozenset(f.name for f in dataclasses.fields(Context))
-_CONTEXT_ADAPTER: TypeAdapter[Context] = TypeAdapter(Context)
-
-
 # --- the graph factory ----------------------------------------------------------------------------------------
 
 
 @contextlib.asynccontextmanager
 async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph]:
     """The planwerk graph for one server access; only a run gets MCP tools (pooled per process, see
-    :mod:`planwerk.graph.warm`). Each run logs how long its graph took to load (``graph load``)."""
+    :mod:`planwerk.serving.warm`). Each run logs how long its graph took to load (``graph load``)."""
     execution = runtime.execution_runtime
     if execution is None:  # state reads, schemas, Studio's graph view: same topology, nothing connected
         yield build_graph(Deps())
@@ -133,12 +90,12 @@ async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph
         yield graph
 
 
-# --- server start and shutdown (langgraph.json: "http": {"app": "planwerk.graph.server:app"}) ----------------
+# --- server start and shutdown (langgraph.json: "http": {"app": "planwerk.serving.server:app"}) ----------------
 
 
 @contextlib.asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
-    """Load what runs need in the background at start (:func:`planwerk.graph.warm.warm_start`, progress in the
+    """Load what runs need in the background at start (:func:`planwerk.serving.warm.warm_start`, progress in the
     log; the server answers meanwhile); close the pooled MCP sessions at shutdown."""
     warming = asyncio.create_task(warm_start(), name="planwerk-warm-start")
     try:
@@ -154,12 +111,12 @@ def _app() -> Any:
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
 
-    from planwerk.graph.context_check import RunContextCheck
-    from planwerk.graph.disconnect import DisconnectDefault
+    from planwerk.serving.context_check import RunContextCheck
+    from planwerk.serving.disconnect import DisconnectDefault
 
     # The server applies this app's middleware to its own routes too: a context the operator does not allow is
-    # answered 422 when it is sent (planwerk.graph.context_check), before a run is queued; a streamed run whose
-    # client names no on_disconnect gets the operator's default, cancel (planwerk.graph.disconnect).
+    # answered 422 when it is sent (planwerk.serving.context_check), before a run is queued; a streamed run whose
+    # client names no on_disconnect gets the operator's default, cancel (planwerk.serving.disconnect).
     return Starlette(lifespan=lifespan, middleware=[Middleware(RunContextCheck), Middleware(DisconnectDefault)])
 
 
@@ -188,13 +145,13 @@ async def make_checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
     """A durable checkpointer for the server's life: PostgreSQL when configured, else SQLite (see module doc).
 
     Both are langgraph's savers plus ``adelete_for_runs``, which ``multitask_strategy="rollback"`` needs
-    (:mod:`planwerk.graph.sqlite_saver`)."""
+    (:mod:`planwerk.serving.sqlite_saver`)."""
     backend, where = checkpoint_backend()
     if backend == "postgres":
         async with _postgres_saver(where) as saver:
             yield saver
         return
-    from planwerk.graph.sqlite_saver import ServerSqliteSaver
+    from planwerk.serving.sqlite_saver import ServerSqliteSaver
 
     path = Path(where).expanduser()
     await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
@@ -222,7 +179,7 @@ async def _postgres_saver(uri: str) -> AsyncIterator[BaseCheckpointSaver]:
         from psycopg.rows import dict_row
         from psycopg_pool import AsyncConnectionPool
 
-        from planwerk.graph.postgres_saver import ServerPostgresSaver
+        from planwerk.serving.postgres_saver import ServerPostgresSaver
     except ImportError as error:
         raise RuntimeError(
             f"a PostgreSQL URI is set ({' or '.join(POSTGRES_URI_ENVS)}), but the driver is missing ({error}); "

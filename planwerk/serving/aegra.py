@@ -2,14 +2,14 @@
 
 Aegra 0.6.0 loads a graph differently from the LangGraph server: its ``graphs`` entries are FILE paths
 (``./file.py:name``, not module paths), it loads each graph ONCE per process (a callable export is awaited with no
-arguments, so ``planwerk.graph.server:make_graph``, an async context manager taking a ``ServerRuntime``, cannot be
+arguments, so ``planwerk.serving.server:make_graph``, an async context manager taking a ``ServerRuntime``, cannot be
 used), and it runs a copy of that one compiled graph, with its own PostgreSQL checkpointer and store injected, for
 every run, state read and schema request.
 
 :data:`graph` bridges that: the same topology as :func:`planwerk.graph.builder.build_graph` (state reads, history,
 schemas and the drawing need no tools), and a run (``astream``, which ``astream_events`` goes through too) opens the
-run's collaborators with :func:`planwerk.runtime.open_deps` from the run's context (MCP sessions leased from the
-per-process pool of :mod:`planwerk.graph.warm`), exactly as the LangGraph server's factory does, and streams the
+run's collaborators with :func:`planwerk.graph.runtime.open_deps` from the run's context (MCP sessions leased from the
+per-process pool of :mod:`planwerk.serving.warm`), exactly as the LangGraph server's factory does, and streams the
 graph built on them with Aegra's checkpointer and store. So the graph that runs is planwerk's own, unchanged; only
 who opens the collaborators differs.
 """
@@ -26,9 +26,9 @@ from langgraph.types import Command
 
 from planwerk.graph.builder import build_graph
 from planwerk.graph.deps import Deps
-from planwerk.graph.server import run_context
-from planwerk.graph.warm import run_owner, tool_pool
-from planwerk.runtime import open_deps
+from planwerk.graph.run_context import run_context
+from planwerk.graph.runtime import open_deps
+from planwerk.serving.warm import run_owner, tool_pool
 from planwerk.tools.config import load_config
 
 
@@ -52,7 +52,7 @@ class RunScopedGraph(CompiledStateGraph):
         # as the Context the nodes read.
         run = await asyncio.to_thread(run_context, context)  # resolves paths: off the event loop
         servers = await asyncio.to_thread(load_config, run.mcp_config)
-        # MCP sessions pooled per process across runs, as under the LangGraph server (planwerk.graph.warm).
+        # MCP sessions pooled per process across runs, as under the LangGraph server (planwerk.serving.warm).
         # Shared only among runs of one authenticated user.
         owner = aegra_owner(config)
         async with tool_pool().lease(servers, owner) as (tools, _), open_deps(run, tools=tools) as deps:
@@ -66,8 +66,8 @@ def aegra_owner(config: RunnableConfig | None) -> str | None:
     around every run (``aegra_api.core.auth_ctx``, which no request can set); ``None`` when it set none.
 
     Not the run config: Aegra 0.6.0 fills ``configurable.langgraph_auth_user`` only when the client did not, so a
-    client could name another user there (:mod:`planwerk.graph.context_check` refuses such requests too). Outside
-    Aegra (no ``aegra_api``), :func:`~planwerk.graph.warm.run_owner` reads the run config as before.
+    client could name another user there (:mod:`planwerk.serving.context_check` refuses such requests too). Outside
+    Aegra (no ``aegra_api``), :func:`~planwerk.serving.warm.run_owner` reads the run config as before.
     """
     try:
         from aegra_api.core.auth_ctx import get_auth_ctx
@@ -86,4 +86,4 @@ def build_aegra_graph() -> RunScopedGraph:
 
 
 graph: RunScopedGraph = build_aegra_graph()
-"""What ``aegra.json`` names (``./planwerk/graph/aegra.py:graph``)."""
+"""What ``aegra.json`` names (``./planwerk/serving/aegra.py:graph``)."""

@@ -34,7 +34,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from planwerk.graph.context import Context
+from planwerk.graph.run_context import model_spec_of, run_context
+from planwerk.graph.runtime import shared_retriever
+from planwerk.models.specs import load_chat_model
+from planwerk.rag.embeddings import load_embedder
+from planwerk.tools import mcp  # the module, not open_tools: tests wrap mcp.open_tools
 from planwerk.tools.base import ToolSource
+from planwerk.tools.config import load_config
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +68,8 @@ def run_owner(config: Mapping[str, Any] | None) -> str | None:
 
     Only the server's authentication may set these: the LangGraph server overwrites them from the verified user (and
     the graph factory reads ``ServerRuntime.user`` instead). Aegra 0.6.0 does NOT overwrite what a client sent, so
-    its graph reads Aegra's auth context instead (:func:`planwerk.graph.aegra.aegra_owner`), and both servers'
-    request check refuses a client that sends these keys (:data:`planwerk.graph.context_check.RESERVED_KEYS`)."""
+    its graph reads Aegra's auth context instead (:func:`planwerk.serving.aegra.aegra_owner`), and both servers'
+    request check refuses a client that sends these keys (:data:`planwerk.serving.context_check.RESERVED_KEYS`)."""
     configurable = (config or {}).get("configurable") or {}
     owner = configurable.get("langgraph_auth_user_id")
     if not owner:
@@ -230,8 +236,6 @@ class ToolPool:
 
     async def _own(self, entry: _Entry, config: Any) -> None:
         """Hold ``open_tools(config)`` open until the entry is stopped (the sessions live in this task)."""
-        from planwerk.tools import mcp  # the module attribute, so tests can wrap open_tools
-
         started = time.perf_counter()
         try:
             async with mcp.open_tools(config) as source:
@@ -323,16 +327,12 @@ def warm_context(env: Mapping[str, str] | None = None) -> Context:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"{WARM_START_CONTEXT_ENV}: not valid JSON ({error.msg}, column {error.colno})") from None
-    from planwerk.graph.server import run_context
-
     return run_context(value)
 
 
 async def warm_start(parts: tuple[WarmPart, ...] | None = None, context: Context | None = None) -> dict[str, float]:
     """Load ``parts`` for ``context`` (defaults: from the environment), concurrently, logging each step; the
     seconds each took. A part that fails is logged and left to the first run (which then loads it itself)."""
-    from planwerk.nodes.common import model_spec_of
-
     try:
         parts = warm_parts() if parts is None else parts
         # In a thread: the run policy resolves paths (blocking calls on the server's loop).
@@ -351,20 +351,13 @@ async def warm_start(parts: tuple[WarmPart, ...] | None = None, context: Context
         started = time.perf_counter()
         try:
             if part == "model":
-                from planwerk.models.specs import load_chat_model
-
                 await asyncio.to_thread(load_chat_model, model_spec)
             elif part == "tools":
-                from planwerk.tools.config import load_config
-
                 config = await asyncio.to_thread(load_config, context.mcp_config)
                 # Spare: with authentication on, the first user's run takes these sessions over.
                 async with tool_pool().lease(config, spare=True):
                     pass
             else:
-                from planwerk.rag.embeddings import load_embedder
-                from planwerk.runtime import shared_retriever
-
                 await shared_retriever(context)
                 # The embedder loads lazily (the index opens without it): the retriever and the planner's example
                 # ranker use the default one, cached per process.

@@ -4,7 +4,7 @@ The LangGraph server lets a run creation say ``on_disconnect``: ``"cancel"`` sto
 streams it disconnects, ``"continue"`` (the server's default) lets it run on. A chat whose user closes the tab or
 presses a stop button that only disconnects (issue 32: a run went on for 4.5 minutes, calling tools) wants
 ``"cancel"``. This ASGI middleware (mounted through the ``http.app`` of ``langgraph.json``, beside
-:mod:`planwerk.graph.context_check`) fills in the operator's default, ``PLANWERK_ON_DISCONNECT`` (``cancel`` unless
+:mod:`planwerk.serving.context_check`) fills in the operator's default, ``PLANWERK_ON_DISCONNECT`` (``cancel`` unless
 set to ``continue``), for streamed run creations (``POST …/runs/stream``) that name none. A client that names one
 keeps it, and so does one that asks for a resumable stream (``stream_resumable: true``, as agent-chat-ui does: it
 rejoins the run after a reload, so the run must outlive the connection).
@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
-from planwerk.graph.context_check import App, Message, Receive, Scope, Send
+from planwerk.serving.context_check import App, Message, Receive, Scope, Send
 
 DisconnectMode = Literal["cancel", "continue"]
 ON_DISCONNECT_ENV = "PLANWERK_ON_DISCONNECT"

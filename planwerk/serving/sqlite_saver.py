@@ -14,7 +14,7 @@ writes attached to them. Writes a run attached to a checkpoint an *earlier* run 
 run) carry no run id and stay, exactly as on the in-memory runtime.
 
 Every planwerk SQLite connection is a :class:`DurableSqliteSaver`: WAL, a long busy timeout and a bounded retry
-of a write that found the file locked (:mod:`planwerk.graph.locking`), so several processes can share one file
+of a write that found the file locked (:mod:`planwerk.serving.locking`), so several processes can share one file
 (issue 13: 20 parallel ``planwerk ask`` processes lost 14 threads to "database is locked").
 
 ``aprune`` is not implemented: ``langgraph dev``'s runtime never calls it (its ``Threads.prune`` deletes whole
@@ -44,8 +44,8 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from planwerk.graph.locking import DEFAULT_POLICY, SqlitePolicy, retry_locked
-from planwerk.graph.threads_file import LOW_SPACE_BYTES, ThreadsFileError, disk_full_problem
+from planwerk.serving.locking import DEFAULT_POLICY, SqlitePolicy, retry_locked
+from planwerk.serving.threads_file import LOW_SPACE_BYTES, ThreadsFileError, disk_full_problem
 
 T = TypeVar("T")
 

@@ -3,7 +3,7 @@
 Only what :class:`~planwerk.graph.run_policy.RunPolicy` refuses is answered here; a malformed value (a wrong type,
 an unknown profile) passes on and fails the run with its message, as before.
 
-:func:`planwerk.graph.server.run_context` checks every run's context in the graph factory, which the LangGraph
+:func:`planwerk.graph.run_context.run_context` checks every run's context in the graph factory, which the LangGraph
 server calls only when a queued run starts: a refused value then fails the run (an ``error`` event). This ASGI
 middleware (mounted through the ``http.app`` of ``langgraph.json``) checks the same settings where a client sends
 them, so the client gets a clear 4xx and nothing is queued: the ``context`` (and ``config.configurable``, which
@@ -16,7 +16,7 @@ the factory checks the merged context again. Anything else passes through untouc
 Keys the server fills with the authenticated user (:data:`RESERVED_KEYS`) are refused too, in the ``context``, in
 ``config.configurable`` and in a run's ``checkpoint`` (Aegra merges it into ``configurable``): Aegra 0.6.0 fills
 them only when the client did not (``setdefault``), so a client could otherwise claim another user's identity. The
-same app is mounted under Aegra (``aegra.json``'s ``http.app``, :mod:`planwerk.graph.aegra_app`) and under the
+same app is mounted under Aegra (``aegra.json``'s ``http.app``, :mod:`planwerk.serving.aegra_app`) and under the
 LangGraph server.
 """
 
@@ -27,6 +27,9 @@ import json
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+
+from planwerk.graph.run_context import run_context
+from planwerk.graph.run_policy import RunPolicyError
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -51,9 +54,6 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 
 def context_problem(payload: Any) -> str | None:
     """What the operator does not allow in a run or assistant payload (or a list of them), or ``None``."""
-    from planwerk.graph.run_policy import RunPolicyError
-    from planwerk.graph.server import run_context  # the server module imports this one
-
     for item in payload if isinstance(payload, list) else [payload]:
         if not isinstance(item, dict):
             continue

@@ -1,4 +1,4 @@
-"""Bearer tokens for the servers: the operator's auth settings and the JWT check behind :mod:`planwerk.graph.auth`.
+"""Bearer tokens for the servers: the operator's auth settings and the JWT check behind :mod:`planwerk.serving.auth`.
 
 Settings (environment of the server process, read once at start):
 

@@ -1,11 +1,11 @@
 """The composition root: the one place a :class:`~planwerk.graph.context.Context` becomes the graph's collaborators.
 
 Both faces build their graph from :func:`open_deps`: the LangGraph server's factory once per run
-(:func:`planwerk.graph.server.make_graph`) and :class:`planwerk.agent.Agent` once per ``async with``. So the model,
+(:func:`planwerk.serving.server.make_graph`) and :class:`planwerk.agent.Agent` once per ``async with``. So the model,
 the MCP tools and the retriever are resolved the same way whoever asks:
 
 - the **model** from ``Context.model``, or the profile's model when it says ``profile``
-  (:func:`~planwerk.nodes.common.model_spec_of`), loaded off the event loop (loaded models are cached per process;
+  (:func:`~planwerk.graph.run_context.model_spec_of`), loaded off the event loop (loaded models are cached per process;
   a ``replay:`` spec starts a fresh replay on every load), unless the caller hands in a model object;
 - the **tools** from ``Context.mcp_config`` (the bundled servers when empty), one MCP session per server for as
   long as the context manager is open, unless the caller hands in a tool source it owns;
@@ -32,7 +32,7 @@ from langchain_core.language_models import BaseChatModel
 
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.nodes.common import model_spec_of
+from planwerk.graph.run_context import model_spec_of
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
 from planwerk.tools.base import ToolSource

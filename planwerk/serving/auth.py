@@ -1,8 +1,8 @@
-"""Authentication and ownership for both servers: ``"auth": {"path": "planwerk.graph.auth:auth"}`` in
+"""Authentication and ownership for both servers: ``"auth": {"path": "planwerk.serving.auth:auth"}`` in
 ``langgraph.json`` and ``aegra.json``.
 
 :data:`auth` is a ``langgraph_sdk.Auth``. Its ``@auth.authenticate`` handler checks the request's bearer JWT
-(:mod:`planwerk.graph.tokens`: settings, signature, expiry, audience, operator role) and names the caller by the
+(:mod:`planwerk.serving.tokens`: settings, signature, expiry, audience, operator role) and names the caller by the
 token's ``sub``; a request without a valid token gets 401 with the reason. The ``@auth.on`` handlers make every
 thread, run, cron and assistant its creator's: ``metadata.owner`` is stamped on create, and reads, searches,
 updates, deletes and runs see only the caller's own (another user's thread answers 404, a search leaves it out).
@@ -23,7 +23,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from planwerk.graph.tokens import OPERATOR_ROLE, TokenError, load_verifier
+from planwerk.serving.tokens import OPERATOR_ROLE, TokenError, load_verifier
 
 OWNER_KEY = "owner"
 """The metadata key naming a resource's owner (the creator's identity)."""

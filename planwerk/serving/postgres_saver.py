@@ -1,6 +1,6 @@
 """langgraph's ``AsyncPostgresSaver`` plus ``adelete_for_runs``, the method the LangGraph server's rollback needs.
 
-See :mod:`planwerk.graph.sqlite_saver` for why and what it deletes: the checkpoints whose metadata ``run_id`` is
+See :mod:`planwerk.serving.sqlite_saver` for why and what it deletes: the checkpoints whose metadata ``run_id`` is
 one of the runs, and the writes attached to them. langgraph-checkpoint-postgres 3.2 implements ``aprune`` itself
 but not ``adelete_for_runs``. Channel values live in ``checkpoint_blobs``, keyed by channel version and shared
 between checkpoints; the blobs only the deleted checkpoints used stay behind (storage only, never read again).
