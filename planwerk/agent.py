@@ -32,10 +32,10 @@ from planwerk.core.approval import parse_approval
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.ask_user import answer_problem
+from planwerk.graph.nodes.prepare import check_question_text
 from planwerk.graph.run_context import model_spec_of
 from planwerk.graph.runtime import PROFILE_RETRIEVER, RetrieverChoice, open_deps
-from planwerk.nodes.ask_user import answer_problem
-from planwerk.nodes.prepare import check_question_text
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
 from planwerk.serving.locking import DEFAULT_THREAD_WAIT_S, thread_lock

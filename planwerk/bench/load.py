@@ -33,7 +33,7 @@ from rich.console import Console
 from rich.table import Table
 
 from planwerk.graph.context import Context
-from planwerk.nodes.chat import is_conversation
+from planwerk.graph.nodes.chat import is_conversation
 
 MATH_CONFIG: dict[str, Any] = {
     "mcpServers": {

@@ -327,7 +327,7 @@ def bench_server_http(timeout_s: float = 30.0) -> Iterator[str]:
 
 def planning_prompt(question: str, tools: ToolSource) -> tuple[str, str]:
     """planwerk's planning prompt for ``question`` (math profile): (system text, user text)."""
-    from planwerk.nodes.common import visible_specs
+    from planwerk.graph.nodes.common import visible_specs
     from planwerk.profiles import get_profile
     from planwerk.prompts.examples import library, select_examples
     from planwerk.prompts.render import build_plan_messages

@@ -70,10 +70,10 @@ from planwerk.events import ToolCallEvent
 from planwerk.execution import ExecutionPolicy, call_one, result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.call_tool import call_retry_policy, call_tool
+from planwerk.graph.nodes.common import context_of
+from planwerk.graph.nodes.resolve_refs import RESOLVE_ROUTES, resolve_refs
 from planwerk.graph.state import AgentState, CallInput
-from planwerk.nodes.call_tool import call_retry_policy, call_tool
-from planwerk.nodes.common import context_of
-from planwerk.nodes.resolve_refs import RESOLVE_ROUTES, resolve_refs
 from planwerk.tools.base import FunctionToolSource, ToolSource
 
 Topology = Literal["old", "new"]

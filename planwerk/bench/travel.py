@@ -745,7 +745,7 @@ def replay_script(questions: Sequence[Question]) -> list[str]:
     """The replies a perfect model gives (reference plan, then reference answer, per turn): a replay file.
 
     A plan with a ``final`` (a refusal) needs no answer call. A turn not in German (the travel corpus's language)
-    first gets its retrieval translation (:mod:`planwerk.nodes.retrieve`); the script answers it with the question
+    first gets its retrieval translation (:mod:`planwerk.graph.nodes.retrieve`); the script answers it with the question
     itself, which retrieval takes as "no translation" and searches as asked, so the reference runs retrieve what
     they always did."""
     from planwerk.core.language import detect_language

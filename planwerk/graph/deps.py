@@ -41,7 +41,7 @@ class Deps:
     _call_slots: dict[int, asyncio.Semaphore] = field(default_factory=dict, init=False, repr=False)
     probed: dict[str, dict[str, Any] | None] = field(default_factory=dict, init=False, repr=False)
     """Output schemas seen by probing calls, by tool name (``None``: probed, nothing to show); see
-    :mod:`planwerk.nodes.probe`."""
+    :mod:`planwerk.graph.nodes.probe`."""
 
     def call_slots(self, limit: int) -> asyncio.Semaphore:
         """The semaphore that bounds tool calls in flight over these deps (one per limit, shared by all runs)."""

@@ -115,7 +115,7 @@ class AgentState(InputState):
     verdict: NotRequired[Verdict]
     """The verifier's decision."""
     plan_message: NotRequired[str | None]
-    """The id of the AI message that carries the running plan's ``tool_calls`` (:mod:`planwerk.nodes.chat`)."""
+    """The id of the AI message that carries the running plan's ``tool_calls`` (:mod:`planwerk.graph.nodes.chat`)."""
     pending_question: NotRequired[str | None]
     """What to ask the user (set by the check or the verifier)."""
     answer: NotRequired[str | None]

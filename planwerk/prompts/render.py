@@ -169,7 +169,7 @@ def render_tool(
         line += ": " + " ".join(s for s in sentences if s)
     output = (spec.output_schema or {}).get("properties")
     if output:
-        # Fields a probing call saw (planwerk.nodes.probe) are said to be seen, not declared.
+        # Fields a probing call saw (planwerk.graph.nodes.probe) are said to be seen, not declared.
         label = texts.result_fields_seen if (spec.output_schema or {}).get(OBSERVED_KEY) else texts.result_fields
         line += f" → {label}: {', '.join(output)}"
     elif unknown_results:

@@ -182,7 +182,7 @@ async def test_transient_failures_are_retried_by_the_nodes_retry_policy(checkpoi
     tools, attempts = flaky(1)
     plan = plan_json([{"id": "f", "name": "fetch", "arguments": {"x": 1}}])
     graph_deps = Deps(chat_model=ReplayChatModel.of([plan, "ok"]), tools=tools)
-    from planwerk.nodes.call_tool import call_retry_policy
+    from planwerk.graph.nodes.call_tool import call_retry_policy
 
     graph = build_graph(graph_deps, checkpointer=checkpointer, call_retry=call_retry_policy(3, initial_interval=0.01))
     events = [
@@ -206,7 +206,7 @@ async def test_retries_are_bounded_and_only_for_transient_kinds(
 ) -> None:
     tools, attempts = flaky(5, kind)
     plan = plan_json([{"id": "f", "name": "fetch", "arguments": {"x": 1}}])
-    from planwerk.nodes.call_tool import call_retry_policy
+    from planwerk.graph.nodes.call_tool import call_retry_policy
 
     graph = build_graph(
         Deps(chat_model=ReplayChatModel.of([plan, "Der Dienst ist nicht erreichbar.", plan, "?"]), tools=tools),

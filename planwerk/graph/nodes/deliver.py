@@ -17,8 +17,8 @@ from langgraph.runtime import Runtime
 
 from planwerk.events import FinalAnswerEvent
 from planwerk.graph.context import Context
+from planwerk.graph.nodes.common import counters
 from planwerk.graph.state import AgentState, AnswerSource, Draft, add_usage
-from planwerk.nodes.common import counters
 from planwerk.prompts.examples import add_example
 
 

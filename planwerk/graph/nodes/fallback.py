@@ -16,11 +16,11 @@ from langgraph.runtime import Runtime
 from planwerk.checks import reported_calls
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.answer import answer_language
+from planwerk.graph.nodes.common import answer_check_for, context_of
+from planwerk.graph.nodes.deliver import deliver, reported_state
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.nodes.answer import answer_language
-from planwerk.nodes.common import answer_check_for, context_of
-from planwerk.nodes.deliver import deliver, reported_state
 from planwerk.prompts.fallback import fallback_answer
 from planwerk.prompts.texts import texts_for
 

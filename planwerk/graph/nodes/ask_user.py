@@ -20,10 +20,10 @@ from langgraph.types import interrupt
 
 from planwerk.core.hitl import ANSWER_ARG, ASK_ACTION, DecisionError, hitl_request, is_decision, read_decision
 from planwerk.graph.context import Context
+from planwerk.graph.nodes.common import context_of
+from planwerk.graph.nodes.prepare import MAX_QUESTION_CHARS
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.nodes.common import context_of
-from planwerk.nodes.prepare import MAX_QUESTION_CHARS
 from planwerk.prompts.texts import texts_for
 
 MAX_ANSWER_CHARS = MAX_QUESTION_CHARS

@@ -26,10 +26,8 @@ from planwerk.core.language import Language, detect_language
 from planwerk.core.vote import vote
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.run_context import model_spec_of, profile_of
-from planwerk.graph.state import AgentState, Draft, add_usage
-from planwerk.nodes.answer_refs import ReferenceAnswer, reference_answer
-from planwerk.nodes.common import (
+from planwerk.graph.nodes.answer_refs import ReferenceAnswer, reference_answer
+from planwerk.graph.nodes.common import (
     answer_check_for,
     context_of,
     history_before_question,
@@ -38,7 +36,9 @@ from planwerk.nodes.common import (
     reply_text,
     usage_of,
 )
-from planwerk.nodes.deliver import reported_state
+from planwerk.graph.nodes.deliver import reported_state
+from planwerk.graph.run_context import model_spec_of, profile_of
+from planwerk.graph.state import AgentState, Draft, add_usage
 from planwerk.profiles import Profile
 from planwerk.prompts.fallback import call_sentences, fallback_texts, result_lines
 from planwerk.prompts.render import build_answer_messages, trim_history
@@ -110,7 +110,7 @@ async def _write(
     language = answer_language(state, profile)
     check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
     model = await deps.model_for(model_spec_of(context))
-    # --- answers by reference (planwerk.nodes.answer_refs): placeholders, grammar, rendering ---
+    # --- answers by reference (planwerk.graph.nodes.answer_refs): placeholders, grammar, rendering ---
     refs = await asyncio.to_thread(
         reference_answer,
         state,

@@ -26,6 +26,16 @@ from planwerk.core.tools import ToolSpec
 from planwerk.events import CatalogCappedEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.common import (
+    context_of,
+    history_before_question,
+    lost_model_calls,
+    prompt_today,
+    reply_text,
+    usage_of,
+    visible_specs,
+)
+from planwerk.graph.nodes.probe import probed_specs
 from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import AgentState, add_usage
 from planwerk.models.base import (
@@ -35,16 +45,6 @@ from planwerk.models.base import (
     sample_replies,
     sampling_variant,
 )
-from planwerk.nodes.common import (
-    context_of,
-    history_before_question,
-    lost_model_calls,
-    prompt_today,
-    reply_text,
-    usage_of,
-    visible_specs,
-)
-from planwerk.nodes.probe import probed_specs
 from planwerk.places import default_gazetteer
 from planwerk.profiles import Profile
 from planwerk.prompts.catalog_budget import cap_catalog

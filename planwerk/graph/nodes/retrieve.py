@@ -21,9 +21,9 @@ from planwerk.core.language import Language, detect_language
 from planwerk.events import RetrievalEvent, ServerErrorEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.common import context_of, lost_model_calls, reply_text, usage_of
 from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import AgentState, add_usage
-from planwerk.nodes.common import context_of, lost_model_calls, reply_text, usage_of
 from planwerk.prompts.texts import texts_for
 from planwerk.rag.embeddings import is_multilingual
 

@@ -25,11 +25,11 @@ from planwerk.events import ToolCallEvent, ToolProgressEvent
 from planwerk.execution import ExecutionPolicy, call_one, call_timeout, result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.chat import tool_message
+from planwerk.graph.nodes.common import context_of
 from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import CallInput, CallTask
 from planwerk.models.base import SupportsPlanSchema
-from planwerk.nodes.chat import tool_message
-from planwerk.nodes.common import context_of
 from planwerk.prompts.render import render_result
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 from planwerk.tools.call_options import ToolProgress, call_options

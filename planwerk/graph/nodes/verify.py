@@ -13,10 +13,10 @@ from planwerk.core.verification import Verification, verify_calls
 from planwerk.core.vote import vote
 from planwerk.events import AskUserEvent, ReplanEvent
 from planwerk.graph.context import Context
+from planwerk.graph.nodes.chat import question_message
+from planwerk.graph.nodes.common import context_of
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.nodes.chat import question_message
-from planwerk.nodes.common import context_of
 from planwerk.prompts.render import render_result
 from planwerk.prompts.texts import PromptTexts, texts_for
 

@@ -13,9 +13,9 @@ from langgraph.runtime import Runtime
 
 from planwerk.core.tools import ToolSpec
 from planwerk.graph.context import Context
+from planwerk.graph.nodes.chat import is_conversation
 from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
-from planwerk.nodes.chat import is_conversation
 from planwerk.profiles import Profile
 from planwerk.tools.base import ToolSource
 
@@ -99,7 +99,8 @@ def usage_of(reply: AIMessage, prompt: list[BaseMessage]) -> dict[str, float]:
 
 def history_before_question(state: AgentState) -> list[BaseMessage]:
     """The conversation before the current question (earlier turns of the thread): questions, answers and
-    questions asked back, without the progress, plan and tool messages a chat shows (:mod:`planwerk.nodes.chat`)."""
+    questions asked back, without the progress, plan and tool messages a chat shows
+    (:mod:`planwerk.graph.nodes.chat`)."""
     messages = list(state.get("messages", []))
     for index in range(len(messages) - 1, -1, -1):
         if isinstance(messages[index], HumanMessage) and messages[index].text == state.get("question"):

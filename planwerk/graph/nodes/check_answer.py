@@ -1,8 +1,8 @@
 """The answer loop's gate: ``check_answer`` checks a draft, amends what code can add, and delivers or rejects it.
 
 :mod:`planwerk.checks` checks the draft against the call results, the retrieved chunks, the question and
-the conversation (:func:`planwerk.nodes.common.answer_check_for`). An accepted draft is delivered
-(:func:`planwerk.nodes.deliver.deliver`); a rejected one is an ``answer_rejected`` event and goes, by
+the conversation (:func:`planwerk.graph.nodes.common.answer_check_for`). An accepted draft is delivered
+(:func:`planwerk.graph.nodes.deliver.deliver`); a rejected one is an ``answer_rejected`` event and goes, by
 :func:`planwerk.graph.routing.after_check_answer`, to ``regenerate`` the first time and to ``fallback`` the second.
 """
 
@@ -19,12 +19,12 @@ from planwerk.core.language import Language
 from planwerk.events import AnswerRejectedEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.answer import answer_language
+from planwerk.graph.nodes.common import answer_check_for, context_of
+from planwerk.graph.nodes.deliver import deliver, reported_state
 from planwerk.graph.routing import MAX_DRAFTS
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.nodes.answer import answer_language
-from planwerk.nodes.common import answer_check_for, context_of
-from planwerk.nodes.deliver import deliver, reported_state
 from planwerk.prompts.grounding import describe, failure_note, regenerate_request
 
 AMENDABLE = frozenset({"failure_unnamed", "source_missing"})

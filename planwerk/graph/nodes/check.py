@@ -26,10 +26,16 @@ from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.chat import plan_message, question_message
+from planwerk.graph.nodes.common import (
+    answer_check_for,
+    builtin_specs,
+    context_of,
+    history_before_question,
+    visible_specs,
+)
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.nodes.chat import plan_message, question_message
-from planwerk.nodes.common import answer_check_for, builtin_specs, context_of, history_before_question, visible_specs
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
 from planwerk.prompts.zero_shot import copied_placeholders
 
@@ -128,7 +134,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         # The question is a message the moment it is asked: a chat UI draws the interrupt under it.
         update |= {"pending_question": question, "messages": [question_message(question)]}
         return Command(update=update, goto="ask_user")
-    if parsed.call_count:  # the chat's view of the plan: one tool call per planned call (planwerk.nodes.chat)
+    if parsed.call_count:  # the chat's view of the plan: one tool call per planned call (planwerk.graph.nodes.chat)
         message = plan_message(parsed, texts_for(profile).progress_calls)
         update |= {"messages": [message], "plan_message": message.id}
     return Command(update=update, goto="resolve_refs" if parsed.call_count else "answer")

@@ -10,10 +10,10 @@ from langgraph.runtime import Runtime
 
 from planwerk.events import StartEvent
 from planwerk.graph.context import Context
+from planwerk.graph.nodes.chat import progress_message
+from planwerk.graph.nodes.common import context_of
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.nodes.chat import progress_message
-from planwerk.nodes.common import context_of
 from planwerk.prompts.texts import texts_for
 
 MAX_QUESTION_CHARS = 8_000
@@ -64,7 +64,7 @@ async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     # A question rejected earlier stays in the conversation (the input was stored before this node refused it);
     # a short marker replaces it, so later checkpoints do not copy it (a 1 MB question did, into every one).
     markers = oversized_earlier_questions(state)
-    # A chat shows this at once; the plan, the calls and the answer follow as messages (planwerk.nodes.chat).
+    # A chat shows this at once; the plan, the calls and the answer follow as messages (planwerk.graph.nodes.chat).
     progress = progress_message(texts_for(profile_of(context_of(runtime))).progress_planning)
     return {
         "messages": [*markers, progress],

@@ -22,9 +22,9 @@ from planwerk.core.answers.render import RenderedAnswer, ValueStyle, render_answ
 from planwerk.core.answers.slots import Slot, collect_slots
 from planwerk.core.language import Language
 from planwerk.graph.context import Context
+from planwerk.graph.nodes.common import history_before_question, prompt_today
 from planwerk.graph.state import AgentState
 from planwerk.models.base import SupportsPlanGrammar
-from planwerk.nodes.common import history_before_question, prompt_today
 from planwerk.profiles import Profile
 from planwerk.prompts.answer_refs import build_reference_messages, reference_texts
 from planwerk.prompts.render import trim_history

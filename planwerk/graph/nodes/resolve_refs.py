@@ -22,10 +22,10 @@ from planwerk.events import ApprovalRequiredEvent, StepEvent
 from planwerk.execution import result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.chat import tool_call_id, tool_message, with_resolved_args
+from planwerk.graph.nodes.common import context_of
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState, CallInput, CallTask
-from planwerk.nodes.chat import tool_call_id, tool_message, with_resolved_args
-from planwerk.nodes.common import context_of
 from planwerk.prompts.texts import PromptTexts, texts_for
 
 ResolveRoute = Literal["call_tool", "verify"]
