@@ -39,7 +39,7 @@ from typing import Any
 import typer
 
 from planwerk.graph.run_policy import MODEL_DIRS_ENV
-from planwerk.models.specs import ALLOWED_ENDPOINTS_ENV
+from planwerk.models.endpoint_keys import ALLOWED_ENDPOINTS_ENV
 from planwerk.serving.tokens import mint_token
 
 ROOT = Path(__file__).resolve().parents[2]

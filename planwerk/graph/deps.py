@@ -9,7 +9,8 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from planwerk.core.tools import ToolSpec
+from planwerk.core.tools import ToolError, ToolSpec
+from planwerk.models import specs
 from planwerk.rag.base import Retriever
 from planwerk.tools.base import ToolSource
 
@@ -22,8 +23,6 @@ class NoTools:
         return {}
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        from planwerk.core.tools import ToolError
-
         raise ToolError(f"no tools are loaded, so {name!r} cannot run", tool=name, kind="invalid_arguments")
 
 
@@ -58,7 +57,6 @@ class Deps:
         if self.chat_model is not None:
             return self.chat_model
         if spec not in self._resolved:
-            from planwerk.models.specs import load_chat_model
-
-            self._resolved[spec] = await asyncio.to_thread(load_chat_model, spec)
+            # specs.load_chat_model, the module's attribute: tests patch it there
+            self._resolved[spec] = await asyncio.to_thread(specs.load_chat_model, spec)
         return self._resolved[spec]

@@ -33,9 +33,11 @@ from langchain_core.language_models import BaseChatModel
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.run_context import model_spec_of
+from planwerk.models import specs
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
 from planwerk.tools.base import ToolSource
+from planwerk.tools.config import load_config
 
 log = logging.getLogger(__name__)
 
@@ -91,15 +93,11 @@ async def _given(value: Any) -> Any:
 
 
 async def _load_config(context: Context) -> Any:
-    from planwerk.tools.config import load_config
-
     return await asyncio.to_thread(load_config, context.mcp_config)
 
 
 async def _load_model(spec: str) -> BaseChatModel:
-    from planwerk.models.specs import load_chat_model
-
-    return await asyncio.to_thread(load_chat_model, spec)
+    return await asyncio.to_thread(specs.load_chat_model, spec)  # the module's: tests patch it there
 
 
 # --- the retriever, once per process --------------------------------------------------------------------------
@@ -126,6 +124,7 @@ def _load_retriever_blocking(corpus: str, embedding_model: str = "default") -> R
         if cached is not None and (cached.failed_at is None or time.monotonic() - cached.failed_at < RETRIEVER_RETRY_S):
             return cached.retriever
         try:
+            # Imported here, not at the top: the index needs faiss, which a run without retrieval never loads.
             from planwerk.rag.retriever import load_retriever
 
             model = None if embedding_model == "default" else embedding_model

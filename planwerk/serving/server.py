@@ -35,7 +35,11 @@ from planwerk.graph.builder import build_graph
 from planwerk.graph.deps import Deps
 from planwerk.graph.run_context import run_context
 from planwerk.graph.runtime import open_deps
+from planwerk.serving.context_check import RunContextCheck
+from planwerk.serving.disconnect import DisconnectDefault
+from planwerk.serving.sqlite_saver import ServerSqliteSaver
 from planwerk.serving.warm import close_tool_pool, tool_pool, warm_start
+from planwerk.tools.config import load_config
 
 if TYPE_CHECKING:
     from langgraph_sdk.runtime import ServerRuntime
@@ -77,8 +81,6 @@ async def make_graph(runtime: ServerRuntime) -> AsyncIterator[CompiledStateGraph
     started = time.perf_counter()
     # In a thread: the policy resolves paths and may read a profile file (blocking calls on the server's loop).
     context = await asyncio.to_thread(run_context, execution.context)
-    from planwerk.tools.config import load_config
-
     config = await asyncio.to_thread(load_config, context.mcp_config)
     # Sessions are shared only among runs of one user (the server's authenticated user; None with auth off).
     owner = runtime.user.identity if runtime.user is not None else None
@@ -110,9 +112,6 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
 def _app() -> Any:
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
-
-    from planwerk.serving.context_check import RunContextCheck
-    from planwerk.serving.disconnect import DisconnectDefault
 
     # The server applies this app's middleware to its own routes too: a context the operator does not allow is
     # answered 422 when it is sent (planwerk.serving.context_check), before a run is queued; a streamed run whose
@@ -151,8 +150,6 @@ async def make_checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
         async with _postgres_saver(where) as saver:
             yield saver
         return
-    from planwerk.serving.sqlite_saver import ServerSqliteSaver
-
     path = Path(where).expanduser()
     await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
     log.info("planwerk checkpoints in SQLite file %s", path)

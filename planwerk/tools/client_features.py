@@ -60,6 +60,7 @@ from pydantic import FileUrl
 
 from planwerk.core.elicitation import ElicitationAnswerError, describe_form, parse_elicitation_answer
 from planwerk.core.hitl import DecisionError, hitl_request, is_decision, read_decision
+from planwerk.core.repair import repair_arguments
 
 log = logging.getLogger(__name__)
 
@@ -488,8 +489,6 @@ def elicitation_answer(answer: Any, schema: Mapping[str, Any] | None) -> Any:
         return {"action": "decline"}
     if decision.type == "respond":
         return decision.message
-    from planwerk.core.repair import repair_arguments
-
     # A field the person left empty was left out (the form shows every field, filled or not).
     required = set((schema or {}).get("required") or ())
     content = {k: v for k, v in decision.args.items() if v != "" or k in required}

@@ -18,7 +18,7 @@ from langgraph.types import RetryPolicy, interrupt
 
 from planwerk.core.approval import ApprovalDecision, ApprovalError, parse_approval
 from planwerk.core.calls import TRANSIENT_KINDS, CallRecord, call_record
-from planwerk.core.extract import EXTRACT_TOOL
+from planwerk.core.extract import EXTRACT_TOOL, clip_text, field_types, json_schema, parse_extraction
 from planwerk.core.hitl import hitl_request
 from planwerk.core.scheduling import ReadyCall
 from planwerk.events import ToolCallEvent, ToolProgressEvent
@@ -176,8 +176,6 @@ async def extract_values(
     """The built-in ``extract`` step (:mod:`planwerk.core.extract`): the run's model, with no tools and under the
     fields' JSON schema where it decodes under one, reads the text and returns the typed values. The text reaches
     only this model call, never the planner. A bad schema or a reply without JSON is a failed call."""
-    from planwerk.core.extract import clip_text, field_types, json_schema, parse_extraction
-
     started = time.monotonic()
     try:
         fields = field_types(args.get("schema"))

@@ -15,12 +15,22 @@ from langgraph.types import Command
 
 from planwerk.checks import ProblemKind, format_value
 from planwerk.core.checking import check_plan, echoes_question
+from planwerk.core.empty_plan import fitting_tools
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.literals import invented_numbers, precise_literals
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan, PlanFormat
 from planwerk.core.scheduling import reorder_steps
-from planwerk.core.scope import InflectedPlace, PlaceProblem, Substitution
+from planwerk.core.scope import (
+    InflectedPlace,
+    PlaceProblem,
+    Substitution,
+    complete_missing_places,
+    name_inflected_places,
+    place_not_given,
+    place_problems,
+    substitute_invented_place,
+)
 from planwerk.core.tools import ToolSpec
 from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
@@ -36,8 +46,10 @@ from planwerk.graph.nodes.common import (
 )
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
+from planwerk.places import default_gazetteer
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
 from planwerk.prompts.zero_shot import copied_placeholders
+from planwerk.rag.lexical import analyze
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "answer"]
 CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "answer")
@@ -272,9 +284,6 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
     (:func:`planwerk.core.empty_plan.fitting_tools`): asked once per planning round, not when retrieved context
     may answer, not for ``ask_user``. Its reason (``reason`` or its ``final``) is quoted back. Blocking (the
     analyzer loads its word lists once): run it in a worker thread."""
-    from planwerk.core.empty_plan import fitting_tools
-    from planwerk.rag.lexical import analyze
-
     profile = profile_of(context)
     # Expression plans decline with answer("…"), which the unbacked-final check already covers.
     if plan.call_count or plan.ask_user is not None or state.get("hits") or profile.plan_format != "json":
@@ -294,9 +303,6 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:
-    from planwerk.core.scope import complete_missing_places
-    from planwerk.places import default_gazetteer
-
     return complete_missing_places(plan, missing, default_gazetteer())
 
 
@@ -304,9 +310,6 @@ def _substitute(plan: Plan, found: list[PlaceProblem], state: AgentState) -> tup
     """``plan`` with its one invented place (a few-shot example's city) replaced by the one place it left out
     (:func:`planwerk.core.scope.substitute_invented_place`); ``None`` when that would be a guess. Blocking (the
     gazetteer): runs in a worker thread."""
-    from planwerk.core.scope import substitute_invented_place
-    from planwerk.places import default_gazetteer
-
     return substitute_invented_place(
         plan,
         found,
@@ -321,9 +324,6 @@ def _named(checked: Checked, state: AgentState) -> Checked:
     """``checked`` with its plan's place arguments in the genitive written as names
     (:func:`planwerk.core.scope.name_inflected_places`): the place check takes "Barcelonas" for Barcelona, a
     geocoder does not. Blocking (the gazetteer): runs in a worker thread."""
-    from planwerk.core.scope import name_inflected_places
-    from planwerk.places import default_gazetteer
-
     assert checked.plan is not None
     named = name_inflected_places(
         checked.plan, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
@@ -346,9 +346,6 @@ def _side_effects(plan: Plan, deps: Deps, context: Context) -> bool:
 
 
 def _place_not_given(state: AgentState, found: list[PlaceProblem]) -> bool:
-    from planwerk.core.scope import place_not_given
-    from planwerk.places import default_gazetteer
-
     return place_not_given(
         found, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
     )
@@ -357,9 +354,6 @@ def _place_not_given(state: AgentState, found: list[PlaceProblem]) -> bool:
 def place_check(state: AgentState, plan: Plan) -> list[PlaceProblem]:
     """The plan's invented and missing places (:mod:`planwerk.core.scope`) against the question and everything
     else a place may come from. Blocking (loads the gazetteer once per process): runs in a worker thread."""
-    from planwerk.core.scope import place_problems
-    from planwerk.places import default_gazetteer
-
     return place_problems(
         plan, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
     )

@@ -11,12 +11,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.func import task
 from langgraph.runtime import Runtime
 
+from planwerk.checks import build_answer_check
+from planwerk.core.extract import EXTRACT_TOOL, extract_spec
+from planwerk.core.language import detect_language
 from planwerk.core.tools import ToolSpec
 from planwerk.graph.context import Context
 from planwerk.graph.nodes.chat import is_conversation
 from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
 from planwerk.profiles import Profile
+from planwerk.prompts.texts import texts_for
 from planwerk.tools.base import ToolSource
 
 if TYPE_CHECKING:
@@ -50,9 +54,6 @@ def visible_specs(tools: ToolSource, profile: Profile) -> dict[str, ToolSpec]:
 def builtin_specs(loaded: Mapping[str, ToolSpec], profile: Profile) -> dict[str, ToolSpec]:
     """planwerk's own tools for ``profile`` beside the ``loaded`` ones: ``extract`` when the profile offers it and
     no loaded tool has that name (a server's tool wins)."""
-    from planwerk.core.extract import EXTRACT_TOOL, extract_spec
-    from planwerk.prompts.texts import texts_for
-
     if not profile.extract_step or EXTRACT_TOOL in loaded:
         return {}
     return {EXTRACT_TOOL: extract_spec(texts_for(profile).extract_description)}
@@ -61,9 +62,6 @@ def builtin_specs(loaded: Mapping[str, ToolSpec], profile: Profile) -> dict[str,
 def answer_check_for(state: AgentState, context: Context, profile: Profile, deps: Deps) -> AnswerCheck:
     """The check every answer to the current question goes through, the planner's own ``final`` included
     (blocking: gazetteer and date parsing; run it in a worker thread)."""
-    from planwerk.checks import build_answer_check
-    from planwerk.core.language import detect_language
-
     # What else the user said: earlier turns and answers to questions asked back are sources too.
     history = history_before_question(state)
     asked = [str(m.content) for m in history]
