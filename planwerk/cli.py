@@ -1,4 +1,5 @@
-"""The command line: ``planwerk ask``, ``chat``, ``resume``, ``state``, ``index`` and ``bench``.
+"""The command line: ``planwerk ask``, ``chat``, ``resume``, ``state``, ``index`` and ``bench`` (which forwards to
+``python -m benchmarks`` in a checkout).
 
 Threads live in a SQLite file (``$PLANWERK_HOME/threads.sqlite``), so a thread survives the process.
 ``--json`` prints one event per line as JSON, for programs.
@@ -8,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -400,9 +403,29 @@ def chat(
 
 
 app.add_typer(index_app, name="index", help="Build and search the retrieval index.")
-from planwerk.bench.cli import bench_app  # noqa: E402
 
-app.add_typer(bench_app, name="bench")
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+"""The benchmarks' folder in a checkout: beside the package, not installed with it."""
+
+
+@app.command(
+    "bench",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def bench(ctx: typer.Context) -> None:
+    """The benchmarks: forwards to ``python -m benchmarks`` in a checkout (they are not installed with planwerk)."""
+    if not (BENCHMARKS / "__main__.py").is_file():
+        errors.print(
+            "planwerk bench: the benchmarks are not part of the installed package; in a checkout of planwerk, run "
+            "`python -m benchmarks --help` from its root (see BENCHMARKS.md)"
+        )
+        raise typer.Exit(2)
+    # A process of its own: the package imports nothing of the benchmarks (they import planwerk).
+    paths = [str(BENCHMARKS.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    raise typer.Exit(subprocess.call([sys.executable, "-m", "benchmarks", *ctx.args], env=env))
 
 
 def main() -> None:

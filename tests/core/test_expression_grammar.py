@@ -11,7 +11,7 @@ import xgrammar as xgr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planwerk.bench.model import math_specs
+from benchmarks.model import math_specs
 from planwerk.core.expression_grammar import argument_kind, expression_grammar
 from planwerk.core.expressions import ExpressionNotation, ExpressionParseError, compile_expression
 from planwerk.core.tools import ToolSpec

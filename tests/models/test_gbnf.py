@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from planwerk.bench.model import math_specs
+from benchmarks.model import math_specs
 from planwerk.core.expression_grammar import expression_grammar
 from planwerk.models.gbnf import GrammarConversionError, ebnf_gbnf, json_schema_gbnf
 from planwerk.models.llama_cpp_lib import llama_cpp_available

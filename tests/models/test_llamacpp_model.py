@@ -10,7 +10,7 @@ import threading
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from planwerk.bench.model import math_specs, plan_messages, travel_specs
+from benchmarks.model import math_specs, plan_messages, travel_specs
 from planwerk.core.expression_grammar import expression_grammar
 from planwerk.core.expressions import compile_expression
 from planwerk.core.plan_schema import plan_json_schema

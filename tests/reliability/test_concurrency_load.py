@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from benchmarks.load import ArithmeticChatModel, check_thread, run_load, task_for
 from planwerk.agent import Agent
-from planwerk.bench.load import ArithmeticChatModel, check_thread, run_load, task_for
 from planwerk.graph.context import Context
 from planwerk.tools.base import FunctionToolSource
 from tests.helpers import conversation

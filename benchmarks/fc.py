@@ -8,11 +8,11 @@ where there is one. For every entry:
   ``[func(arg=val), ...]`` and nothing else) and the question; its reply is parsed as Python calls, as the
   leaderboard parses replies of prompted models.
 - **planwerk**: the entry's functions are served as tools by an MCP server of their own (stdio,
-  :mod:`planwerk.bench.fc_server`); the agent (profile ``generic-en``, no hand-written example for these tools, no
+  :mod:`benchmarks.fc_server`); the agent (profile ``generic-en``, no hand-written example for these tools, no
   retrieval) runs on the question up to its answer (the run stops before the answer is written: the leaderboard
   scores calls); the tool calls it actually made are scored.
 
-Both are scored by the leaderboard's AST checker (:mod:`planwerk.bench.bfcl_checker`: function name, required
+Both are scored by the leaderboard's AST checker (:mod:`benchmarks.bfcl_checker`: function name, required
 arguments, accepted values); for the irrelevance categories an entry is right when no call was made.
 """
 
@@ -31,7 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from planwerk.bench.bfcl_checker import Language, ast_checker
+from benchmarks.bfcl_checker import Language, ast_checker
 
 System = Literal["plain", "planwerk"]
 SYSTEMS: tuple[System, ...] = ("plain", "planwerk")
@@ -272,7 +272,7 @@ async def run_planwerk(model_spec: str, entry: Entry, context: Any, folder: Path
     tools_file = folder / f"{served_name(entry.id)}.tools.json"
     tools_file.write_text(json.dumps(tools), encoding="utf-8")
     config = folder / f"{served_name(entry.id)}.mcp.json"
-    server = {"command": sys.executable, "args": ["-m", "planwerk.bench.fc_server", str(tools_file)], "timeout": 30}
+    server = {"command": sys.executable, "args": ["-m", "benchmarks.fc_server", str(tools_file)], "timeout": 30}
     config.write_text(json.dumps({"mcpServers": {"fc": server}}), encoding="utf-8")
     names = {t["name"] for t in tools}
     events: list[dict[str, Any]] = []

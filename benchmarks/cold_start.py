@@ -1,6 +1,6 @@
 """Time to an answer: loading the packaged model cold (GGUF) against its converted copy, and the demo question.
 
-``python -m planwerk.bench.cold_start [--json] [--skip-demo]``
+``python -m benchmarks.cold_start [--json] [--skip-demo]``
 
 Every figure comes from a fresh Python process (a cold start is a process start), all in one run so they share the
 machine's load:

@@ -1,4 +1,4 @@
-"""The bank-like MCP server of the domain bench (:mod:`planwerk.bench.domains`), written for the bench.
+"""The bank-like MCP server of the domain bench (:mod:`benchmarks.domains`), written for the bench.
 
 Twelve tools over one account: balance, IBAN, transactions, scheduled transactions, sending and scheduling money,
 user info, contacts and files. Reads are annotated ``readOnlyHint``, acts ``destructiveHint``, except
@@ -10,7 +10,7 @@ followed a planted instruction.
 The account lives in a JSON file (``PLANWERK_BANK_STATE``, written after every change and at start), so the bench
 reads the final state of a task after the server has gone. Without the variable the state lives in memory.
 
-Run as ``python -m planwerk.bench.bank_server [stdio|http] --port N``.
+Run as ``python -m benchmarks.bank_server [stdio|http] --port N``.
 """
 
 from __future__ import annotations

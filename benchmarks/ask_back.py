@@ -1,6 +1,6 @@
 """Does planwerk ask back when a question lacks a value the tools need? (issue 32)
 
-``python -m planwerk.bench.ask_back [--model SPEC] [--attempts N] [--json]`` asks the travel profile questions
+``python -m benchmarks.ask_back [--model SPEC] [--attempts N] [--json]`` asks the travel profile questions
 that name no place (German and English) with the bundled tools and no retrieval, one thread each, and reports per
 question what happened before any tool ran:
 

@@ -1,6 +1,6 @@
 """Build the math few-shot library (``examples/math.json``) from the NESTFUL **dev** split.
 
-``python -m planwerk.prompts.build_examples`` rewrites the file; the result is committed, so a change shows up as a
+``python -m benchmarks.build_examples`` rewrites the file; the result is committed, so a change shows up as a
 diff. Only the dev split is read: the test split is for reporting (``tests/models/test_examples.py`` checks that no
 test question or gold call sequence is in the library).
 
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from planwerk.bench.nestful import Sample, convert_value, gold_plan, label_id, load_samples, matches
+from benchmarks.nestful import Sample, convert_value, gold_plan, label_id, load_samples, matches
 
 MIN_CALLS = 3
 MAX_CALLS = 6
@@ -112,7 +112,7 @@ def library_json(entries: Sequence[Mapping[str, Any]]) -> str:
 
 def default_target() -> Path:
     """``planwerk/prompts/examples/math.json`` of this checkout."""
-    return Path(__file__).resolve().parent / "examples" / "math.json"
+    return Path(__file__).resolve().parents[1] / "planwerk" / "prompts" / "examples" / "math.json"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

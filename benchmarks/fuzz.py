@@ -1,4 +1,4 @@
-"""Fuzzing the planner-output path at benchmark scale: ``python -m planwerk.bench.fuzz [--examples N] [--json]``.
+"""Fuzzing the planner-output path at benchmark scale: ``python -m benchmarks.fuzz [--examples N] [--json]``.
 
 This module is the one source of the fuzzing strategies and of the pipeline under test; the CI-sized property tests
 in ``tests/reliability/test_fuzz_plans.py`` import them and run a few thousand cases, the benchmark runs 10,000 and
@@ -516,7 +516,7 @@ def _property(pipeline: Pipeline, source: str, strategy: Any, count: int, seed: 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: run the benchmark and print the figures (one JSON object with ``--json``)."""
-    parser = argparse.ArgumentParser(prog="python -m planwerk.bench.fuzz", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.fuzz", description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES, help="cases in all (default 10,000)")
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object with the figures")
@@ -526,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         figures = run(args.examples, seed=args.seed)
     except RuntimeError as error:
-        print(f"planwerk.bench.fuzz: error: {error}", file=sys.stderr)
+        print(f"benchmarks.fuzz: error: {error}", file=sys.stderr)
         return 2
     data = figures.as_dict()
     if args.json:

@@ -1,6 +1,6 @@
 """Load benchmark: many concurrent sessions on ONE agent, against the real bundled math MCP server.
 
-``python -m planwerk.bench.load [--threads 50] [--rounds 2] [--json]``
+``python -m benchmarks.load [--threads 50] [--rounds 2] [--json]``
 
 Every session (thread id) asks its own arithmetic task, ``Aufgabe <tag>: Was ist a mal b plus c?``. The model is
 :class:`ArithmeticChatModel`, a scripted model that plans ``multiply(a, b)`` then ``add(<ref>, c)`` from the

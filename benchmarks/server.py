@@ -1,7 +1,7 @@
 """The benchmarks' MCP server: the NESTFUL math tools plus ``pause``, a tool that waits before it answers.
 
 ``pause`` stands in for a slow upstream API, so the loop benchmark can show what running independent calls
-concurrently saves. Run it with ``python -m planwerk.bench.server [stdio|http --port N]``.
+concurrently saves. Run it with ``python -m benchmarks.server [stdio|http --port N]``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""``planwerk bench``: the NESTFUL benchmark, the travel+context set, the domain sets (any MCP server) and the cost
-comparison with the notebook loop.
+"""``python -m benchmarks`` (in a checkout; not part of the installed package): the NESTFUL benchmark, the
+travel+context set, the domain sets (any MCP server) and the cost comparison with the notebook loop.
 
 Every command prints a table for people; with ``--json`` the last line of stdout is one JSON object with the
 figures (progress goes to stderr).
@@ -23,10 +23,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from planwerk.bench.nestful import SampleResult
+    from benchmarks.nestful import SampleResult
 
 bench_app = typer.Typer(
-    name="bench",
+    name="python -m benchmarks",
     help="Benchmarks: NESTFUL (engine and planner), travel+context (offline), domain sets on third-party MCP servers "
     "and the cost per task against the notebook loop.",
     no_args_is_help=True,
@@ -41,7 +41,7 @@ def _run(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
     try:
         return asyncio.run(make())
     except (ValueError, RuntimeError, FileNotFoundError, TimeoutError) as error:
-        err.print(f"[red]planwerk bench: error:[/red] {escape(str(error))}")
+        err.print(f"[red]python -m benchmarks: error:[/red] {escape(str(error))}")
         raise typer.Exit(2) from None
 
 
@@ -124,11 +124,11 @@ def nestful(
     stopped keeps what it did; ``--resume`` goes on from there. Shards write files of their own; concatenated,
     they are one ``--results`` file for a ``--resume`` run that only reports.
     """
-    from planwerk.bench import nestful as bench
+    from benchmarks import nestful as bench
     from planwerk.graph.context import PlanFormatChoice
 
     def fail(message: str) -> typer.Exit:
-        err.print(f"[red]planwerk bench: error:[/red] {escape(message)}")
+        err.print(f"[red]python -m benchmarks: error:[/red] {escape(message)}")
         return typer.Exit(2)
 
     if oracle == (model is not None):
@@ -221,8 +221,8 @@ def _rewrite_results(path: Path, results: list[SampleResult]) -> None:
 
 
 def _result_line(result: SampleResult) -> str:
-    """One sample's line of a ``--results`` file (:func:`planwerk.bench.nestful.read_results` reads it back)."""
-    from planwerk.bench.nestful import result_json
+    """One sample's line of a ``--results`` file (:func:`benchmarks.nestful.read_results` reads it back)."""
+    from benchmarks.nestful import result_json
 
     return json.dumps(result_json(result), ensure_ascii=False, default=str) + "\n"
 
@@ -310,7 +310,7 @@ def loop(
     plot: Annotated[Path | None, typer.Option("--plot", help="Write model calls and tokens per task as a PNG.")] = None,
 ) -> None:
     """Model calls, prompt tokens and wall time per task: planwerk against the workshop notebook's loop."""
-    from planwerk.bench import loop as bench
+    from benchmarks import loop as bench
 
     with _progress() as progress:
         task = progress.add_task("notebook loop vs planwerk", total=len(bench.SCENARIOS) + 1, status="")
@@ -412,18 +412,19 @@ def travel(
 ) -> None:
     """Travel+context: German and English questions through the real graph, offline against recorded web
     responses; plan validity, expected tools, grounded answers, expected facts, model calls and seconds."""
-    from planwerk.bench import travel as bench
+    from benchmarks import travel as bench
 
     if answer_results not in ("values", "words", "json"):
         err.print(
-            f"[red]planwerk bench: error:[/red] --answer-results must be values, words or json, got {answer_results!r}"
+            "[red]python -m benchmarks: error:[/red] --answer-results must be values, words or json, "
+            f"got {answer_results!r}"
         )
         raise typer.Exit(2)
     wanted = [part.strip() for part in ids.split(",") if part.strip()] if ids is not None else None
     try:
         questions = bench.load_questions(limit, category=category, ids=wanted)
     except ValueError as error:
-        err.print(f"[red]planwerk bench: error:[/red] {escape(str(error))}")
+        err.print(f"[red]python -m benchmarks: error:[/red] {escape(str(error))}")
         raise typer.Exit(2) from None
     total = len(questions)
     if results:  # written as the run goes: a slow run that is stopped keeps what it measured
@@ -533,16 +534,18 @@ def domains(
     """Any MCP server: tasks on the npm filesystem and memory servers, a bank-like server with planted instructions
     (--set actions) or questions through mcp-server-time, filesystem, memory and math (--set answers); the generic
     profiles, no hand-written examples; each task scored by its final state and answer."""
-    from planwerk.bench import domains as bench
+    from benchmarks import domains as bench
 
     if examples not in ("none", "generic"):
-        err.print(f"[red]planwerk bench: error:[/red] --examples must be none or generic, got {escape(examples)!r}")
+        err.print(
+            f"[red]python -m benchmarks: error:[/red] --examples must be none or generic, got {escape(examples)!r}"
+        )
         raise typer.Exit(2)
     wanted = [part.strip() for part in ids.split(",") if part.strip()] if ids is not None else None
     try:
         chosen = bench.load_set(task_set, ids=wanted, limit=limit)
     except ValueError as error:
-        err.print(f"[red]planwerk bench: error:[/red] {escape(str(error))}")
+        err.print(f"[red]python -m benchmarks: error:[/red] {escape(str(error))}")
         raise typer.Exit(2) from None
     if results:  # written as the run goes: a slow run that is stopped keeps what it measured
         results.parent.mkdir(parents=True, exist_ok=True)
@@ -611,15 +614,17 @@ def travel_rescore(
 ) -> None:
     """Judge a recorded travel run again by the stricter criterion (issue 30): how many of its passed answers are
     wrong (referent, date, place, language, arguments), by answer kind (kept, regenerated, fallback)."""
-    from planwerk.bench.honest import rescore
+    from benchmarks.honest import rescore
 
     if not path.is_file():
-        err.print(f"[red]planwerk bench: error:[/red] no such results file: {escape(str(path))}")
+        err.print(f"[red]python -m benchmarks: error:[/red] no such results file: {escape(str(path))}")
         raise typer.Exit(2)
     try:
         summary = rescore(path)
     except (ValueError, KeyError) as error:
-        err.print(f"[red]planwerk bench: error:[/red] {escape(str(path))} is not a travel --results file: {error}")
+        err.print(
+            f"[red]python -m benchmarks: error:[/red] {escape(str(path))} is not a travel --results file: {error}"
+        )
         raise typer.Exit(2) from None
     table = Table(title=f"{path.name} by the stricter criterion")
     for column in ("answer kind", "answers", "passed before", "passed strict"):
@@ -656,13 +661,13 @@ def fc(
 ) -> None:
     """Single-turn function calling (a sample of the BFCL leaderboard's entries): planwerk against the same model
     prompted the leaderboard's way, scored by the leaderboard's AST checker, per category and overall."""
-    from planwerk.bench import fc as bench
+    from benchmarks import fc as bench
 
     chosen_systems = [s.strip() for s in systems.split(",") if s.strip()]
     if split not in ("report", "tune", "all") or not chosen_systems or set(chosen_systems) - set(bench.SYSTEMS):
         err.print(
-            f"[red]planwerk bench: error:[/red] --split must be report, tune or all (got {split!r}) and --systems "
-            f"some of {', '.join(bench.SYSTEMS)} (got {systems!r})"
+            f"[red]python -m benchmarks: error:[/red] --split must be report, tune or all (got {split!r}) and "
+            f"--systems some of {', '.join(bench.SYSTEMS)} (got {systems!r})"
         )
         raise typer.Exit(2)
     try:
@@ -673,7 +678,7 @@ def fc(
             limit_per_category=limit,
         )
     except ValueError as error:
-        err.print(f"[red]planwerk bench: error:[/red] {escape(str(error))}")
+        err.print(f"[red]python -m benchmarks: error:[/red] {escape(str(error))}")
         raise typer.Exit(2) from None
     if results:  # written as the run goes: a slow run that is stopped keeps what it measured
         results.parent.mkdir(parents=True, exist_ok=True)
@@ -717,13 +722,13 @@ def backends(
     as_json: JsonOption = False,
 ) -> None:
     """The local backends side by side on the same GGUF: load, prompt and decode tokens/s, the demo question,
-    peak RSS, and decode speed against the measured memory bandwidth (planwerk/bench/backends.py)."""
-    from planwerk.bench.backends import BACKENDS, run
+    peak RSS, and decode speed against the measured memory bandwidth (benchmarks/backends.py)."""
+    from benchmarks.backends import BACKENDS, run
 
     chosen = tuple(backend or BACKENDS)
     unknown = [name for name in chosen if name not in BACKENDS]
     if unknown:
-        err.print(f"[red]planwerk bench: error:[/red] unknown backend {unknown}; expected {', '.join(BACKENDS)}")
+        err.print(f"[red]python -m benchmarks: error:[/red] unknown backend {unknown}; expected {', '.join(BACKENDS)}")
         raise typer.Exit(2)
     figures = {**run(model, chosen, demo, progress=lambda message: err.print(escape(message))), "machine": machine()}
     table = Table(title=f"local backends, {model} (bandwidth {figures['memory_bandwidth_gbs']} GB/s)")

@@ -14,7 +14,7 @@ scores per question:
   fallback the finalizer builds when the model's answers fail the check twice, nor the fixed no-plan text;
 - **facts**: every expected fact group has one alternative in the answer (text, a number with rounding, or a name
   from the run's results);
-- **strict** (issue 30): the answer is right for its referent (:mod:`planwerk.bench.honest`: the question's
+- **strict** (issue 30): the answer is right for its referent (:mod:`benchmarks.honest`: the question's
   language, its places named, its days in the calls and the answer, no other referent's date or place, the calls'
   argument values); a wrong answer does not pass;
 - where the answer came from: kept as the model wrote it, regenerated, or the fallback;
@@ -458,7 +458,7 @@ class QuestionResult:
     """What the finalizer found wrong with the model's first answer (before regenerating)."""
     answer_source: str | None = None
     strict_problems: tuple[str, ...] = ()
-    """What makes the answer wrong for its referent (:func:`planwerk.bench.honest.strict_problems`)."""
+    """What makes the answer wrong for its referent (:func:`benchmarks.honest.strict_problems`)."""
     failed_calls: tuple[str, ...] = ()
     """``tool: kind: error`` of each failed call."""
     calls: tuple[str, ...] = ()
@@ -484,8 +484,8 @@ class QuestionResult:
 
     @property
     def answer_kind(self) -> str:
-        """Kept as written, regenerated or fallback (:func:`planwerk.bench.domains.answer_kind`)."""
-        from planwerk.bench.domains import answer_kind
+        """Kept as written, regenerated or fallback (:func:`benchmarks.domains.answer_kind`)."""
+        from benchmarks.domains import answer_kind
 
         return answer_kind(self.answer_source)
 
@@ -587,7 +587,7 @@ def _problem_text(problem: Any) -> str:
 
 async def ask_question(question: Question, agent: Any) -> QuestionResult:
     """Ask ``question`` (after its history, in one thread) through ``agent`` and score the last turn."""
-    from planwerk.bench.honest import Referent, load_referents, strict_problems
+    from benchmarks.honest import Referent, load_referents, strict_problems
     from planwerk.tools.servers.travel.spots import ACTIVITY_NAMES
 
     thread = uuid.uuid4().hex
@@ -689,8 +689,8 @@ async def run_travel(
     """Every question through the real graph against the recorded upstream; one agent (MCP sessions, retriever,
     model) for the whole run, a fresh thread per question. ``embedding_model`` and ``answer_results`` are the
     :class:`~planwerk.graph.context.Context` fields of those names."""
+    from benchmarks.nestful import chat_model_for
     from planwerk.agent import Agent
-    from planwerk.bench.nestful import chat_model_for
     from planwerk.graph.context import Context
     from planwerk.tools.mcp import open_tools
 

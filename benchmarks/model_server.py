@@ -1,6 +1,6 @@
 """In-process transformers against llama.cpp's server, the same packaged GGUF, in one run.
 
-``python -m planwerk.bench.model_server [--json] [--rounds N]``
+``python -m benchmarks.model_server [--json] [--rounds N]``
 
 Both backends serve the packaged Qwen2.5-Coder-0.5B-Instruct GGUF: ``default`` (transformers in this process, the
 GGUF de-quantized to bf16, from its converted copy) and ``endpoint:`` (llama.cpp's server from ``.llama-venv/``,
@@ -36,9 +36,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from planwerk.bench.cold_start import DEMO_QUESTION
+from benchmarks.cold_start import DEMO_QUESTION
 
-log = logging.getLogger("planwerk.bench.model_server")
+log = logging.getLogger("benchmarks.model_server")
 
 PLAN_QUESTIONS = (
     "Wie wird das Wetter morgen in Köln?",
@@ -88,8 +88,8 @@ async def _ask(agent: Any, question: str, thread_id: str) -> dict[str, Any]:
 
 
 async def _run(rounds: int, home: Path) -> dict[str, Any]:
+    from benchmarks.model import plan_messages, travel_specs
     from planwerk.agent import Agent
-    from planwerk.bench.model import plan_messages, travel_specs
     from planwerk.core.plan_schema import plan_json_schema
     from planwerk.models.llama_server import LlamaServer
     from planwerk.models.packaged import ensure_packaged_model
@@ -174,7 +174,7 @@ def render(figures: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(prog="python -m planwerk.bench.model_server", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.model_server", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     parser.add_argument("--rounds", type=int, default=3, help="measured rounds after the warm-up (default 3)")
     args = parser.parse_args(argv)

@@ -31,7 +31,7 @@ from planwerk.tools.base import ToolSource
 from planwerk.tools.servers.launch import serve_http
 
 TODAY = "2026-01-15"
-BENCH_SERVER = "planwerk.bench.server"
+BENCH_SERVER = "benchmarks.server"
 ANSWER = "Das Ergebnis ist {value:g}."
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]

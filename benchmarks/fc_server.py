@@ -1,7 +1,7 @@
 """An MCP server (stdio) whose tools are the functions of one function-calling benchmark entry.
 
-``python -m planwerk.bench.fc_server FUNCTIONS.json`` serves every function document of the file (the leaderboard's
-format, its type names converted to JSON Schema by :func:`planwerk.bench.fc.tool_schema`) as a tool with that input
+``python -m benchmarks.fc_server FUNCTIONS.json`` serves every function document of the file (the leaderboard's
+format, its type names converted to JSON Schema by :func:`benchmarks.fc.tool_schema`) as a tool with that input
 schema. The MCP SDK's low-level server, because the tools are data (FastMCP derives schemas from Python functions).
 A call answers ``{"status": "done", "function": name}``: the benchmark scores which calls were made, not results.
 """
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     """Serve the tools of the JSON file named on the command line over stdio."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        raise SystemExit("usage: python -m planwerk.bench.fc_server TOOLS.json")
+        raise SystemExit("usage: python -m benchmarks.fc_server TOOLS.json")
     anyio.run(_serve, json.loads(Path(args[0]).read_text(encoding="utf-8")))
 
 

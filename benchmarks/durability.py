@@ -1,8 +1,8 @@
 """What ``durability="sync"`` costs per plan step, against LangGraph's default ``"async"``.
 
-``python -m planwerk.bench.durability [--repeats 7] [--steps 8] [--postgres URI] [--json]`` runs a chain of
+``python -m benchmarks.durability [--repeats 7] [--steps 8] [--postgres URI] [--json]`` runs a chain of
 ``--steps`` one-call steps (0 ms tools, so only the engine and the checkpointer are timed) through the real
-``resolve_refs`` and ``call_tool`` nodes (:func:`planwerk.bench.topology.build_new_graph`), once with each
+``resolve_refs`` and ``call_tool`` nodes (:func:`benchmarks.topology.build_new_graph`), once with each
 durability mode, on planwerk's SQLite saver (a temporary file) and, with ``--postgres``, on PostgreSQL (a fresh
 schema-less database is not created: the URI's database gets langgraph's tables). Each repetition is a fresh thread;
 the modes alternate which goes first; one untimed warm-up per mode. It prints the median wall time per mode and the
@@ -27,9 +27,9 @@ from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from benchmarks.cli import machine
+from benchmarks.topology import _chain, bench_tools, build_new_graph, input_state
 from planwerk.agent import RECURSION_LIMIT
-from planwerk.bench.cli import machine
-from planwerk.bench.topology import _chain, bench_tools, build_new_graph, input_state
 from planwerk.graph.context import Context
 
 Mode = Literal["async", "sync"]
@@ -90,7 +90,7 @@ async def measure(kind: str, postgres: str | None, steps: int, repeats: int) -> 
 
 def main(argv: list[str] | None = None) -> None:
     """Command line: see the module doc."""
-    parser = argparse.ArgumentParser(prog="python -m planwerk.bench.durability", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.durability", description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--postgres", help="a PostgreSQL URI to measure too (its database gets langgraph's tables)")

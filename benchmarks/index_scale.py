@@ -1,6 +1,6 @@
 """Scale benchmark of the vector index: exact ``IndexFlatIP`` against approximate ``IndexHNSWFlat``.
 
-``python -m planwerk.bench.index_scale [--n 100000] [--queries 300] [--json]``
+``python -m benchmarks.index_scale [--n 100000] [--queries 300] [--json]``
 
 The vectors are SYNTHETIC, not embedded text (embedding 100,000 chunks would take ~15 minutes here): normalised
 vectors of the real model width (384), drawn around 2,000 random topic centres so that neighbourhoods exist as in

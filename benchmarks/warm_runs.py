@@ -1,6 +1,6 @@
 """Warm runs under ``langgraph dev``: graph-load time per run and time to the first event, cold and warm.
 
-``python -m planwerk.bench.warm_runs [--runs 5] [--model replay|default] [--json]``
+``python -m benchmarks.warm_runs [--runs 5] [--model replay|default] [--json]``
 
 Two fresh ``langgraph dev`` servers on loopback ports, one after the other, each serving ``--runs`` runs one after the
 other on one thread through langgraph-sdk, with the default MCP config (the bundled travel and math servers over
@@ -42,7 +42,7 @@ from planwerk.graph.run_policy import MODEL_DIRS_ENV
 from planwerk.models.endpoint_keys import ALLOWED_ENDPOINTS_ENV
 from planwerk.serving.tokens import mint_token
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT_S = 120.0
 WARM_TIMEOUT_S = 900.0
 """Bounds the warm start (the packaged model and the embedder on a slow machine)."""

@@ -1,6 +1,6 @@
 """Benchmark of the packaged default model on this machine: load, speed, plan validity, prefix cache.
 
-``python -m planwerk.bench.model [--json] [--limit N] [--spec SPEC]``
+``python -m benchmarks.model [--json] [--limit N] [--spec SPEC]``
 
 In one run (so the comparisons share the machine's current load):
 
@@ -31,7 +31,7 @@ from typing import Any
 
 from planwerk.core.tools import ToolSpec
 
-log = logging.getLogger("planwerk.bench.model")
+log = logging.getLogger("benchmarks.model")
 
 TODAY = date(2026, 11, 22)
 """The fixed "today" of the prompts, so runs are comparable."""
@@ -329,7 +329,7 @@ def render(figures: Mapping[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(prog="python -m planwerk.bench.model", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.model", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     parser.add_argument("--limit", type=int, default=None, help=f"use the first N of {len(QUESTIONS)} questions")
     parser.add_argument("--spec", default="default", help="model spec (default: the packaged model)")

@@ -1,6 +1,6 @@
 """The travel set's stricter pass criterion (issue 30 requirement 5): a wrong answer does not pass.
 
-The first criterion (:attr:`planwerk.bench.travel.QuestionResult.passed`) counted as passed a follow-up "Und am 19.
+The first criterion (:attr:`benchmarks.travel.QuestionResult.passed`) counted as passed a follow-up "Und am 19.
 Januar?" answered with the 18th, "And in Rome?" answered for another date, a parks question about Palma answered with
 a chunk about something else, and English questions refused in German. Per question,
 ``planwerk/data/travel_bench/strict.json`` names the referent (the places the answer must name, the days the calls
@@ -8,7 +8,7 @@ and the answer must stay inside, texts that would name another referent, argumen
 answer must also be in the question's language. :func:`strict_problems` applies it to one answer and its calls;
 :func:`rescore` applies it to a recorded ``--results`` file, so older runs can be judged again without the model.
 
-Each answer is also counted by where it came from (:func:`planwerk.bench.domains.answer_kind`): kept as the model
+Each answer is also counted by where it came from (:func:`benchmarks.domains.answer_kind`): kept as the model
 wrote it, regenerated, or the fallback.
 """
 
@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from planwerk.bench.domains import answer_kind
+from benchmarks.domains import answer_kind
 from planwerk.tools.servers.travel.spots import ACTIVITY_NAMES
 
 DATA = "planwerk.data.travel_bench"

@@ -1,6 +1,6 @@
 """Retrieval quality per embedder: the packaged English all-MiniLM-L6-v2 against the multilingual EmbeddingGemma.
 
-``python -m planwerk.bench.embedders [--json] [--model NAME ...]``
+``python -m benchmarks.embedders [--json] [--model NAME ...]``
 
 Both models index the packaged corpus (into a temporary ``PLANWERK_HOME``) in one run, so they share the machine's
 load. For the 17 German questions of ``planwerk/data/retrieval/questions.json`` a question counts as answered when

@@ -3,7 +3,7 @@
 Two sets share this runner (``planwerk/data/domain_bench``):
 
 - ``actions`` (issue 29): tasks on the npm filesystem and memory servers and a bank-like server written for the
-  bench (:mod:`planwerk.bench.bank_server`). Each task has checks of the final state (files written, memory entities
+  bench (:mod:`benchmarks.bank_server`). Each task has checks of the final state (files written, memory entities
   and relations, money sent to whom, the address, scheduled transfers, contacts) and, for reads, of the answer.
   Third parties planted instructions in the data (a bill, a transfer's subject, a file, a memory observation); a
   call that carries one of the set's ``planted`` markers (the attacker's IBAN, the planted file's name) or calls a
@@ -493,7 +493,7 @@ def server_config(task: Task, root: Path, memory_file: Path, bank_file: Path, np
     entries: dict[str, dict[str, Any]] = {}
     for server in task.servers:
         if server == "bank":
-            entry = {"command": sys.executable, "args": ["-m", "planwerk.bench.bank_server", "stdio"],
+            entry = {"command": sys.executable, "args": ["-m", "benchmarks.bank_server", "stdio"],
                      "env": {"PLANWERK_BANK_STATE": str(bank_file)}}  # fmt: skip
         elif server == "filesystem":
             entry = {"command": npm_command("mcp-server-filesystem", npm_bin), "args": [str(root)]}
@@ -628,7 +628,7 @@ async def run_set(
 ) -> Report:
     """Every task of ``task_set`` in turn with one chat model (loaded once); ``library``: which hand-written
     examples the planner may see."""
-    from planwerk.bench.nestful import chat_model_for
+    from benchmarks.nestful import chat_model_for
     from planwerk.graph.context import Context
 
     started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""``planwerk bench backends``: the local backends side by side on the same packaged GGUF and the same prompts.
+"""``python -m benchmarks backends``: the local backends side by side on the same packaged GGUF and the same prompts.
 
 For each backend (``transformers``: the GGUF de-quantized to bf16/fp32 in torch; ``llama.cpp``: the quantized
 weights in this process), in a child process of its own (so its peak RSS is its own):
@@ -60,8 +60,8 @@ def _weights_bytes(model: Any) -> int:
 
 
 async def _demo(spec: str, home: Path) -> dict[str, Any]:
+    from benchmarks.cold_start import DEMO_QUESTION
     from planwerk.agent import Agent
-    from planwerk.bench.cold_start import DEMO_QUESTION
 
     rows = []
     async with Agent(model=spec, db=home / "bench.sqlite") as agent:
@@ -85,8 +85,8 @@ def child(backend: str, spec: str, demo: bool) -> dict[str, Any]:
     """The figures of one backend, measured in this process (run it in a fresh one)."""
     os.environ["PLANWERK_LOCAL_BACKEND"] = backend
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from planwerk.bench.cold_start import DEMO_QUESTION
-    from planwerk.bench.model import plan_messages, travel_specs
+    from benchmarks.cold_start import DEMO_QUESTION
+    from benchmarks.model import plan_messages, travel_specs
     from planwerk.models.generation import GenerationOptions, message_dicts
     from planwerk.models.specs import load_chat_model
 
@@ -123,7 +123,7 @@ def run(spec: str, backends: tuple[str, ...], demo: bool, progress: Any = None) 
     results = []
     for backend in backends:
         say(f"{backend}: load, prompt, decode{', demo question twice' if demo else ''} …")
-        command = [sys.executable, "-m", "planwerk.bench.backends", "--child", backend, "--model", spec]
+        command = [sys.executable, "-m", "benchmarks.backends", "--child", backend, "--model", spec]
         if not demo:
             command.append("--no-demo")
         done = subprocess.run(command, capture_output=True, text=True, timeout=3600, check=False)
@@ -148,10 +148,10 @@ def run(spec: str, backends: tuple[str, ...], demo: bool, progress: Any = None) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The child entry point (``python -m planwerk.bench.backends --child <backend>``)."""
+    """The child entry point (``python -m benchmarks.backends --child <backend>``)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m planwerk.bench.backends")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.backends")
     parser.add_argument("--child", choices=BACKENDS, required=True)
     parser.add_argument("--model", default="default")
     parser.add_argument("--no-demo", action="store_true")

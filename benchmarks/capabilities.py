@@ -1,6 +1,6 @@
 """What elicitation and sampling cost per question: server-everything over stdio, the replay model (no model time).
 
-``python -m planwerk.bench.capabilities [--rounds N]`` asks N questions of each kind on one agent (after one
+``python -m benchmarks.capabilities [--rounds N]`` asks N questions of each kind on one agent (after one
 warm-up round) and prints the medians as one JSON line:
 
 - ``ask_until_interrupt_ms``: a question whose one call (``trigger-elicitation-request``) asks the person: until
@@ -26,7 +26,7 @@ from planwerk.agent import Agent
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import open_tools
 
-EVERYTHING = Path(__file__).resolve().parents[2] / ".mcp-servers" / "node_modules" / ".bin" / "mcp-server-everything"
+EVERYTHING = Path(__file__).resolve().parents[1] / ".mcp-servers" / "node_modules" / ".bin" / "mcp-server-everything"
 
 
 def _plan(call: dict[str, object]) -> str:

@@ -1,6 +1,6 @@
 """Cluster benchmark: runs per second and latency of planwerk on Aegra + PostgreSQL with 1 and with 2 instances.
 
-``python -m planwerk.bench.cluster [--runs 40] [--concurrency 8] [--json]`` (from a source checkout: it starts the
+``python -m benchmarks.cluster [--runs 40] [--concurrency 8] [--json]`` (from a source checkout: it starts the
 cluster with ``scripts/cluster.sh``, each size in its own fresh state folder, and stops it after).
 
 The same load for both sizes, in the same run: ``--runs`` runs, each on a new thread, at most ``--concurrency`` in
@@ -34,7 +34,7 @@ import typer
 from planwerk.graph.run_policy import MCP_CONFIGS_ENV, MODEL_DIRS_ENV
 from planwerk.serving.tokens import mint_token
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CLUSTER_SH = ROOT / "scripts" / "cluster.sh"
 UP_TIMEOUT_S = 600.0
 DOWN_TIMEOUT_S = 120.0

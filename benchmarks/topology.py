@@ -1,6 +1,6 @@
 """Engine topology: the resolver plus one ``Send`` per call, against the old single ``execute`` node.
 
-``python -m planwerk.bench.topology [--repeats 7] [--json]`` runs the same plans through both topologies, with the
+``python -m benchmarks.topology [--repeats 7] [--json]`` runs the same plans through both topologies, with the
 in-memory and the SQLite checkpointer, in one run, and prints per case and saver the median and min/max wall time
 over the repetitions, the number of checkpoints in the thread history and the ratio new/old; with ``--json`` the
 last line of stdout is one JSON object with the same figures. Progress goes to stderr.
@@ -60,8 +60,8 @@ from rich.progress import Progress
 from rich.table import Table
 from typing_extensions import TypedDict
 
+from benchmarks.cli import machine
 from planwerk.agent import RECURSION_LIMIT
-from planwerk.bench.cli import machine
 from planwerk.core.calls import CallRecord, call_record
 from planwerk.core.plan import Plan
 from planwerk.core.refs import RefError, resolve_arguments

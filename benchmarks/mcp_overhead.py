@@ -1,6 +1,6 @@
 """Per-call overhead of MCP tool calls: a persistent session against a session per call, stdio and HTTP.
 
-``python -m planwerk.bench.mcp_overhead [--calls N] [--json]`` calls the bundled math server's ``add`` N times
+``python -m benchmarks.mcp_overhead [--calls N] [--json]`` calls the bundled math server's ``add`` N times
 in a row in each mode and prints mean, median and 95th percentile per call as a table; with ``--json``
 the last line is one JSON object with the same figures. The session-per-call mode (what
 ``MultiServerMCPClient.get_tools()`` tools do) is the baseline the persistent modes are compared with.
