@@ -32,14 +32,16 @@ from planwerk.core.approval import parse_approval
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S, thread_lock
-from planwerk.graph.threads_file import Access, check_threads_file
-from planwerk.nodes.ask_user import answer_problem
-from planwerk.nodes.common import model_spec_of
-from planwerk.nodes.prepare import check_question_text
+from planwerk.graph.nodes.ask_user import answer_problem
+from planwerk.graph.nodes.prepare import check_question_text
+from planwerk.graph.run_context import model_spec_of
+from planwerk.graph.runtime import PROFILE_RETRIEVER, RetrieverChoice, open_deps
+from planwerk.models.specs import parse_model_spec
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
-from planwerk.runtime import PROFILE_RETRIEVER, RetrieverChoice, open_deps
+from planwerk.serving.locking import DEFAULT_THREAD_WAIT_S, thread_lock
+from planwerk.serving.sqlite_saver import DurableSqliteSaver
+from planwerk.serving.threads_file import Access, check_threads_file
 from planwerk.tools.base import ToolSource
 
 MAX_THREAD_ID_CHARS = 256
@@ -95,7 +97,7 @@ class Agent:
         bundled ones when empty); ``retriever=True`` opens the profile's index, ``False`` disables retrieval;
         ``db`` keeps threads in a SQLite file, else ``checkpointer`` or memory. With ``db``, a turn holds its
         thread's lock across processes; ``thread_wait_s`` is how long it waits for another process's turn on the
-        same thread before it fails with :class:`~planwerk.graph.locking.ThreadBusyError`.
+        same thread before it fails with :class:`~planwerk.serving.locking.ThreadBusyError`.
         """
         overrides: dict[str, Any] = {}
         if isinstance(model, str):
@@ -308,8 +310,6 @@ async def _open_checkpointer(
         return checkpointer
     if db is None:
         return InMemorySaver()
-    from planwerk.graph.sqlite_saver import DurableSqliteSaver
-
     # A folder, a text file or an unwritable place named as the threads file: one sentence naming it.
     await asyncio.to_thread(check_threads_file, db, access)
     if access == "read":  # committed threads stay readable on a full disk or a read-only mount
@@ -358,8 +358,6 @@ def _resume_command(
 
 def _check_model_spec(spec: str) -> None:
     """Fail before any server starts when the spec cannot work (no I/O beyond a file check)."""
-    from planwerk.models.specs import parse_model_spec
-
     if not spec.strip():
         raise ValueError("the model spec is empty; expected e.g. profile, default, hf:<id or folder> or replay:<file>")
     parsed = parse_model_spec(spec)

@@ -1,4 +1,5 @@
-"""The command line: ``planwerk ask``, ``chat``, ``resume``, ``state``, ``index`` and ``bench``.
+"""The command line: ``planwerk ask``, ``chat``, ``resume``, ``state``, ``index`` and ``bench`` (which forwards to
+``python -m benchmarks`` in a checkout).
 
 Threads live in a SQLite file (``$PLANWERK_HOME/threads.sqlite``), so a thread survives the process.
 ``--json`` prints one event per line as JSON, for programs.
@@ -10,6 +11,7 @@ import asyncio
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -23,12 +25,12 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from planwerk.agent import Agent, check_thread_id, read_state
-from planwerk.core.language import detect_language
+from planwerk.core.language import Language, detect_language
 from planwerk.graph.context import Context, PlanFormatChoice
-from planwerk.graph.locking import DEFAULT_THREAD_WAIT_S
-from planwerk.profiles import Language
+from planwerk.home import planwerk_home
 from planwerk.prompts.texts import texts_for
 from planwerk.rag.cli import index_app
+from planwerk.serving.locking import DEFAULT_THREAD_WAIT_S
 
 app = typer.Typer(
     name="planwerk",
@@ -38,11 +40,6 @@ app = typer.Typer(
 )
 console = Console(stderr=False, highlight=False)
 errors = Console(stderr=True, highlight=False)
-
-
-def planwerk_home() -> Path:
-    """Where planwerk keeps threads, indexes and models (``PLANWERK_HOME``, default ``~/.cache/planwerk``)."""
-    return Path(os.environ.get("PLANWERK_HOME") or Path.home() / ".cache" / "planwerk")
 
 
 ThreadOption = Annotated[str | None, typer.Option("--thread", "-t", help="Thread id (a new one when omitted).")]
@@ -406,9 +403,29 @@ def chat(
 
 
 app.add_typer(index_app, name="index", help="Build and search the retrieval index.")
-from planwerk.bench.cli import bench_app  # noqa: E402
 
-app.add_typer(bench_app, name="bench")
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+"""The benchmarks' folder in a checkout: beside the package, not installed with it."""
+
+
+@app.command(
+    "bench",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def bench(ctx: typer.Context) -> None:
+    """The benchmarks: forwards to ``python -m benchmarks`` in a checkout (they are not installed with planwerk)."""
+    if not (BENCHMARKS / "__main__.py").is_file():
+        errors.print(
+            "planwerk bench: the benchmarks are not part of the installed package; in a checkout of planwerk, run "
+            "`python -m benchmarks --help` from its root (see BENCHMARKS.md)"
+        )
+        raise typer.Exit(2)
+    # A process of its own: the package imports nothing of the benchmarks (they import planwerk).
+    paths = [str(BENCHMARKS.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    raise typer.Exit(subprocess.call([sys.executable, "-m", "benchmarks", *ctx.args], env=env))
 
 
 def main() -> None:

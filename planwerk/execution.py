@@ -20,8 +20,9 @@ from planwerk.core.calls import CallRecord, call_record
 from planwerk.core.plan import Plan
 from planwerk.core.sanitize import sanitize_value
 from planwerk.core.scheduling import ReadyCall, resolve_step
+from planwerk.core.tools import ToolError, ToolSpec
 from planwerk.events import Event, ToolCallEvent, ToolErrorEvent, ToolResultEvent
-from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolSource, ToolSpec
+from planwerk.tools.base import CALL_DEADLINE, ToolSource
 
 
 @dataclass(frozen=True)

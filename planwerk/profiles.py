@@ -15,24 +15,18 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, field_validator
 
 from planwerk.checks.domain import NO_DOMAIN, AnswerDomain, Domain
+from planwerk.core.language import Language
+from planwerk.core.plan import PlanFormat
 from planwerk.models.specs import PACKAGED_MATH_MODEL, PROFILE_MODEL, parse_model_spec
 from planwerk.prompts import generic
 from planwerk.prompts.math import MATH_PERSONA
 from planwerk.prompts.travel import PERSONA as TRAVEL_PERSONA
 from planwerk.prompts.travel import REFUSAL_OUT_OF_SCOPE, REFUSAL_OUT_OF_SCOPE_EN
-
-Language = Literal["de", "en"]
-"""Languages planwerk's prompts and fixed texts exist in."""
-
-PlanFormat = Literal["json", "expression"]
-"""How the planner writes a plan: ``json`` (steps of calls passing results on with ``$ref``) or ``expression``
-(one arithmetic expression whose operators and function calls become the calls, :mod:`planwerk.core.expressions`;
-for calculation tools that return one number)."""
 
 AUTO = "auto"
 """The default profile spec: ``travel`` when the bundled servers are loaded (no MCP config given), ``generic``

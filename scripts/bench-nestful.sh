@@ -7,7 +7,7 @@
 # Each process loads its own copy of the model (the 0.5B default takes about 1.5 GB on a GPU in bf16), so one GPU
 # serves many; on a 2-core CPU use 1-2 shards. Every sample's line is written as soon as it is scored; running
 # the script again resumes each shard where it stopped. Reports: OUT/nestful_<split>.json (the last line of
-# `planwerk bench nestful --json` over the merged results, which loads no model).
+# `python -m benchmarks nestful --json` over the merged results, which loads no model).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SPLITS=${1:-"test dev"}

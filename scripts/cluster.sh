@@ -15,7 +15,7 @@
 #
 # Security: PostgreSQL requires a password (scram-sha-256, also on its socket), generated once into
 # $STATE/postgres-password (mode 600) and handed to Aegra in its environment, never on a command line. Aegra checks
-# bearer JWTs (planwerk.graph.auth, see docs/serving.md "Security"): PLANWERK_JWT_SECRET / PLANWERK_JWKS /
+# bearer JWTs (planwerk.serving.auth, see docs/serving.md "Security"): PLANWERK_JWT_SECRET / PLANWERK_JWKS /
 # PLANWERK_JWT_AUDIENCE / PLANWERK_AUTH from the environment of `up` if set, else a secret generated once into
 # $STATE/jwt-secret (mode 600); the JSON line names both files. An instance that serves a request without a token
 # (Aegra falls back to anonymous access when it cannot load the auth module) is stopped and `up` fails. Aegra 0.6.0 has no Redis queue:
@@ -167,7 +167,7 @@ except urllib.error.HTTPError as error:
     if error.code == 401:
         sys.exit(0)
     sys.exit(f"cluster: error: {url} answered a request without a token with HTTP {error.code}, expected 401")
-sys.exit(f"cluster: error: {url} served a request without a token: Aegra did not load planwerk.graph.auth (see its "
+sys.exit(f"cluster: error: {url} served a request without a token: Aegra did not load planwerk.serving.auth (see its "
          "log); the instance was stopped")
 PY
 }

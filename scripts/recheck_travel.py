@@ -1,4 +1,4 @@
-"""Rerun the answer check over recorded travel bench answers (a ``planwerk bench travel`` JSONL file) and print
+"""Rerun the answer check over recorded travel bench answers (a ``python -m benchmarks travel`` JSONL file) and print
 each record's verdict as JSON lines: ``{"qid", "ok", "kinds"}``.
 
 The records hold the answer, the question, the calls' tools and arguments and which calls failed, but neither the
@@ -21,7 +21,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from planwerk.bench.travel import TODAY
+from benchmarks.travel import TODAY
 from planwerk.checks import build_answer_check
 from planwerk.profiles import PROFILES
 

@@ -94,7 +94,7 @@ def tiny_llama_config(max_positions: int, config_class: type[LlamaConfig] | None
 def conversation(messages: list[Any]) -> list[Any]:
     """The questions, answers and questions asked back of a thread's messages (LangChain messages or the server's
     dicts): not the chat's progress texts, plan messages with tool calls, unchecked drafts or tool results
-    (planwerk.nodes.chat)."""
+    (planwerk.graph.nodes.chat)."""
 
     def kept(message: Any) -> bool:
         get = message.get if isinstance(message, dict) else lambda key, default=None: getattr(message, key, default)

@@ -9,8 +9,9 @@ from dataclasses import replace
 
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import call_dependencies, dependency_depth
+from planwerk.core.tools import ToolSpec
 from planwerk.execution import ExecutionPolicy, clip_result, execute_plan
-from planwerk.tools.base import FunctionToolSource, ToolSpec
+from planwerk.tools.base import FunctionToolSource
 
 STARTED: dict[str, float] = {}
 

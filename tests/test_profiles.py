@@ -14,8 +14,8 @@ import pytest
 
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
+from planwerk.graph.run_context import run_context
 from planwerk.graph.run_policy import RunPolicy
-from planwerk.graph.server import run_context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.profiles import PROFILES, get_profile, load_profile_file
 from planwerk.prompts import generic
@@ -107,7 +107,7 @@ def test_a_minimal_profile_file_takes_the_generic_defaults(tmp_path: Path) -> No
 
 def test_a_runs_plan_format_overrides_the_profiles() -> None:
     from planwerk.graph.context import Context
-    from planwerk.nodes.common import profile_of
+    from planwerk.graph.run_context import profile_of
 
     assert profile_of(Context(profile="travel")).plan_format == "json"
     assert profile_of(Context(profile="travel", plan_format="expression")).plan_format == "expression"
@@ -118,7 +118,7 @@ def test_a_runs_plan_format_overrides_the_profiles() -> None:
 
 
 def test_a_run_takes_its_profiles_model_unless_it_names_one(tmp_path: Path) -> None:
-    from planwerk.nodes.common import model_spec_of
+    from planwerk.graph.run_context import model_spec_of
 
     assert Context().model == "profile"
     assert model_spec_of(Context()) == model_spec_of(Context(profile="travel")) == "default"

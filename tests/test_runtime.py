@@ -1,5 +1,5 @@
-"""The composition root (``planwerk.runtime.open_deps``), how ``Agent`` merges its keywords over a ``Context``, and
-reading a thread without tools or a model (``read_state``, ``planwerk state``)."""
+"""The composition root (``planwerk.graph.runtime.open_deps``), how ``Agent`` merges its keywords over a
+``Context``, and reading a thread without tools or a model (``read_state``, ``planwerk state``)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from planwerk import runtime
 from planwerk.agent import Agent, read_state
 from planwerk.cli import app
+from planwerk.graph import runtime
 from planwerk.graph.context import Context
 from planwerk.graph.deps import NoTools
+from planwerk.graph.runtime import open_deps
 from planwerk.models.replay import ReplayChatModel
-from planwerk.runtime import open_deps
 
 FINAL = json.dumps({"steps": [], "final": "Hallo zurück."})
 """A plan that needs no tool: prepare → retrieve → plan → finalize, one model call."""

@@ -19,8 +19,8 @@ from planwerk.checks.places import fold
 from planwerk.core.extract import EXTRACT_TOOL
 from planwerk.core.plan import Plan
 from planwerk.core.refs import USER_ROOT, Ref, RefError, iter_refs, ref_text
-from planwerk.tools.base import ToolSpec
-from planwerk.tools.repair import repair_arguments
+from planwerk.core.repair import repair_arguments
+from planwerk.core.tools import ToolSpec
 
 MAX_CALLS = 64
 """A plan with more calls than this is rejected (runaway generation)."""

@@ -12,7 +12,7 @@ per-language data; a value a gazetteer knows as a place is a place ("Essen", "Ni
 when its schema says so (``format`` date or date-time, or a ``pattern``: the schema's validation judges those).
 A parameter **takes places** when its own description or examples name a place the gazetteer knows ("A place
 name, e.g. 'Barcelona'"): then the date stood where a place belongs, and a question that names no place is asked
-back (``planwerk.nodes.check``).
+back (``planwerk.graph.nodes.check``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 
 MAX_NAMED_TOOLS = 5
 """The feedback names at most this many fitting tools (the most overlapping first)."""

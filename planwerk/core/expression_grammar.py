@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from planwerk.core.expressions import DEFAULT_NOTATION, ExpressionNotation, output_fields
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 
 ArgumentKind = Literal["number", "text", "any"]
 """What an argument may be written as: a number or a computed value, a quoted text, or either."""

@@ -35,7 +35,7 @@ from typing import Any
 from planwerk.core.parsing import PlanParseError
 from planwerk.core.plan import Plan, PlannedCall, Step
 from planwerk.core.refs import REF_KEY, parse_ref, ref_text, rename_refs
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 
 MAX_EXPRESSION_TEXT = 4_000
 """A longer reply is not searched for an expression (a runaway generation, not a calculation)."""

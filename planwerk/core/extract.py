@@ -10,7 +10,7 @@ instruction can at most change a value, and a call of a tool that acts with such
 approval by default (``Profile.approve_extracted``).
 
 This module is pure: the spec, the schema of a call's fields, the prompt's parts and the reply's parsing. The call
-itself is made by :func:`planwerk.nodes.call_tool.call_tool`.
+itself is made by :func:`planwerk.graph.nodes.call_tool.call_tool`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 
 EXTRACT_TOOL = "extract"
 """The built-in tool's name (a loaded tool of the same name hides it: the server's tool wins)."""

@@ -9,10 +9,10 @@ language).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Literal
 
-if TYPE_CHECKING:
-    from planwerk.profiles import Language
+Language = Literal["de", "en"]
+"""Languages planwerk's prompts and fixed texts exist in."""
 
 
 def _words(text: str) -> frozenset[str]:

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+PlanFormat = Literal["json", "expression"]
+"""How the planner writes a plan: ``json`` (steps of calls passing results on with ``$ref``) or ``expression``
+(one arithmetic expression whose operators and function calls become the calls, :mod:`planwerk.core.expressions`;
+for calculation tools that return one number)."""
 
 INT64_MAX = 2**63 - 1
 """The largest integer a checkpoint stores (msgpack): a model once wrote 4 followed by 48 zeros into a plan, and the

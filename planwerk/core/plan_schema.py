@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 
 ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 """Call ids: short identifiers, so that ``<id>.<path>`` references stay unambiguous."""

@@ -44,19 +44,19 @@ from langgraph.types import Command, RetryPolicy
 
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.answer import answer, regenerate
+from planwerk.graph.nodes.ask_user import ask_user
+from planwerk.graph.nodes.call_tool import call_retry_policy, call_tool
+from planwerk.graph.nodes.check import CHECK_ROUTES, check
+from planwerk.graph.nodes.check_answer import check_answer
+from planwerk.graph.nodes.fallback import fallback
+from planwerk.graph.nodes.plan import plan
+from planwerk.graph.nodes.prepare import prepare
+from planwerk.graph.nodes.resolve_refs import RESOLVE_ROUTES, resolve_refs
+from planwerk.graph.nodes.retrieve import retrieve
+from planwerk.graph.nodes.verify import verify
 from planwerk.graph.routing import after_answer, after_check_answer, after_verify
 from planwerk.graph.state import AgentState, CallInput, InputState, OutputState
-from planwerk.nodes.answer import answer, regenerate
-from planwerk.nodes.ask_user import ask_user
-from planwerk.nodes.call_tool import call_retry_policy, call_tool
-from planwerk.nodes.check import CHECK_ROUTES, check
-from planwerk.nodes.check_answer import check_answer
-from planwerk.nodes.fallback import fallback
-from planwerk.nodes.plan import plan
-from planwerk.nodes.prepare import prepare
-from planwerk.nodes.resolve_refs import RESOLVE_ROUTES, resolve_refs
-from planwerk.nodes.retrieve import retrieve
-from planwerk.nodes.verify import verify
 
 
 class DurableGraph(CompiledStateGraph):

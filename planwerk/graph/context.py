@@ -18,7 +18,7 @@ ProfileName = Literal["auto", "travel", "math", "generic", "generic-en"]
 both equal); a profile may also be the path of a profile file."""
 
 PlanFormatChoice = Literal["profile", "json", "expression"]
-"""How the planner writes plans: the profile's own way, or one of :data:`planwerk.profiles.PlanFormat`."""
+"""How the planner writes plans: the profile's own way, or one of :data:`planwerk.core.plan.PlanFormat`."""
 
 AnswerResults = Literal["values", "words", "json"]
 """How the answer model is shown the tool results (see :attr:`Context.answer_results`)."""

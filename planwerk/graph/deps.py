@@ -9,8 +9,10 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from planwerk.core.tools import ToolError, ToolSpec
+from planwerk.models import specs
 from planwerk.rag.base import Retriever
-from planwerk.tools.base import ToolSource, ToolSpec
+from planwerk.tools.base import ToolSource
 
 
 class NoTools:
@@ -21,8 +23,6 @@ class NoTools:
         return {}
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        from planwerk.tools.base import ToolError
-
         raise ToolError(f"no tools are loaded, so {name!r} cannot run", tool=name, kind="invalid_arguments")
 
 
@@ -40,7 +40,7 @@ class Deps:
     _call_slots: dict[int, asyncio.Semaphore] = field(default_factory=dict, init=False, repr=False)
     probed: dict[str, dict[str, Any] | None] = field(default_factory=dict, init=False, repr=False)
     """Output schemas seen by probing calls, by tool name (``None``: probed, nothing to show); see
-    :mod:`planwerk.nodes.probe`."""
+    :mod:`planwerk.graph.nodes.probe`."""
 
     def call_slots(self, limit: int) -> asyncio.Semaphore:
         """The semaphore that bounds tool calls in flight over these deps (one per limit, shared by all runs)."""
@@ -57,7 +57,6 @@ class Deps:
         if self.chat_model is not None:
             return self.chat_model
         if spec not in self._resolved:
-            from planwerk.models.specs import load_chat_model
-
-            self._resolved[spec] = await asyncio.to_thread(load_chat_model, spec)
+            # specs.load_chat_model, the module's attribute: tests patch it there
+            self._resolved[spec] = await asyncio.to_thread(specs.load_chat_model, spec)
         return self._resolved[spec]

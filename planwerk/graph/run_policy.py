@@ -10,7 +10,7 @@ among what the operator listed in the server's environment, and nothing else:
 - ``PLANWERK_MCP_CONFIGS``: a folder of MCP config files; ``mcp_config`` names a file in it (relative to it, or an
   absolute path inside it). Inline JSON is refused. Unset: only the bundled servers (``mcp_config`` empty).
 - ``PLANWERK_ALLOWED_ENDPOINTS``: comma-separated URL prefixes an ``endpoint:`` model may start with (the
-  operator's ``PLANWERK_ENDPOINT_API_KEY`` goes only there, see :func:`planwerk.models.specs.endpoint_allowed`).
+  operator's ``PLANWERK_ENDPOINT_API_KEY`` goes only there, see :func:`planwerk.models.endpoint_keys.endpoint_allowed`).
   Unset: no ``endpoint:`` model.
 - ``PLANWERK_MODEL_DIRS``: folders (``os.pathsep``-separated) holding the ``hf:``, ``gguf:`` (and its tokenizer
   folder) and ``replay:`` files and the ``embedding_model`` folders runs may name. Unset: only the packaged models
@@ -36,14 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planwerk.graph.context import Context
-from planwerk.models.specs import (
-    ALLOWED_ENDPOINTS_ENV,
-    PROFILE_MODEL,
-    allowed_endpoints,
-    endpoint_allowed,
-    endpoint_base_url,
-    parse_model_spec,
-)
+from planwerk.models.endpoint_keys import ALLOWED_ENDPOINTS_ENV, allowed_endpoints, endpoint_allowed
+from planwerk.models.specs import PROFILE_MODEL, endpoint_base_url, parse_model_spec
 from planwerk.profiles import AUTO, PROFILES, Profile, get_profile, is_profile_path
 
 MCP_CONFIGS_ENV = "PLANWERK_MCP_CONFIGS"

@@ -117,7 +117,7 @@ class AgentState(InputState):
     verdict: NotRequired[Verdict | None]
     """The verifier's decision (``None`` until it decided for the current question)."""
     plan_message: NotRequired[str | None]
-    """The id of the AI message that carries the running plan's ``tool_calls`` (:mod:`planwerk.nodes.chat`)."""
+    """The id of the AI message that carries the running plan's ``tool_calls`` (:mod:`planwerk.graph.nodes.chat`)."""
     pending_question: NotRequired[str | None]
     """What to ask the user (set by the check or the verifier)."""
     answer: NotRequired[str | None]

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from planwerk.models.home import planwerk_home
+from planwerk.home import planwerk_home
 
 log = logging.getLogger(__name__)
 

@@ -39,6 +39,7 @@ from langchain_core.outputs import ChatGenerationChunk
 from langchain_openai import ChatOpenAI
 from pydantic import Field, PrivateAttr
 
+from planwerk.models.endpoint_keys import endpoint_api_key
 from planwerk.models.stopping import RepetitionPolicy, repeating_period
 
 log = logging.getLogger(__name__)
@@ -317,9 +318,7 @@ def endpoint_chat_model(
     retry on a failed connection, every request bounded by ``timeout_s`` of silence.
 
     ``api_key`` defaults to the operator's ``PLANWERK_ENDPOINT_API_KEY``; that key is attached only where
-    ``PLANWERK_ALLOWED_ENDPOINTS`` (when set) allows it (:func:`planwerk.models.specs.endpoint_api_key`)."""
-    from planwerk.models.specs import endpoint_api_key
-
+    ``PLANWERK_ALLOWED_ENDPOINTS`` (when set) allows it (:func:`planwerk.models.endpoint_keys.endpoint_api_key`)."""
     return EndpointChatModel(
         base_url=base_url,
         model=model_name or "default",

@@ -22,6 +22,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from planwerk.models.llama_cpp_lib import import_llama_cpp
+
 _PLACEHOLDER = "pwdollar{index}x"
 _RULE_NAME = re.compile(r"^\s*([^\s:]+)\s*::=", re.MULTILINE)
 _GBNF_RULE_NAME = re.compile(r"^[A-Za-z0-9-]+$")
@@ -74,8 +76,6 @@ def _unescape(match: re.Match[str]) -> str:
 def json_schema_gbnf(schema: Mapping[str, Any]) -> str:
     """The GBNF grammar (root rule ``root``) of compact JSON matching ``schema``; raises
     :class:`GrammarConversionError` for a schema llama.cpp's converter does not take."""
-    from planwerk.models.llamacpp import import_llama_cpp
-
     # The schema's own problems first: they need no llama.cpp, and are refused the same without it.
     if _PLACEHOLDER.split("{")[0] in json.dumps(schema, ensure_ascii=False):
         raise GrammarConversionError("the schema already holds a placeholder name; rename properties 'pwdollar…x'")

@@ -3,7 +3,7 @@
 The server lives in its own virtualenv, ``.llama-venv/`` at the project root (``scripts/setup.d/30-llama-server.sh``
 builds it; ``PLANWERK_LLAMA_PYTHON`` names another interpreter that has ``llama-cpp-python[server]``). It serves one
 GGUF file, by default the packaged model planwerk runs in-process, so ``endpoint:<base url>`` and ``default`` are
-the same weights. Used by the tests and ``python -m planwerk.bench.model_server``; in production run the same
+the same weights. Used by the tests and ``python -m benchmarks.model_server``; in production run the same
 command line yourself (:meth:`LlamaServer.command`, docs/serving.md).
 """
 

@@ -39,9 +39,10 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, Field
 
+from planwerk.home import planwerk_home
 from planwerk.models.gbnf import GrammarConversionError, ebnf_gbnf, json_schema_gbnf
 from planwerk.models.generation import DEFAULT_MAX_NEW_TOKENS, Generation, GenerationOptions, message_dicts
-from planwerk.models.home import planwerk_home
+from planwerk.models.llama_cpp_lib import import_llama_cpp
 from planwerk.models.prefix_cache import common_prefix_length
 from planwerk.models.state_store import StateStore, StoredState, model_key
 from planwerk.models.stopping import RepetitionPolicy, repeating_period
@@ -52,28 +53,6 @@ DEFAULT_N_CTX = 16384
 """Context length: the catalog is capped at 12,000 tokens (``Context.catalog_max_tokens``) plus the rest of a prompt."""
 STREAM_PIECE_TIMEOUT_S = 300.0
 """Longest wait for the next streamed piece (covers a long prompt's evaluation on a slow, busy CPU)."""
-
-
-OPENMP_WAIT_ENV = "OMP_WAIT_POLICY"
-"""llama.cpp's CPU build here uses OpenMP, whose threads spin while they wait. On a shared, busy machine (load 24 on
-2 cores) two spinning threads decoded at 0.2 tokens/s against 3.3 with ``PASSIVE`` (measured, 0.5B model): so
-``PASSIVE`` unless the operator set a policy. It must be set before the library loads (:func:`import_llama_cpp`)."""
-
-
-def import_llama_cpp() -> Any:
-    """The ``llama_cpp`` module, imported with :data:`OPENMP_WAIT_ENV` defaulting to ``PASSIVE`` (every planwerk
-    import of llama_cpp goes through here, so the setting is in place when its library loads)."""
-    os.environ.setdefault(OPENMP_WAIT_ENV, "PASSIVE")
-    import llama_cpp
-
-    return llama_cpp
-
-
-def llama_cpp_available() -> bool:
-    """Whether llama-cpp-python is installed (scripts/setup.d/35-llama-cpp-inprocess.sh installs it)."""
-    import importlib.util
-
-    return importlib.util.find_spec("llama_cpp") is not None
 
 
 @dataclass(frozen=True)

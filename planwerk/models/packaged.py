@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planwerk.models.home import planwerk_home
+from planwerk.home import planwerk_home
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ Accepted forms:
 - ``replay:<file>``: recorded answers played back (``planwerk.models.replay``).
 
 A run's ``Context.model`` may also be ``profile`` (its default): the spec its profile names, which is ``default``
-for every built-in profile but ``math`` (``qwen2.5-coder-1.5b``); :func:`planwerk.nodes.common.model_spec_of`
+for every built-in profile but ``math`` (``qwen2.5-coder-1.5b``); :func:`planwerk.graph.run_context.model_spec_of`
 resolves it.
 
 :func:`parse_model_spec` does no I/O. Loading is cached per process and thread-safe: a second call with the
@@ -33,7 +33,6 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,14 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from langchain_core.language_models import BaseChatModel
+
+from planwerk.models import converted
+from planwerk.models.converted import file_identity
+from planwerk.models.device import plan_device
+from planwerk.models.llama_cpp_lib import llama_cpp_available
+from planwerk.models.llamacpp import build_llama_cpp_chat_model
+from planwerk.models.packaged import PACKAGED_MODELS, ensure_packaged_model
+from planwerk.models.replay import ReplayChatModel
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +65,6 @@ ENDPOINT_TIMEOUT_S = 120.0
 ENDPOINT_TIMEOUT_ENV = "PLANWERK_ENDPOINT_TIMEOUT_S"
 """Seconds of silence an ``endpoint:`` server may take, for slow servers: a CPU server under load took more than
 120 s to its first chunk of a plan (two llama.cpp servers and a test run on 2 cores)."""
-ENDPOINT_API_KEY_ENV = "PLANWERK_ENDPOINT_API_KEY"
-"""The operator's API key for ``endpoint:`` servers, sent as ``Authorization: Bearer``; with
-:data:`ALLOWED_ENDPOINTS_ENV` set, only to the servers it lists."""
-ALLOWED_ENDPOINTS_ENV = "PLANWERK_ALLOWED_ENDPOINTS"
-"""Comma-separated URL prefixes of the ``endpoint:`` servers the operator allows (``http://10.0.0.5:8080/v1``): a
-served run may name only these (:mod:`planwerk.graph.run_policy`), and :data:`ENDPOINT_API_KEY_ENV` goes to no
-other server. Unset (the CLI, the Python API): the key goes to the endpoint the user named."""
 
 
 def endpoint_timeout_s() -> float:
@@ -105,7 +105,7 @@ def parse_model_spec(spec: str | None) -> ModelSpec:
     if text == PROFILE_MODEL:
         raise ValueError(
             f"model spec {PROFILE_MODEL!r} stands for the run's profile's model; resolve it with "
-            "planwerk.nodes.common.model_spec_of(context) before loading"
+            "planwerk.graph.run_context.model_spec_of(context) before loading"
         )
     if text in ("", "default", DEFAULT_PACKAGED):
         return ModelSpec("default")
@@ -178,19 +178,11 @@ def _load(spec: ModelSpec, backend: str = "") -> BaseChatModel:
     if spec.kind == "endpoint":
         return _endpoint_model(spec.target, spec.extra)
     if spec.kind == "replay":
-        try:
-            from planwerk.models.replay import ReplayChatModel
-        except ImportError as exc:
-            raise RuntimeError(f"replay models are not available in this build: {exc}") from exc
         return ReplayChatModel.from_file(Path(spec.target).expanduser())
     if spec.kind in ("default", "packaged"):
-        from planwerk.models.packaged import PACKAGED_MODELS, ensure_packaged_model
-
         packaged = PACKAGED_MODELS[spec.target or DEFAULT_PACKAGED]
         gguf = ensure_packaged_model(packaged)
         if (backend or _packaged_backend()) == "llama.cpp":
-            from planwerk.models.llamacpp import build_llama_cpp_chat_model
-
             with _status(f"Loading model {spec} with llama.cpp (CPU, quantized)…"):
                 return build_llama_cpp_chat_model(gguf, model_id=str(spec))
         return _load_local(str(spec), gguf.parent, gguf_file=gguf.name, tokenizer_source=None, identity=packaged.sha256)
@@ -198,8 +190,6 @@ def _load(spec: ModelSpec, backend: str = "") -> BaseChatModel:
         path = Path(spec.target).expanduser()
         if not path.is_file():
             raise FileNotFoundError(f"model spec {spec}: no GGUF file at {path}")
-        from planwerk.models.converted import file_identity
-
         return _load_local(
             str(spec),
             path.parent,
@@ -240,15 +230,11 @@ def choose_local_backend(setting: str, *, device: str, llama_cpp_installed: bool
 @functools.cache
 def _device_kind() -> str:
     """Where transformers would run a model here (``cuda`` or ``cpu``), asked once per process."""
-    from planwerk.models.device import plan_device
-
     return plan_device().device
 
 
 def _packaged_backend() -> LocalBackend:
     """:func:`choose_local_backend` for this machine and :data:`LOCAL_BACKEND_ENV` (logged)."""
-    from planwerk.models.llamacpp import llama_cpp_available
-
     setting = os.environ.get(LOCAL_BACKEND_ENV, DEFAULT_LOCAL_BACKEND)
     installed = llama_cpp_available()
     device = _device_kind() if setting.strip().lower() != "llama.cpp" else "cpu"
@@ -295,8 +281,7 @@ def _load_local(
     (:mod:`planwerk.models.converted`), and converted once otherwise.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from planwerk.models import converted
-    from planwerk.models.device import plan_device
+    # Imported here, not at the top: transformers and torch load only for a transformers model.
     from planwerk.models.hf import build_hf_chat_model
 
     device = plan_device()
@@ -372,52 +357,8 @@ def endpoint_base_url(url: str) -> str:
     return base if base.endswith("/v1") else base + "/v1"
 
 
-def allowed_endpoints(env: Mapping[str, str] | None = None) -> tuple[str, ...] | None:
-    """The URL prefixes :data:`ALLOWED_ENDPOINTS_ENV` lists; ``None`` when it is unset (no list: the CLI's case)."""
-    env = os.environ if env is None else env
-    if ALLOWED_ENDPOINTS_ENV not in env:
-        return None
-    return tuple(part.strip() for part in env[ALLOWED_ENDPOINTS_ENV].split(",") if part.strip())
-
-
-def endpoint_allowed(url: str, prefixes: Sequence[str]) -> bool:
-    """Whether ``url`` lies under one of ``prefixes``: the same scheme and host (with port), and a path that is the
-    prefix's path or below it (so ``http://h:8080`` allows neither ``http://h:8080.evil.example`` nor
-    ``http://h:80800``, and ``http://h/v1`` not ``http://h/v10``)."""
-    target = urlsplit(url)
-    for prefix in prefixes:
-        allowed = urlsplit(prefix.strip())
-        if not allowed.scheme or not allowed.netloc:
-            continue
-        if (target.scheme.lower(), target.netloc.lower()) != (allowed.scheme.lower(), allowed.netloc.lower()):
-            continue
-        base = allowed.path.rstrip("/")
-        if not base or target.path == base or target.path.startswith(base + "/"):
-            return True
-    return False
-
-
-def endpoint_api_key(base_url: str, api_key: str | None = None, env: Mapping[str, str] | None = None) -> str:
-    """The API key to send to the server at ``base_url``: ``api_key``, by default the operator's
-    :data:`ENDPOINT_API_KEY_ENV`. The operator's key goes nowhere :data:`ALLOWED_ENDPOINTS_ENV` (when set) does not
-    list, whatever code path asks: then no key is sent (logged)."""
-    env = os.environ if env is None else env
-    operator_key = env.get(ENDPOINT_API_KEY_ENV, "")
-    key = operator_key if api_key is None else api_key
-    allowed = allowed_endpoints(env)
-    if key and key == operator_key and allowed is not None and not endpoint_allowed(base_url, allowed):
-        log.warning(
-            "endpoint %s is not in %s: %s is not sent to it", base_url, ALLOWED_ENDPOINTS_ENV, ENDPOINT_API_KEY_ENV
-        )
-        return NO_API_KEY
-    return key or NO_API_KEY
-
-
-NO_API_KEY = "not-needed"
-"""What the OpenAI client sends when no key applies (it insists on one)."""
-
-
 def _endpoint_model(url: str, model_name: str) -> BaseChatModel:
+    # Imported here, not at the top: the OpenAI client stack loads only for an endpoint: model.
     from planwerk.models.endpoint import endpoint_chat_model
 
     # No api_key: endpoint_chat_model takes the operator's key where the operator allows it (endpoint_api_key).

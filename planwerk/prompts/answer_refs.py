@@ -23,7 +23,7 @@ from planwerk.prompts.texts import PromptTexts, texts_for
 from planwerk.rag.base import Hit
 
 if TYPE_CHECKING:
-    from planwerk.profiles import Language
+    from planwerk.core.language import Language
 
 
 @dataclass(frozen=True)

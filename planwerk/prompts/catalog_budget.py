@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from planwerk.checks.places import fold
+from planwerk.core.tools import ToolSpec
 from planwerk.prompts.render import render_tool
 from planwerk.prompts.texts import GERMAN, PromptTexts
-from planwerk.tools.base import ToolSpec
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 

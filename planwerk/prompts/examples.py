@@ -35,7 +35,8 @@ from typing import Any, Literal
 
 from planwerk.checks.dates import MONTH_WORDS, find_dates
 from planwerk.checks.places import Gazetteer, find_places, fold
-from planwerk.models.home import planwerk_home
+from planwerk.home import planwerk_home
+from planwerk.rag.embeddings import embed, load_embedder
 
 log = logging.getLogger(__name__)
 
@@ -190,8 +191,6 @@ _vectors_lock = threading.Lock()
 
 
 def _cosines(question: str, pool: list[Example]) -> list[float]:
-    from planwerk.rag.embeddings import embed, load_embedder
-
     model = load_embedder()
     with _vectors_lock:
         missing = sorted({e.question for e in pool} - _vectors.keys())

@@ -20,8 +20,8 @@ from typing import Any
 from planwerk.checks import DOWN_KINDS, Domain, KeyFacts, format_value
 from planwerk.core.answers.render import ValueStyle, render_value
 from planwerk.core.answers.slots import DEFAULT_SLOT_LIMITS, Slot, collect_slots, unit_of_key
+from planwerk.core.language import Language
 from planwerk.core.refs import as_data, call_subjects
-from planwerk.profiles import Language
 from planwerk.prompts.answer_refs import reference_texts
 
 MAX_VALUE_WORDS = 6

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from planwerk.checks import Problem
 from planwerk.checks.words import problem_texts
 from planwerk.core.calls import FailureKind
-from planwerk.profiles import Language
+from planwerk.core.language import Language
 from planwerk.prompts.fallback import ENGLISH as FALLBACK_EN
 from planwerk.prompts.fallback import GERMAN as FALLBACK_DE
 

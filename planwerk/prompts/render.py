@@ -19,15 +19,16 @@ from planwerk.checks.dates import find_dates
 from planwerk.core.expressions import DEFAULT_NOTATION, ExpressionNotation, output_fields, plan_expression
 from planwerk.core.json_pointer import pointer_target
 from planwerk.core.observed import OBSERVED_KEY
+from planwerk.core.tools import ToolSpec
 from planwerk.models.replay import estimate_tokens
 from planwerk.prompts.examples import Example
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 from planwerk.rag.base import Hit
-from planwerk.tools.base import ToolSpec
 from planwerk.tools.content import elide_binary
 
 if TYPE_CHECKING:
-    from planwerk.profiles import Language, PlanFormat
+    from planwerk.core.language import Language
+    from planwerk.core.plan import PlanFormat
 
 MAX_RESULT_CHARS_IN_PROMPT = 4_000
 """A tool result longer than this is cut in the prompt, with a note saying so."""
@@ -168,7 +169,7 @@ def render_tool(
         line += ": " + " ".join(s for s in sentences if s)
     output = (spec.output_schema or {}).get("properties")
     if output:
-        # Fields a probing call saw (planwerk.nodes.probe) are said to be seen, not declared.
+        # Fields a probing call saw (planwerk.graph.nodes.probe) are said to be seen, not declared.
         label = texts.result_fields_seen if (spec.output_schema or {}).get(OBSERVED_KEY) else texts.result_fields
         line += f" → {label}: {', '.join(output)}"
     elif unknown_results:

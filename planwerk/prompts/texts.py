@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 from planwerk.prompts import protocol, protocol_en
 
 if TYPE_CHECKING:
-    from planwerk.profiles import Language, PlanFormat, Profile
+    from planwerk.core.language import Language
+    from planwerk.core.plan import PlanFormat
+    from planwerk.profiles import Profile
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,12 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from planwerk.core.checking import check_plan
+from planwerk.core.extract import EXTRACT_TOOL, FIELD_TYPES
 from planwerk.core.json_pointer import pointer_target
 from planwerk.core.plan import Plan
-from planwerk.prompts.examples import Example
+from planwerk.core.tools import ToolSpec
+from planwerk.prompts.examples import Example, rank_examples, select_examples
 from planwerk.prompts.texts import PromptTexts
-from planwerk.tools.base import ToolSpec
 
 MAX_TOOL_EXAMPLES = 40
 """One-call examples at most (the tools sorted by name): the examples are ranked by similarity to the question
@@ -168,8 +169,6 @@ def _extract_chains(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterat
     """Where the built-in ``extract`` step is offered: a tool that reads and returns text (no output schema), then
     ``extract`` of the values a tool that acts needs, then that tool taking them by ``$ref`` (read-then-act without
     the planner reading the text)."""
-    from planwerk.core.extract import EXTRACT_TOOL, FIELD_TYPES
-
     if EXTRACT_TOOL not in specs:
         return
     readers = [s for n, s in sorted(specs.items()) if n != EXTRACT_TOOL and s.read_only and not s.output_schema]
@@ -380,8 +379,6 @@ def examples_for_question(
     """The ``k`` examples for ``question``: the library's (a profile's own file among them) when any of its
     examples with calls fits the loaded tools, else examples built from the tools (:func:`tool_examples`), ranked
     the same way. ``ranking`` goes to :func:`planwerk.prompts.examples.select_examples` (``gazetteer``, …)."""
-    from planwerk.prompts.examples import rank_examples, select_examples
-
     if k <= 0:
         return []
     fitting = [e for e in rank_examples(question, specs, library_examples, **ranking) if e.tools]

@@ -50,7 +50,7 @@ def build(
 ) -> None:
     """Chunk and embed PATHS into a persisted index; unchanged documents are not embedded again."""
     _offline()
-    from planwerk.rag.retriever import load_retriever
+    from planwerk.rag.retriever import load_retriever  # here: faiss loads only for the command that needs it
 
     try:
         retriever = load_retriever(paths, index_dir=index_dir, model=model, progress=not as_json)
@@ -91,7 +91,7 @@ def search(
 ) -> None:
     """Search the index: the top hits above the relevance threshold, best first."""
     _offline()
-    from planwerk.rag.retriever import load_retriever
+    from planwerk.rag.retriever import load_retriever  # here: faiss loads only for the command that needs it
 
     try:
         retriever = load_retriever(paths or None, index_dir=index_dir, model=model, threshold=threshold)

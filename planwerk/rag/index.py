@@ -25,6 +25,7 @@ from typing import Any, Literal
 import faiss
 import numpy as np
 
+from planwerk.home import planwerk_home
 from planwerk.rag.chunking import Chunk, ChunkPolicy, chunk_text
 from planwerk.rag.corpus import fingerprint
 
@@ -39,11 +40,6 @@ MANIFEST = "manifest.json"
 FAISS_FILE = "index.faiss"
 TEXTS_FILE = "texts.jsonl"
 FORMAT = 1
-
-
-def planwerk_home() -> Path:
-    """``$PLANWERK_HOME``, default ``~/.cache/planwerk``."""
-    return Path(os.environ.get("PLANWERK_HOME") or Path.home() / ".cache" / "planwerk").expanduser()
 
 
 def default_index_dir(name: str = "default") -> Path:

@@ -11,70 +11,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import TypeAdapter, create_model
+
+from planwerk.core.repair import check_arguments
+from planwerk.core.tools import ToolError, ToolSpec
 
 CALL_DEADLINE: ContextVar[float | None] = ContextVar("planwerk_call_deadline", default=None)
 """The event-loop time (``loop.time()``) by which the caller stops waiting for the current tool call, set by
 :func:`planwerk.execution.call_one` around :meth:`ToolSource.call`. A source can tell from it that a cancellation
 is the caller's timeout (which says the tool did not answer in time) and not, say, a cancelled run."""
-
-ToolFailureKind = Literal[
-    "error", "timeout", "unavailable", "invalid_arguments", "not_found", "unauthorized", "forbidden"
-]
-"""The failure kinds a tool source reports (a subset of :data:`planwerk.core.calls.FailureKind`):
-``error`` (the tool reported one), ``timeout``, ``unavailable`` (server or service unreachable),
-``invalid_arguments``, ``not_found`` (the tool ran and found nothing for the input), ``unauthorized`` (the server
-refused planwerk's credentials, after a token refresh) and ``forbidden`` (refused before it was sent: an argument
-names a file outside the server's roots)."""
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool as the planner and the plan check see it."""
-
-    name: str
-    """Unique name the plan uses in ``"name"``."""
-    description: str = ""
-    """What the tool does, shown to the model."""
-    input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
-    """JSON schema of the arguments object."""
-    output_schema: Mapping[str, Any] | None = None
-    """JSON schema of the result, when the tool declares one (used to check ``$ref`` paths)."""
-    server: str | None = None
-    """Name of the MCP server (or other origin) that provides the tool, for error messages."""
-    destructive: bool = False
-    """The tool changes or deletes something: calls pause for a person's approval. MCP tools: only an explicit
-    ``destructiveHint: true`` without ``readOnlyHint: true`` (see ``planwerk.tools.mcp``); functions: the names
-    given to :class:`FunctionToolSource` as ``destructive``."""
-    read_only: bool = False
-    """The tool only reads: MCP ``readOnlyHint: true``; functions: the names given to :class:`FunctionToolSource`
-    as ``read_only``."""
-    timeout_s: float | None = None
-    """The source's own per-call timeout for this tool (an MCP server's configured ``timeout``); None: the caller's
-    default. ``Context.tool_timeout_s`` (``--tool-timeout``) overrides it."""
-
-    @property
-    def acts(self) -> bool:
-        """Whether a call may change something (MCP: ``destructiveHint``, or no ``readOnlyHint``): an answer that
-        says something was done needs a successful call of such a tool (:mod:`planwerk.checks.claims`)."""
-        return self.destructive or not self.read_only
-
-
-class ToolError(Exception):
-    """A tool call failed: the tool raised, the server is down, or the call timed out.
-
-    The message is meant for people and for the planner: it names the server and tool and says what happened.
-    """
-
-    def __init__(self, message: str, *, tool: str = "", server: str | None = None, kind: ToolFailureKind = "error"):
-        super().__init__(message)
-        self.tool = tool
-        self.server = server
-        self.kind: ToolFailureKind = kind
-        """Why the call failed; it reaches the verifier unchanged in the call record's ``kind``."""
 
 
 @runtime_checkable
@@ -138,9 +85,6 @@ class FunctionToolSource:
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> Any:
         """Call function ``name``; its result (a Pydantic model as a dict), or :class:`ToolError`."""
-        # repair imports ToolError from this module, so it is imported here, not at the top.
-        from planwerk.tools.repair import check_arguments
-
         server = self._server
         try:
             fn = self._functions[name]

@@ -1,6 +1,6 @@
 """Per-call settings a caller hands to a tool source without changing ``ToolSource.call``'s signature.
 
-:func:`planwerk.nodes.call_tool.call_tool` sets them around one call: a timeout that overrides the source's own
+:func:`planwerk.graph.nodes.call_tool.call_tool` sets them around one call: a timeout that overrides the source's own
 (``--tool-timeout``, ``Context.tool_timeout_s``), where progress notifications go (``tool_progress`` events) and
 whether file arguments must stay inside the server's roots (the profile's ``enforce_roots``).
 They travel in a context variable, as :data:`planwerk.tools.base.CALL_DEADLINE` does, so any tool source may read

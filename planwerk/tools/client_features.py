@@ -10,7 +10,7 @@ Design and reasons: ``docs/capabilities.md``. In short:
   flight and is refused otherwise (after the call returned, or on the server's own stream, related to no call), so
   a late request never reaches another run. Over stdio nothing says so: a request goes to the one call in flight
   on that server, and is refused when none or several are. Pooled sessions are shared only by runs of one user
-  (:mod:`planwerk.graph.warm`), so over stdio, too, a request can only reach a run of the same user.
+  (:mod:`planwerk.serving.warm`), so over stdio, too, a request can only reach a run of the same user.
 - **Elicitation is a LangGraph interrupt, and the call is made again on resume.** The ``call_tool`` node runs the
   call as a task and watches its channel (:func:`call_with_client_features`). An elicitation request makes the node
   call ``interrupt()`` in its own task: on the first run that raises, the pending request is answered ``cancel``
@@ -62,6 +62,7 @@ from pydantic import FileUrl
 
 from planwerk.core.elicitation import ElicitationAnswerError, describe_form, parse_elicitation_answer
 from planwerk.core.hitl import DecisionError, hitl_request, is_decision, read_decision
+from planwerk.core.repair import repair_arguments
 
 log = logging.getLogger(__name__)
 
@@ -494,8 +495,6 @@ def elicitation_answer(answer: Any, schema: Mapping[str, Any] | None) -> Any:
         return {"action": "decline"}
     if decision.type == "respond":
         return decision.message
-    from planwerk.tools.repair import repair_arguments
-
     # A field the person left empty was left out (the form shows every field, filled or not).
     required = set((schema or {}).get("required") or ())
     content = {k: v for k, v in decision.args.items() if v != "" or k in required}

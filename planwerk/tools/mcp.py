@@ -11,7 +11,7 @@ only the session takes a per-call timeout and progress callback, and :mod:`planw
 content type (images, audio, resource links, embedded resources; see ``docs/tools.md``). Servers that list
 resources add the built-in ``read_resource`` tool (:mod:`planwerk.tools.resources`).
 
-**Failure kinds.** Every failure is a :class:`~planwerk.tools.base.ToolError` whose ``kind`` comes from structure,
+**Failure kinds.** Every failure is a :class:`~planwerk.core.tools.ToolError` whose ``kind`` comes from structure,
 never from the wording of a message:
 
 - ``timeout``: the call ran past the server's timeout (ours, or the MCP session's read timeout: JSON-RPC code 408);
@@ -21,7 +21,7 @@ never from the wording of a message:
   none could be had (a token file or command failed, the OAuth flow failed; :mod:`planwerk.tools.auth`); the
   server is marked dead like an unavailable one and reconnected on demand, so a token that works again is used;
 - ``invalid_arguments``: the arguments do not fit the tool's input schema (checked here before sending, see
-  ``planwerk.tools.repair``), an unknown tool name while every server is up (with a server down, the name may be
+  ``planwerk.core.repair``), an unknown tool name while every server is up (with a server down, the name may be
   one of its tools: ``unavailable``), or a JSON-RPC ``INVALID_PARAMS`` (-32602) error from the server;
 - otherwise the kind the server names in its error result. The convention, which any MCP server may follow
   (``planwerk.tools.servers.failures`` implements the server side for FastMCP): an ``isError`` result whose
@@ -54,7 +54,7 @@ server has a tool of the same name: then it is ``<prefix or server name>_<name>`
 (:func:`planwerk.tools.config.offered_tool_names`). No tool is hidden by a collision; a call goes to the tool's own
 server under the server's name for it.
 
-**Destructive tools.** :attr:`ToolSpec.destructive <planwerk.tools.base.ToolSpec.destructive>` (the call waits for
+**Destructive tools.** :attr:`ToolSpec.destructive <planwerk.core.tools.ToolSpec.destructive>` (the call waits for
 a person's approval) is true only when the server annotates the tool ``destructiveHint: true`` and not
 ``readOnlyHint: true``. The MCP spec's default for a tool without annotations is "may be destructive"; following
 it would make every call of every unannotated third-party tool ask for approval, so only an explicit hint counts.
@@ -98,16 +98,17 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
+from planwerk.core.repair import check_arguments
 from planwerk.core.sanitize import sanitize_value
+from planwerk.core.tools import ToolError, ToolFailureKind, ToolSpec
 from planwerk.tools.auth import http_auth, is_unauthorized
-from planwerk.tools.base import CALL_DEADLINE, ToolError, ToolFailureKind, ToolSpec
+from planwerk.tools.base import CALL_DEADLINE
 from planwerk.tools.call_options import CALL_OPTIONS, ProgressSink, ToolProgress
 from planwerk.tools.client_features import CURRENT_CALL, ServerFeatures, offered_tools
 from planwerk.tools.config import HttpServer, MCPConfig, ServerConfig, StdioServer, load_config, offered_tool_names
 from planwerk.tools.content import resource_value, tool_result_value
 from planwerk.tools.paths import outside_roots
 from planwerk.tools.redaction import SecretStore, secrets_redacted
-from planwerk.tools.repair import check_arguments
 from planwerk.tools.resources import NOT_FOUND_CODE, READ_RESOURCE, ResourceCatalog, choose_server, read_resource_spec
 from planwerk.tools.schema_refs import schema_problem
 from planwerk.tools.servers.failures import failure_kind

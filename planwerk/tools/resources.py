@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planwerk.tools.base import ToolError, ToolSpec
+from planwerk.core.tools import ToolError, ToolSpec
 
 READ_RESOURCE = "read_resource"
 """The built-in tool's name (not offered when a server has a tool of that name: the server's tool wins)."""

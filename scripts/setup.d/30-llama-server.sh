@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # llama.cpp's OpenAI-compatible server (llama-cpp-python[server] from PyPI, built from source) in its own virtualenv,
 # .llama-venv/: it serves the packaged GGUF behind planwerk's `endpoint:` spec (tests/models/test_llama_server.py,
-# python -m planwerk.bench.model_server). Its own venv because its server pins (starlette-context<0.4, its fastapi and
+# python -m benchmarks.model_server). Its own venv because its server pins (starlette-context<0.4, its fastapi and
 # uvicorn) are not ours to choose. Idempotent: skips when the pinned version is already importable.
 # The build is portable: no -march=native and no GPU backend; AVX2/FMA/F16C only when this CPU has them.
 # Everything it builds or downloads stays in the project: no pip cache, build files under .llama-venv/.

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from planwerk.bench import domains
-from planwerk.bench.bank_server import ATTACKER_IBAN, FILES, GYM_IBAN, LANDLORD_IBAN, PLANTED, initial_state
-from planwerk.cli import app
+from benchmarks import domains
+from benchmarks.bank_server import ATTACKER_IBAN, FILES, GYM_IBAN, LANDLORD_IBAN, PLANTED, initial_state
+from benchmarks.cli import bench_app
 from planwerk.models.replay import ReplayChatModel
 from tests.third_party import NPM_BIN, npm_server
 
@@ -206,7 +206,7 @@ async def test_a_run_on_the_npm_filesystem_server_checks_the_written_file(tmp_pa
 
 
 def test_the_cli_refuses_an_unknown_set_and_names_the_npm_install(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["bench", "domains", "--set", "nope"])
+    result = CliRunner().invoke(bench_app, ["domains", "--set", "nope"])
     assert result.exit_code == 2 and "unknown task set" in result.output
     with pytest.raises(FileNotFoundError, match=r"20-mcp-servers\.sh"):
         domains.npm_command("mcp-server-filesystem", tmp_path)

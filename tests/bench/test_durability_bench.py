@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planwerk.bench.durability import measure
+from benchmarks.durability import measure
 
 
 async def test_durability_bench_reports_both_modes() -> None:

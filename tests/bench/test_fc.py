@@ -1,4 +1,4 @@
-"""planwerk bench fc: the BFCL sample, the leaderboard's parsing and checker, the MCP server made from an entry's
+"""python -m benchmarks fc: the BFCL sample, the leaderboard's parsing and checker, the MCP server made from an entry's
 functions (real, over stdio), and both systems on one entry with a replay model."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from planwerk.bench.fc import Entry, load_entries, parse_calls, run_fc, score, served_tools, tool_schema
+from benchmarks.fc import Entry, load_entries, parse_calls, run_fc, score, served_tools, tool_schema
 from planwerk.tools.mcp import open_tools
 
 
@@ -47,7 +47,7 @@ def test_the_leaderboards_types_become_json_schema() -> None:
 async def test_an_entrys_functions_are_served_as_mcp_tools(tmp_path: Path) -> None:
     tools_file = tmp_path / "tools.json"
     tools_file.write_text(json.dumps(served_tools(entry("multiple_0").functions)))
-    server = {"command": sys.executable, "args": ["-m", "planwerk.bench.fc_server", str(tools_file)], "timeout": 30}
+    server = {"command": sys.executable, "args": ["-m", "benchmarks.fc_server", str(tools_file)], "timeout": 30}
     async with open_tools({"mcpServers": {"fc": server}}) as tools:
         assert set(tools.specs) == {"triangle_properties_get", "circle_properties_get"}
         assert tools.specs["triangle_properties_get"].input_schema["properties"]["side1"]["type"] == "integer"

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from planwerk.bench import honest
-from planwerk.bench.travel import QuestionResult
-from planwerk.cli import app
+from benchmarks import honest
+from benchmarks.cli import bench_app
+from benchmarks.travel import QuestionResult
 from planwerk.tools.servers.travel.spots import ACTIVITY_NAMES
 
 RECORDED = Path(__file__).resolve().parents[2] / "docs" / "results" / "travel_all_a08ed0d.jsonl"
@@ -55,7 +55,7 @@ def test_the_recorded_run_has_eight_passed_answers_that_are_wrong() -> None:
     assert (summary["questions"], summary["passed_before"], summary["passed_strict"]) == (36, 33, 25)
     assert [w["id"] for w in summary["wrong"]] == ["c2", "s1", "s5", "p3", "o2", "o4", "f1", "f2"]
     assert summary["by_answer_kind"]["kept"] == {"answers": 11, "passed_before": 11, "passed_strict": 8}
-    result = CliRunner().invoke(app, ["bench", "travel-rescore", str(RECORDED), "--json"])
+    result = CliRunner().invoke(bench_app, ["travel-rescore", str(RECORDED), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output.strip().splitlines()[-1])["passed_but_wrong"] == 8
 

@@ -9,8 +9,8 @@ import pytest
 from langchain_core.messages import ChatMessage
 from typer.testing import CliRunner
 
-from planwerk.bench import loop
-from planwerk.cli import app
+from benchmarks import loop
+from benchmarks.cli import bench_app
 from planwerk.models.replay import ReplayChatModel, estimate_tokens
 
 
@@ -77,7 +77,7 @@ async def test_notebook_loop_gives_up_after_max_iterations() -> None:
 
 
 def test_bench_loop_json_compares_both_engines_from_one_run() -> None:
-    result = CliRunner().invoke(app, ["bench", "loop", "--json", "--calls", "4", "--pause", "0.5"])
+    result = CliRunner().invoke(bench_app, ["loop", "--json", "--calls", "4", "--pause", "0.5"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["samples"] == len(loop.SCENARIOS) and summary["wall_s"] > 0

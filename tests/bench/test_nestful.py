@@ -14,8 +14,8 @@ import pytest
 from pydantic import Field
 from typer.testing import CliRunner, Result
 
-from planwerk.bench import nestful
-from planwerk.cli import app
+from benchmarks import nestful
+from benchmarks.cli import bench_app
 from planwerk.core.plan import Plan
 from planwerk.core.refs import dependencies
 from planwerk.models.replay import ReplayChatModel
@@ -184,9 +184,8 @@ async def test_results_say_why_plans_failed_and_count_plans_without_calls() -> N
 def test_cli_oracle_json_is_the_last_line_and_bad_options_are_explained(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(
-        app,
+        bench_app,
         [
-            "bench",
             "nestful",
             "--split",
             "test",
@@ -203,9 +202,9 @@ def test_cli_oracle_json_is_the_last_line_and_bad_options_are_explained(tmp_path
     assert summary["samples"] == 5 and summary["accuracy"] == 1.0 and summary["wall_s"] > 0
     assert "NESTFUL math, test split" in result.stdout
     assert (tmp_path / "depth.png").stat().st_size > 1000
-    both = runner.invoke(app, ["bench", "nestful", "--oracle", "--model", "default"])
+    both = runner.invoke(bench_app, ["nestful", "--oracle", "--model", "default"])
     assert both.exit_code == 2 and "exactly one of --oracle or --model" in both.output
-    split = runner.invoke(app, ["bench", "nestful", "--split", "train", "--oracle"])
+    split = runner.invoke(bench_app, ["nestful", "--split", "train", "--oracle"])
     assert split.exit_code == 2 and "unknown split 'train'" in split.output
 
 
@@ -213,9 +212,8 @@ def test_cli_planner_with_a_replay_file(tmp_path: Path) -> None:
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps(nestful.replay_script(nestful.load_samples("dev", 2))), encoding="utf-8")
     result = CliRunner().invoke(
-        app,
+        bench_app,
         [
-            "bench",
             "nestful",
             "--split",
             "dev",
@@ -253,7 +251,7 @@ def test_cli_planner_with_expression_plans(tmp_path: Path) -> None:
 
 
 def _bench(*args: str) -> Result:
-    return CliRunner().invoke(app, ["bench", "nestful", "--split", "dev", *args])
+    return CliRunner().invoke(bench_app, ["nestful", "--split", "dev", *args])
 
 
 def test_cli_writes_each_result_as_it_comes_and_resumes_and_shards(tmp_path: Path) -> None:
@@ -313,9 +311,10 @@ def test_a_resumed_run_killed_before_its_first_sample_keeps_the_earlier_lines(tm
         server.listen()
         server.settimeout(120)
         port = server.getsockname()[1]
-        command = [sys.executable, "-m", "planwerk.cli", "bench", "nestful", "--split", "dev", "--limit", "3"]
+        command = [sys.executable, "-m", "benchmarks", "nestful", "--split", "dev", "--limit", "3"]
         command += ["--model", f"endpoint:http://127.0.0.1:{port}/v1", "--results", str(results), "--resume"]
-        run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        root = Path(__file__).resolve().parents[2]  # python -m benchmarks runs from the checkout's root
+        run = subprocess.Popen(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             connection, _ = server.accept()
             connection.close()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from planwerk.bench import topology
+from benchmarks import topology
 from planwerk.core.checking import check_plan
 from planwerk.core.plan import Plan
 

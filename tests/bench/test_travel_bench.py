@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from planwerk.bench import travel
-from planwerk.cli import app
+from benchmarks import travel
+from benchmarks.cli import bench_app
 from planwerk.core.plan import Plan
 from planwerk.models.replay import ReplayChatModel
 
@@ -153,9 +153,8 @@ def test_cli_json_is_the_last_line_and_results_are_written(tmp_path: Path) -> No
     replay = travel.write_replay(questions, tmp_path / "replay.json")
     results = tmp_path / "results.jsonl"
     result = CliRunner().invoke(
-        app,
+        bench_app,
         [
-            "bench",
             "travel",
             "--model",
             f"replay:{replay}",
@@ -172,7 +171,7 @@ def test_cli_json_is_the_last_line_and_results_are_written(tmp_path: Path) -> No
     assert summary["passed"] == len(questions) and summary["by_category"]["out_of_domain"]["passed_rate"] == 1.0
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     assert [r["qid"] for r in rows] == [q.qid for q in questions] and all(r["passed"] for r in rows)
-    bad = CliRunner().invoke(app, ["bench", "travel", "--category", "nope"])
+    bad = CliRunner().invoke(bench_app, ["travel", "--category", "nope"])
     assert bad.exit_code == 2 and "unknown category" in bad.output
-    unknown = CliRunner().invoke(app, ["bench", "travel", "--ids", "w4,zz9"])
+    unknown = CliRunner().invoke(bench_app, ["travel", "--ids", "w4,zz9"])
     assert unknown.exit_code == 2 and "unknown question id(s) zz9" in unknown.output

@@ -19,7 +19,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from planwerk.graph.tokens import mint_token
+from planwerk.serving.tokens import mint_token
 from tests.operator_env import temp_files_allowed
 from tests.ports import mcp_named, start_server
 

@@ -1,4 +1,4 @@
-"""planwerk's graph as Aegra holds it (``planwerk/graph/aegra.py``), without a server: Aegra copies the one compiled
+"""planwerk's graph as Aegra holds it (``planwerk/serving/aegra.py``), without a server: Aegra copies the one compiled
 graph with its checkpointer injected and streams it with the run's context."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from planwerk.graph.aegra import RunScopedGraph, graph
 from planwerk.graph.builder import build_graph
+from planwerk.serving.aegra import RunScopedGraph, graph
 from tests.cluster.conftest import ANSWER, call, plan, question, write_replay
 from tests.operator_env import temp_files_allowed
 
@@ -57,7 +57,7 @@ import httpx
 from aegra_api.core.auth_ctx import with_auth_ctx
 from aegra_api.core.auth_middleware import LangGraphUser
 from aegra_api.main import app  # reads AEGRA_CONFIG: the repository's aegra.json
-from planwerk.graph.aegra import aegra_owner
+from planwerk.serving.aegra import aegra_owner
 
 claim = json.loads(sys.argv[1])
 async def main():

@@ -1,11 +1,11 @@
 """The cluster benchmark's own logic: the latency summary and the table (the load itself runs against a cluster:
-``python -m planwerk.bench.cluster``)."""
+``python -m benchmarks.cluster``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from planwerk.bench.cluster import Latency, SizeFigures, render, summarize
+from benchmarks.cluster import Latency, SizeFigures, render, summarize
 
 
 def test_summary_takes_the_median_and_the_inclusive_95th_percentile() -> None:

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from langgraph_sdk.client import LangGraphClient
 
-from planwerk.graph.tokens import mint_token
+from planwerk.serving.tokens import mint_token
 from tests.cluster.conftest import (
     ANSWER,
     Cluster,

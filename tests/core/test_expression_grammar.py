@@ -11,10 +11,10 @@ import xgrammar as xgr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planwerk.bench.model import math_specs
+from benchmarks.model import math_specs
 from planwerk.core.expression_grammar import argument_kind, expression_grammar
 from planwerk.core.expressions import ExpressionNotation, ExpressionParseError, compile_expression
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 
 from .test_expressions import SPECS, numeric
 

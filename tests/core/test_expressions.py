@@ -23,8 +23,8 @@ from planwerk.core.expressions import (
 from planwerk.core.parsing import PlanParseError
 from planwerk.core.plan import Plan
 from planwerk.core.refs import parse_ref, ref_text
+from planwerk.core.tools import ToolSpec
 from planwerk.prompts.examples import library
-from planwerk.tools.base import ToolSpec
 from planwerk.tools.servers import math as math_server
 
 RESULT = {"type": "object", "properties": {"result": {"type": "number"}}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from planwerk.core.checking import check_plan
 from planwerk.core.extract import extract_spec
 from planwerk.core.plan import Plan
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 
 PAY = ToolSpec(
     "pay",

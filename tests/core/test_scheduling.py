@@ -10,7 +10,7 @@ from planwerk.core.calls import call_record
 from planwerk.core.checking import check_plan
 from planwerk.core.plan import Plan
 from planwerk.core.scheduling import reorder_steps, resolve_step, steps_contradict_references
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 
 SPECS = {"t": ToolSpec(name="t", input_schema={"type": "object", "additionalProperties": True})}
 

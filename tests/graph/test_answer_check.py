@@ -16,11 +16,12 @@ import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from planwerk.agent import Agent, Reply
+from planwerk.core.tools import ToolError
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.prompts.travel import REFUSAL_OUT_OF_SCOPE
 from planwerk.rag.base import Hit
-from planwerk.tools.base import FunctionToolSource, ToolError
+from planwerk.tools.base import FunctionToolSource
 from tests.graph.tools import GEO, WEATHER, Coordinates, travel_tools, weather_call
 
 QUESTION = "Wie ist heute das Wetter in Barcelona?"

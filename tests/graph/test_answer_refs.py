@@ -136,7 +136,7 @@ def test_the_context_field_is_validated() -> None:
 
 def test_context_numbers_are_admitted_only_when_no_call_delivered() -> None:
     from planwerk.graph.deps import Deps
-    from planwerk.nodes.answer_refs import reference_answer
+    from planwerk.graph.nodes.answer_refs import reference_answer
     from planwerk.profiles import get_profile
 
     hit = {"text": "Die Tiere werden 72 bis 91 cm lang.", "score": 0.9, "source": "Tiere.txt#3"}

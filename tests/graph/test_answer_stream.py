@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.nodes.chat import KIND_KEY
+from planwerk.graph.nodes.chat import KIND_KEY
 from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools
 
 QUESTION = "Wie ist heute das Wetter in Barcelona?"

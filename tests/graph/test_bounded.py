@@ -13,8 +13,8 @@ from planwerk.agent import Agent
 from planwerk.core.approval import ApprovalError
 from planwerk.core.calls import MAX_ERROR_CHARS
 from planwerk.graph.context import Context
+from planwerk.graph.nodes.ask_user import MAX_ANSWER_CHARS
 from planwerk.models.replay import ReplayChatModel
-from planwerk.nodes.ask_user import MAX_ANSWER_CHARS
 from planwerk.tools.base import FunctionToolSource
 
 BIG = 5_000_000

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from planwerk.agent import Agent
+from planwerk.core.tools import ToolSpec
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel, estimate_tokens
 from planwerk.prompts.catalog_budget import cap_catalog
-from planwerk.tools.base import ToolSpec
 
 TOPICS = ["invoice", "ticket", "sensor", "album", "recipe", "payroll", "satellite", "garden", "lecture", "parcel"]
 VERBS = ["create", "list", "delete", "archive", "export", "rename", "merge", "count", "tag", "share"]

@@ -19,8 +19,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
-from planwerk.graph.sqlite_saver import DurableSqliteSaver
 from planwerk.models.replay import ReplayChatModel
+from planwerk.serving.sqlite_saver import DurableSqliteSaver
 from planwerk.tools.base import FunctionToolSource
 from tests.graph.test_resume import PLAN, wait_for, worker
 

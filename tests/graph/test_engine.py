@@ -16,11 +16,12 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
+from planwerk.core.tools import ToolError
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.models.replay import ReplayChatModel
-from planwerk.tools.base import FunctionToolSource, ToolError
+from planwerk.tools.base import FunctionToolSource
 from tests.graph.tools import GEO, WEATHER, plan_json, travel_tools
 
 SNAPSHOT = Path(__file__).with_name("graph.mmd")
@@ -181,7 +182,7 @@ async def test_transient_failures_are_retried_by_the_nodes_retry_policy(checkpoi
     tools, attempts = flaky(1)
     plan = plan_json([{"id": "f", "name": "fetch", "arguments": {"x": 1}}])
     graph_deps = Deps(chat_model=ReplayChatModel.of([plan, "ok"]), tools=tools)
-    from planwerk.nodes.call_tool import call_retry_policy
+    from planwerk.graph.nodes.call_tool import call_retry_policy
 
     graph = build_graph(graph_deps, checkpointer=checkpointer, call_retry=call_retry_policy(3, initial_interval=0.01))
     events = [
@@ -205,7 +206,7 @@ async def test_retries_are_bounded_and_only_for_transient_kinds(
 ) -> None:
     tools, attempts = flaky(5, kind)
     plan = plan_json([{"id": "f", "name": "fetch", "arguments": {"x": 1}}])
-    from planwerk.nodes.call_tool import call_retry_policy
+    from planwerk.graph.nodes.call_tool import call_retry_policy
 
     graph = build_graph(
         Deps(chat_model=ReplayChatModel.of([plan, "Der Dienst ist nicht erreichbar.", plan, "?"]), tools=tools),

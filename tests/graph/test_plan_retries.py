@@ -7,7 +7,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from planwerk.graph.context import Context
-from planwerk.graph.server import run_context
+from planwerk.graph.run_context import run_context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.prompts.examples import library
 from tests.graph.tools import GEO, plan_json, replay_agent, weather_call

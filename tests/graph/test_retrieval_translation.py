@@ -13,8 +13,8 @@ import json
 import pytest
 
 from planwerk.agent import Agent
+from planwerk.graph.nodes.retrieve import clean_translation
 from planwerk.models.replay import ReplayChatModel
-from planwerk.nodes.retrieve import clean_translation
 from planwerk.rag.base import Retriever
 from planwerk.rag.retriever import load_retriever
 from tests.graph.tools import travel_tools

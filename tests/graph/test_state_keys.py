@@ -1,5 +1,5 @@
 """Every key of the graph's state is declared once as per-question or per-thread, and a new question starts every
-per-question key again (planwerk.graph.state.QUESTION_START, planwerk.nodes.prepare)."""
+per-question key again (planwerk.graph.state.QUESTION_START, planwerk.graph.nodes.prepare)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from planwerk.graph.context import Context
+from planwerk.graph.nodes.prepare import prepare
 from planwerk.graph.state import QUESTION_START, THREAD_KEYS, AgentState
-from planwerk.nodes.prepare import prepare
 
 
 def test_every_state_key_is_per_question_or_per_thread() -> None:

@@ -1,4 +1,4 @@
-"""The servers' token check (``planwerk.graph.tokens``) without a server: settings, roles, JWKS files, fail closed.
+"""The servers' token check (``planwerk.serving.tokens``) without a server: settings, roles, JWKS files, fail closed.
 Against the real dev server: ``tests/serving/test_auth.py``."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from planwerk.graph.tokens import AuthSettings, TokenError, TokenVerifier, caller, load_verifier, mint_token
+from planwerk.serving.tokens import AuthSettings, TokenError, TokenVerifier, caller, load_verifier, mint_token
 
 SECRET = "unit-test-secret-0123456789abcdef0123"
 

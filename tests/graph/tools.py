@@ -9,9 +9,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
 from planwerk.agent import Agent
+from planwerk.core.tools import ToolError
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
-from planwerk.tools.base import FunctionToolSource, ToolError
+from planwerk.tools.base import FunctionToolSource
 
 
 class Coordinates(BaseModel):

@@ -9,7 +9,7 @@ import json
 import pytest
 from langchain_core.messages import HumanMessage
 
-from planwerk.bench.model import plan_messages, travel_specs
+from benchmarks.model import plan_messages, travel_specs
 from planwerk.core.plan_schema import plan_json_schema
 from planwerk.models.base import SupportsBatchSampling
 from planwerk.models.hf import GenerationOptions, HFChatModel

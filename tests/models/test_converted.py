@@ -114,10 +114,7 @@ def test_a_damaged_cache_falls_back_to_the_source(tmp_path, monkeypatch, caplog)
         raise LookupError("stop here: the source was tried")
 
     monkeypatch.setattr(specs, "_from_pretrained", fake_from_pretrained)
-    monkeypatch.setattr(
-        "planwerk.models.device.plan_device",
-        lambda: SimpleNamespace(device="cpu", dtype="float32", device_map=None),
-    )
+    monkeypatch.setattr(specs, "plan_device", lambda: SimpleNamespace(device="cpu", dtype="float32", device_map=None))
     with pytest.raises(LookupError):
         specs._load_local("gguf:x.gguf", tmp_path, gguf_file="x.gguf", tokenizer_source=None, identity="identity")
     assert loaded == [folder, tmp_path]

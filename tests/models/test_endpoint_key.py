@@ -15,7 +15,8 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from planwerk.models.endpoint import endpoint_chat_model
-from planwerk.models.specs import endpoint_allowed, endpoint_api_key, load_chat_model
+from planwerk.models.endpoint_keys import endpoint_allowed, endpoint_api_key
+from planwerk.models.specs import load_chat_model
 from tests.ports import serve_app
 
 KEY = "sk-operator-0123456789"

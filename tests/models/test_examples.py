@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from planwerk.bench.model import travel_specs
-from planwerk.bench.nestful import load_samples
+from benchmarks.model import travel_specs
+from benchmarks.nestful import load_samples
 from planwerk.checks.places import Gazetteer
 from planwerk.core.checking import check_plan
 from planwerk.core.plan import Plan
+from planwerk.core.tools import ToolSpec
 from planwerk.places import default_gazetteer
 from planwerk.profiles import get_profile
 from planwerk.prompts.examples import (
@@ -39,7 +40,6 @@ from planwerk.prompts.travel import (
     REFUSAL_UNRELIABLE,
     REFUSAL_UNRELIABLE_EN,
 )
-from planwerk.tools.base import ToolSpec
 
 TRAVEL_TOOLS = {"geocode", "get_weather", "get_parks", "get_spots", "rank_spots"}
 
@@ -168,7 +168,7 @@ def test_travel_shapes_say_what_they_teach() -> None:
 
 
 def test_math_library_is_dev_only_chains_of_three_to_six_calls_and_capped() -> None:
-    from planwerk.prompts import build_examples as build
+    from benchmarks import build_examples as build
 
     dev = {sample.sample_id: sample for sample in load_samples("dev")}
     entries = _raw("math")
@@ -191,7 +191,7 @@ def test_no_test_split_question_or_gold_sequence_is_in_the_math_library() -> Non
     def sequence(calls: list[dict[str, Any]]) -> str:
         return json.dumps(sorted(json.dumps([c["name"], c["arguments"]], sort_keys=True) for c in calls))
 
-    from planwerk.prompts.build_examples import example_plan
+    from benchmarks.build_examples import example_plan
 
     test = load_samples("test")
     test_questions = {words(sample.question) for sample in test}
@@ -204,15 +204,15 @@ def test_no_test_split_question_or_gold_sequence_is_in_the_math_library() -> Non
 
 
 def test_the_committed_math_library_is_what_the_builder_writes() -> None:
-    from planwerk.prompts.build_examples import default_target, library_json, math_examples
+    from benchmarks.build_examples import default_target, library_json, math_examples
     from planwerk.tools.servers.math import TOOLS
 
     built = library_json(math_examples(load_samples("dev"), frozenset(tool.name for tool in TOOLS)))
-    assert default_target().read_text(encoding="utf-8") == built, "run python -m planwerk.prompts.build_examples"
+    assert default_target().read_text(encoding="utf-8") == built, "run python -m benchmarks.build_examples"
 
 
 def test_builder_rejects_what_does_not_teach_the_shape() -> None:
-    from planwerk.prompts.build_examples import SOURCE_PREFIX, why_not
+    from benchmarks.build_examples import SOURCE_PREFIX, why_not
 
     names = frozenset(_math_specs())
     dev = load_samples("dev")

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from planwerk.bench.model import math_specs
+from benchmarks.model import math_specs
 from planwerk.core.expression_grammar import expression_grammar
 from planwerk.models.gbnf import GrammarConversionError, ebnf_gbnf, json_schema_gbnf
-from planwerk.models.llamacpp import CachedState, StateCache, llama_cpp_available
+from planwerk.models.llama_cpp_lib import llama_cpp_available
+from planwerk.models.llamacpp import CachedState, StateCache
 from planwerk.models.specs import choose_local_backend
 
 needs_llama_cpp = pytest.mark.skipif(not llama_cpp_available(), reason="llama-cpp-python is not installed")

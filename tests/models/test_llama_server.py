@@ -237,7 +237,7 @@ def llama_server(llama_python: Path, packaged_gguf: Path, tmp_path_factory) -> I
 
 @pytest.mark.slow
 def test_tokens_stream_and_plans_follow_the_plan_schema(llama_server: LlamaServer) -> None:
-    from planwerk.bench.model import plan_messages, travel_specs
+    from benchmarks.model import plan_messages, travel_specs
     from planwerk.core.plan_schema import plan_json_schema
     from planwerk.models.specs import load_chat_model
 
@@ -257,7 +257,7 @@ def test_tokens_stream_and_plans_follow_the_plan_schema(llama_server: LlamaServe
 def test_an_expression_plan_follows_its_grammar_through_the_server(llama_server: LlamaServer) -> None:
     # Under the GBNF grammar the server writes an expression that compiles. The prompt is short and the reply
     # bounded: llama-cpp-python checks each token against a grammar slowly, and a runaway would take minutes.
-    from planwerk.bench.model import math_specs
+    from benchmarks.model import math_specs
     from planwerk.core.expression_grammar import expression_grammar
     from planwerk.core.expressions import compile_expression
 

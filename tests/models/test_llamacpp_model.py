@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from planwerk.bench.model import math_specs, plan_messages, travel_specs
+from benchmarks.model import math_specs, plan_messages, travel_specs
 from planwerk.core.expression_grammar import expression_grammar
 from planwerk.core.expressions import compile_expression
 from planwerk.core.plan_schema import plan_json_schema
 from planwerk.models.generation import GenerationOptions
-from planwerk.models.llamacpp import LlamaCppChatModel, llama_cpp_available
+from planwerk.models.llama_cpp_lib import llama_cpp_available
+from planwerk.models.llamacpp import LlamaCppChatModel
 
 pytestmark = [
     pytest.mark.slow,

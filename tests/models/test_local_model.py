@@ -9,7 +9,7 @@ import torch
 from langchain_core.messages import AIMessageChunk, HumanMessage, SystemMessage
 from langgraph.graph import START, MessagesState, StateGraph
 
-from planwerk.bench.model import math_specs, plan_messages, travel_specs
+from benchmarks.model import math_specs, plan_messages, travel_specs
 from planwerk.core.expression_grammar import expression_grammar
 from planwerk.core.expressions import ExpressionParseError, compile_expression, parse_expression_plan
 from planwerk.core.plan_schema import plan_json_schema

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.nestful import MATH_ONLY_CONFIG
 from planwerk.agent import Agent
-from planwerk.bench.nestful import MATH_ONLY_CONFIG
 from planwerk.graph.context import Context
 from planwerk.graph.deps import NoTools
+from planwerk.graph.runtime import open_deps
 from planwerk.models.specs import PACKAGED_MATH_MODEL, load_chat_model
-from planwerk.runtime import open_deps
 
 pytestmark = pytest.mark.slow
 

@@ -10,8 +10,9 @@ import xgrammar as xgr
 from pydantic import BaseModel
 
 from planwerk.core.plan_schema import plan_json_schema
+from planwerk.core.tools import ToolSpec
 from planwerk.models.constrained import GrammarCache
-from planwerk.tools.base import FunctionToolSource, ToolSpec
+from planwerk.tools.base import FunctionToolSource
 
 
 class Coordinates(BaseModel):

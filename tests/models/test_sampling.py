@@ -76,7 +76,7 @@ def test_replay_model_accepts_sampling_and_replays_the_same_replies() -> None:
 
 @pytest.mark.slow
 def test_packaged_model_samples_a_different_plan_than_greedy_and_reproducibly() -> None:
-    from planwerk.bench.model import plan_messages, travel_specs
+    from benchmarks.model import plan_messages, travel_specs
     from planwerk.core.plan_schema import plan_json_schema
     from planwerk.models.specs import load_chat_model
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from planwerk.core.tools import ToolSpec
 from planwerk.prompts.examples import Example
 from planwerk.prompts.render import (
     MAX_ARGUMENT_DESCRIPTION_CHARS,
@@ -20,7 +21,6 @@ from planwerk.prompts.render import (
     render_tool,
 )
 from planwerk.prompts.texts import ENGLISH, GERMAN
-from planwerk.tools.base import ToolSpec
 
 TODAY = date(2026, 11, 22)  # a Sunday
 NUMBER = {"anyOf": [{"type": "integer"}, {"type": "number"}]}  # what pydantic writes for ``int | float``

@@ -6,10 +6,10 @@ from typing import Any
 
 from planwerk.core.checking import check_plan
 from planwerk.core.plan import Plan
+from planwerk.core.tools import ToolSpec
 from planwerk.prompts.examples import library
 from planwerk.prompts.texts import ENGLISH, GERMAN
 from planwerk.prompts.zero_shot import examples_for_question, tool_examples
-from planwerk.tools.base import ToolSpec
 
 
 def tool(name: str, description: str, properties: dict[str, Any], required: list[str], **extra: Any) -> ToolSpec:

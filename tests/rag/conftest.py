@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from planwerk.bench.embedders import OFF_TOPIC as OFF_TOPIC_QUESTIONS
-from planwerk.bench.embedders import questions
+from benchmarks.embedders import OFF_TOPIC as OFF_TOPIC_QUESTIONS
+from benchmarks.embedders import questions
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from planwerk.bench.embedders import questions
+from benchmarks.embedders import questions
 from planwerk.rag import embeddings
 from planwerk.rag.embeddings import EMBEDDINGGEMMA, embed, embeddinggemma_path, load_embedder
 from planwerk.rag.retriever import HybridRetriever, load_retriever
@@ -54,7 +54,7 @@ def test_an_english_question_finds_the_german_answer_first(
 
 
 def test_the_benchmark_compares_both_embedders(capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
-    from planwerk.bench.embedders import main
+    from benchmarks.embedders import main
 
     assert len(ENGLISH) == len(ENGLISH_FOUND_FIRST)  # the data still holds every question asserted above
     monkeypatch.delenv("PLANWERK_HOME", raising=False)

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from benchmarks.load import ArithmeticChatModel, check_thread, run_load, task_for
 from planwerk.agent import Agent
-from planwerk.bench.load import ArithmeticChatModel, check_thread, run_load, task_for
 from planwerk.graph.context import Context
 from planwerk.tools.base import FunctionToolSource
 from tests.helpers import conversation
@@ -107,9 +107,9 @@ def test_the_thread_check_notices_a_leak() -> None:
 
 async def test_planning_does_not_block_the_event_loop(monkeypatch: pytest.MonkeyPatch, figures: Any) -> None:
     """Example ranking (embedding, and on first use loading the embedder) must run off the loop."""
-    import planwerk.prompts.examples as examples_module  # the planner ranks through it (zero_shot imports it late)
+    import planwerk.prompts.zero_shot as zero_shot  # the planner ranks through the name zero_shot imported
 
-    original = examples_module.select_examples
+    original = zero_shot.select_examples
 
     ranked: list[float] = []
 
@@ -118,7 +118,7 @@ async def test_planning_does_not_block_the_event_loop(monkeypatch: pytest.Monkey
         time.sleep(0.6)  # a blocking stand-in for a cold embedder load
         return original(*args, ranking="words", **kwargs)
 
-    monkeypatch.setattr(examples_module, "select_examples", slow_select)
+    monkeypatch.setattr(zero_shot, "select_examples", slow_select)
     gaps: list[float] = []
     stop = asyncio.Event()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from planwerk.agent import read_state
-from planwerk.graph.threads_file import ThreadsFileError
+from planwerk.serving.threads_file import ThreadsFileError
 from planwerk.tools.base import FunctionToolSource
 from tests.helpers import make_agent
 

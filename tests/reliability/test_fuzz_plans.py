@@ -2,7 +2,7 @@
 
 Every case must end in a runnable plan or a precise error (PlanParseError, a list of problems, RefError), never in
 another exception and never in a hang (each case runs under a wall-clock alarm). The strategies and the pipeline
-are :mod:`planwerk.bench.fuzz`'s (the benchmark runs them at 10,000 cases); here they run at CI size, derandomized,
+are :mod:`benchmarks.fuzz`'s (the benchmark runs them at 10,000 cases); here they run at CI size, derandomized,
 and a violation fails the test (``strict``) so hypothesis shrinks it. Sources: valid plans generated from the real
 math server's and the travel tools' schemas, the recorded Llama 3.1 outputs, the replay fixtures and the packaged
 example plans, each mutated, plus arbitrary JSON and arbitrary text.
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from planwerk.bench.fuzz import (
+from benchmarks.fuzz import (
     CASE_LIMIT_S,
     SERVERS,
     Figures,
@@ -30,7 +30,7 @@ from planwerk.bench.fuzz import (
     valid_plans,
 )
 from planwerk.core.parsing import parse_plan
-from planwerk.tools.base import ToolSpec
+from planwerk.core.tools import ToolSpec
 from tests.conftest import FIXTURES
 from tests.graph.tools import travel_tools
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import pytest
 
-from planwerk.tools.base import ToolError
+from planwerk.core.tools import ToolError
 from planwerk.tools.http_guard import EventSplitter, Skipped, SkipStarted, event_id
 from planwerk.tools.mcp import open_tools
 from tests.ports import mcp_http_server

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from planwerk.agent import read_state
-from planwerk.graph.locking import lock_file
+from planwerk.serving.locking import lock_file
 from tests.helpers import conversation
 
 PROCESSES = 20

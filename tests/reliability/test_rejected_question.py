@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from planwerk.graph.context import Context
-from planwerk.nodes.prepare import MAX_QUESTION_CHARS, QuestionError
+from planwerk.graph.nodes.prepare import MAX_QUESTION_CHARS, QuestionError
 from planwerk.tools.base import FunctionToolSource
 from tests.helpers import conversation, make_agent
 

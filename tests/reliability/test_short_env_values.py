@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from planwerk.tools.base import ToolError
+from planwerk.core.tools import ToolError
 from planwerk.tools.config import StdioServer
 from planwerk.tools.mcp import open_tools
 from planwerk.tools.redaction import env_secrets

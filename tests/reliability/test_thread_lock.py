@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from planwerk.graph.locking import SqlitePolicy, ThreadBusyError, lock_file, retry_locked, retry_pauses, thread_lock
-from planwerk.graph.sqlite_saver import DurableSqliteSaver
+from planwerk.serving.locking import SqlitePolicy, ThreadBusyError, lock_file, retry_locked, retry_pauses, thread_lock
+from planwerk.serving.sqlite_saver import DurableSqliteSaver
 
 FAST = SqlitePolicy(busy_timeout_s=0.01, retry_for_s=0.3, first_pause_s=0.01, max_pause_s=0.05)
 
@@ -80,7 +80,7 @@ def test_a_killed_holder_releases_its_thread(tmp_path: Path, figures: Any) -> No
             "-c",
             "import asyncio, sys\n"
             "from pathlib import Path\n"
-            "from planwerk.graph.locking import thread_lock\n"
+            "from planwerk.serving.locking import thread_lock\n"
             "async def main():\n"
             f"    async with thread_lock(Path({str(db)!r}), 't', wait_s=0):\n"
             "        print('held', flush=True)\n"

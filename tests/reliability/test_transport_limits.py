@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from planwerk.core.scheduling import ReadyCall
+from planwerk.core.tools import ToolError
 from planwerk.execution import ExecutionPolicy, call_one
-from planwerk.tools.base import ToolError
 from planwerk.tools.mcp import MCPToolSource, open_tools
 
 HEAVY = str(Path(__file__).with_name("heavy_server.py"))

@@ -16,7 +16,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from planwerk.graph.tokens import mint_token
+from planwerk.serving.tokens import mint_token
 from tests.operator_env import temp_files_allowed
 from tests.ports import start_server
 
@@ -29,7 +29,7 @@ OFFLINE_ENV = {
     "LANGGRAPH_NO_VERSION_CHECK": "true",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
-    # Nothing loads at server start unless a test asks for it (planwerk.graph.warm): the packaged model and the
+    # Nothing loads at server start unless a test asks for it (planwerk.serving.warm): the packaged model and the
     # embedder would cost every test's server a minute of CPU.
     "PLANWERK_WARM_START": "none",
 }

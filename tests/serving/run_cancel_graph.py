@@ -2,7 +2,7 @@
 
 Used by ``test_run_cancel.py`` as the graph of its own ``langgraph.json``: importing this module registers the
 model class with transformers' auto classes in the server process, so ``Context.model = "hf:<folder>"`` loads it
-through planwerk's real model spec and HF runtime. The graph itself is :func:`planwerk.graph.server.make_graph`,
+through planwerk's real model spec and HF runtime. The graph itself is :func:`planwerk.serving.server.make_graph`,
 unchanged.
 
 The model writes one line per forward pass (the time) to the file named by :data:`FORWARD_LOG_ENV`: the test sees
@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 
-from planwerk.graph.server import make_graph as make_graph
+from planwerk.serving.server import make_graph as make_graph
 
 # The dev server loads this file by its path, from a temporary folder: the repository root (home of the ``tests``
 # package) is on its import path only when this puts it there.

@@ -1,4 +1,4 @@
-"""Authentication and ownership under the real ``langgraph dev`` (``planwerk.graph.auth`` in ``langgraph.json``).
+"""Authentication and ownership under the real ``langgraph dev`` (``planwerk.serving.auth`` in ``langgraph.json``).
 
 One server with a shared secret, a JWKS file (RS256) and an audience: requests without a valid token get 401 with
 the reason; two users never see each other's threads, runs or assistants (404, left out of searches), the
@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from planwerk.graph.tokens import mint_token
+from planwerk.serving.tokens import mint_token
 from tests.serving.conftest import TEST_JWT_SECRET, DevServer, add, plan, write_math_config, write_replay
 
 pytestmark = pytest.mark.timeout(180)

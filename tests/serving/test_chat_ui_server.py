@@ -159,7 +159,7 @@ async def test_a_disconnected_stream_stops_its_run_with_cancel_and_by_default(
     client = sdk_client(server.url, timeout=120)
     cancelled = await run_until_first_call(client, tmp_path, "cancel", "cancel")
     assert len(cancelled) <= 1, cancelled  # at most the call in flight at the disconnect; no later step started
-    # planwerk's default for a stream that names none (planwerk.graph.disconnect): cancel too.
+    # planwerk's default for a stream that names none (planwerk.serving.disconnect): cancel too.
     by_default = await run_until_first_call(client, tmp_path, "default", None)
     assert len(by_default) <= 1, by_default
     # The contrast (the LangGraph server's own default): a run whose client disconnects goes on to the end.
@@ -167,7 +167,7 @@ async def test_a_disconnected_stream_stops_its_run_with_cancel_and_by_default(
 
 
 def test_the_disconnect_default_fills_in_only_what_a_client_left_open() -> None:
-    from planwerk.graph.disconnect import default_mode, with_default
+    from planwerk.serving.disconnect import default_mode, with_default
 
     assert with_default({"input": {}}, "cancel") == {"input": {}, "on_disconnect": "cancel"}
     assert with_default({"on_disconnect": None}, "cancel") == {"on_disconnect": "cancel"}

@@ -10,7 +10,7 @@ import pytest
 from planwerk.graph.builder import build_graph
 from planwerk.graph.context import Context, ProfileName
 from planwerk.graph.deps import Deps
-from planwerk.graph.server import run_context
+from planwerk.graph.run_context import run_context
 from planwerk.profiles import PROFILES
 
 

@@ -1,4 +1,4 @@
-"""The context check at the door (:mod:`planwerk.graph.context_check`), in-process on the ``http.app`` that
+"""The context check at the door (:mod:`planwerk.serving.context_check`), in-process on the ``http.app`` that
 ``langgraph.json`` mounts: payloads whose context the operator does not allow get 422, everything else passes on
 (to this app's empty router here: 404; under the server, to its routes). The dev-server test is
 ``tests/serving/test_hostile_context.py``."""
@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from planwerk.graph.server import app
+from planwerk.serving.server import app
 
 INLINE = json.dumps({"mcpServers": {"x": {"command": "/bin/sh", "args": ["-c", "id"]}}})
 

@@ -159,7 +159,7 @@ async def test_the_operators_key_goes_to_no_server_a_request_names(
 async def test_aegra_graph_refuses_an_inline_config_before_starting_anything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from planwerk.graph.aegra import graph
+    from planwerk.serving.aegra import graph
 
     monkeypatch.setenv("PLANWERK_MCP_CONFIGS", str(tmp_path / "configs"))
     marker = tmp_path / "p"

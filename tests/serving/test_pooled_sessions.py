@@ -3,7 +3,7 @@ run's text after that run's call returned, while a later run's call is in flight
 stream, no model answers it, and the server gets a refusal.
 
 Real MCP servers (``tests/tools/late_request_server.py``) over stdio and streamable HTTP, the per-process pool of
-:mod:`planwerk.graph.warm`, and the two server entry points: the LangGraph server's factory (the user from
+:mod:`planwerk.serving.warm`, and the two server entry points: the LangGraph server's factory (the user from
 ``ServerRuntime.user``) and Aegra's graph (the user from the run config)."""
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph_sdk.runtime import _ExecutionRuntime
 
-from planwerk.graph.server import make_graph, run_context
-from planwerk.graph.warm import close_tool_pool
+from planwerk.graph.run_context import run_context
+from planwerk.serving.server import make_graph
+from planwerk.serving.warm import close_tool_pool
 from tests.cluster.conftest import call, plan
 from tests.operator_env import temp_files_allowed
 from tests.ports import mcp_named, start_server
@@ -133,7 +134,7 @@ async def run_factory(context: dict[str, Any], user: User | None, thread: str) -
 
 async def run_aegra(context: dict[str, Any], owner: str | None, thread: str) -> list[Any]:
     """One run through Aegra's graph, without Aegra installed (``aegra_owner`` then reads the run config)."""
-    from planwerk.graph.aegra import graph
+    from planwerk.serving.aegra import graph
 
     runnable = graph.copy(update={"checkpointer": InMemorySaver(), "store": None})
     configurable: dict[str, Any] = {"thread_id": thread}

@@ -13,8 +13,8 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
-from planwerk.graph.server import make_checkpointer
 from planwerk.models.replay import ReplayChatModel
+from planwerk.serving.server import make_checkpointer
 from tests.graph.tools import travel_tools
 from tests.serving.conftest import DevServer, sdk_client
 from tests.serving.postgres import PostgresUnavailable, private_postgres

@@ -2,7 +2,7 @@
 
 The server rolls a run back by cancelling it and then deleting what it wrote through the checkpointer's
 ``adelete_for_runs``; langgraph's SQLite and PostgreSQL savers lack that method (HTTP 500, the thread stuck), so
-planwerk's subclasses add it (``planwerk.graph.sqlite_saver``, ``planwerk.graph.postgres_saver``). Tested in-process
+planwerk's subclasses add it (``planwerk.serving.sqlite_saver``, ``planwerk.serving.postgres_saver``). Tested in-process
 on the savers and end to end through the SDK, on both backends.
 """
 
@@ -25,7 +25,7 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError
 from typing_extensions import TypedDict
 
-from planwerk.graph.server import make_checkpointer
+from planwerk.serving.server import make_checkpointer
 from tests.serving.conftest import ROOT, DevServer, sdk_client, write_replay
 from tests.serving.postgres import PostgresUnavailable, private_postgres
 

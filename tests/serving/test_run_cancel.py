@@ -54,7 +54,7 @@ def serve_config(folder: Path) -> Path:
     config = {
         "dependencies": [str(ROOT)],
         "graphs": {"planwerk": {"path": f"{ROOT / 'tests/serving/run_cancel_graph.py'}:make_graph"}},
-        "checkpointer": {"path": "planwerk.graph.server.make_checkpointer"},
+        "checkpointer": {"path": "planwerk.serving.server.make_checkpointer"},
         "auth": json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))["auth"],  # as served: auth on
     }
     path = folder / "langgraph.json"

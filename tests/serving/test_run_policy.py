@@ -1,5 +1,5 @@
 """What a served run's context may name (:mod:`planwerk.graph.run_policy`): only the operator's files, folders and
-model servers; inline MCP configs never. In-process, through :func:`planwerk.graph.server.run_context`, which the
+model servers; inline MCP configs never. In-process, through :func:`planwerk.graph.run_context.run_context`, which the
 LangGraph server's factory and Aegra's graph both call before anything is opened."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from planwerk.graph.context import Context
+from planwerk.graph.run_context import run_context
 from planwerk.graph.run_policy import RunPolicy, RunPolicyError
-from planwerk.graph.server import run_context
 
 SHELL_CONFIG = json.dumps({"mcpServers": {"x": {"command": "/bin/sh", "args": ["-c", "id > /tmp/p"]}}})
 """The issue's request: an inline config whose server is a shell."""

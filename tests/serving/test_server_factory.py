@@ -14,12 +14,13 @@ from langchain_core.tracers.langchain import LangChainTracer
 from langgraph.store.memory import InMemoryStore
 from langgraph_sdk.runtime import _ExecutionRuntime, _ReadRuntime
 
-from planwerk import runtime
+from planwerk.graph import runtime
 from planwerk.graph.context import Context
-from planwerk.graph.server import checkpoint_backend, make_checkpointer, make_graph, postgres_schema, run_context
-from planwerk.graph.sqlite_saver import ServerSqliteSaver
-from planwerk.graph.warm import close_tool_pool
-from planwerk.runtime import shared_retriever
+from planwerk.graph.run_context import run_context
+from planwerk.graph.runtime import shared_retriever
+from planwerk.serving.server import checkpoint_backend, make_checkpointer, make_graph, postgres_schema
+from planwerk.serving.sqlite_saver import ServerSqliteSaver
+from planwerk.serving.warm import close_tool_pool
 from tests.operator_env import temp_files_allowed
 from tests.serving.conftest import add, plan, write_math_config, write_replay
 
@@ -142,7 +143,7 @@ async def test_retriever_loads_once_and_a_failure_means_no_retrieval(
     loads.clear()
     monkeypatch.setattr(runtime, "_retrievers", {})
     monkeypatch.setattr(retriever_module, "load_retriever", broken)
-    with caplog.at_level(logging.WARNING, logger="planwerk.runtime"):
+    with caplog.at_level(logging.WARNING, logger="planwerk.graph.runtime"):
         assert await shared_retriever(Context(profile="travel")) is None
         assert await shared_retriever(Context(profile="travel")) is None
     assert loads == [None]  # one failed load: the failure is remembered for a while, no reload on every run
@@ -239,7 +240,7 @@ def faulty_config() -> Any:
 
 
 async def test_runs_share_pooled_mcp_sessions_per_config_and_close_with_the_pool(tmp_path: Path) -> None:
-    from planwerk.graph.warm import ToolPool
+    from planwerk.serving.warm import ToolPool
     from planwerk.tools.config import load_config
 
     pool = ToolPool()
@@ -260,7 +261,7 @@ async def test_runs_share_pooled_mcp_sessions_per_config_and_close_with_the_pool
 
 
 async def test_the_warm_starts_spare_sessions_go_to_the_first_user_and_only_to_them() -> None:
-    from planwerk.graph.warm import ToolPool
+    from planwerk.serving.warm import ToolPool
 
     pool = ToolPool()
     try:
@@ -278,8 +279,8 @@ async def test_the_warm_starts_spare_sessions_go_to_the_first_user_and_only_to_t
 
 
 async def test_a_pooled_source_whose_server_went_away_is_replaced_on_the_next_lease() -> None:
-    from planwerk.graph.warm import ToolPool
-    from planwerk.tools.base import ToolError
+    from planwerk.core.tools import ToolError
+    from planwerk.serving.warm import ToolPool
 
     pool = ToolPool(reopen_after_s=0)
     try:
@@ -300,7 +301,7 @@ async def _settled(tools: Any) -> None:
     """Wait (bounded) until a died server is back or given up."""
     import asyncio
 
-    from planwerk.tools.base import ToolError
+    from planwerk.core.tools import ToolError
 
     for _ in range(100):
         try:
@@ -330,13 +331,13 @@ async def _exited(pid: int) -> bool:
     [("", ("model", "tools", "retriever")), ("none", ()), ("tools, model", ("model", "tools")), ("all", None)],
 )
 def test_warm_start_parts_come_from_the_environment(value: str, expected: Any) -> None:
-    from planwerk.graph.warm import WARM_PARTS, warm_parts
+    from planwerk.serving.warm import WARM_PARTS, warm_parts
 
     assert warm_parts({"PLANWERK_WARM_START": value}) == (WARM_PARTS if expected is None else expected)
 
 
 def test_a_bad_warm_start_setting_is_one_clear_error() -> None:
-    from planwerk.graph.warm import warm_context, warm_parts
+    from planwerk.serving.warm import warm_context, warm_parts
 
     with pytest.raises(ValueError, match=r"unknown part\(s\) embedder; expected all, none, or a comma list of model"):
         warm_parts({"PLANWERK_WARM_START": "model,embedder"})
@@ -360,7 +361,7 @@ async def test_runs_through_the_factory_reuse_the_mcp_sessions_and_log_their_gra
     monkeypatch.setattr(mcp_module, "open_tools", counting_open_tools)
     config = write_math_config(tmp_path / "mcp.json")
     store = InMemoryStore()
-    caplog.set_level(logging.INFO, logger="planwerk.graph.server")
+    caplog.set_level(logging.INFO, logger="planwerk.serving.server")
     for i in range(2):
         model = write_replay(tmp_path / f"run{i}.json", [plan(add("s", i, 1)), f"{i} + 1 = {i + 1}."])
         context = {"model": model, "profile": "math", "mcp_config": config}
@@ -378,7 +379,7 @@ async def test_runs_through_the_factory_reuse_the_mcp_sessions_and_log_their_gra
 async def test_a_dead_server_beside_live_ones_is_retried_in_the_background_not_on_a_run(tmp_path: Path) -> None:
     import sys
 
-    from planwerk.graph.warm import ToolPool
+    from planwerk.serving.warm import ToolPool
     from planwerk.tools.config import load_config
 
     # "silent" never answers at start-up: every attempt to open it waits its whole timeout.
@@ -402,7 +403,7 @@ async def test_new_sessions_take_over_once_the_dead_server_is_back(tmp_path: Pat
     import asyncio
     import sys
 
-    from planwerk.graph.warm import ToolPool
+    from planwerk.serving.warm import ToolPool
     from planwerk.tools.config import load_config
 
     # "late" stays silent until its marker file exists, then serves the math tools.

@@ -13,7 +13,8 @@ import pytest
 from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED, ErrorData, ToolAnnotations
 
-from planwerk.tools.base import FunctionToolSource, ToolError
+from planwerk.core.tools import ToolError
+from planwerk.tools.base import FunctionToolSource
 from planwerk.tools.config import StdioServer
 from planwerk.tools.mcp import MCPToolSource, _Server, is_destructive, open_tools
 from planwerk.tools.redaction import SecretStore

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from planwerk.bench.mcp_overhead import _figure, table
+from benchmarks.mcp_overhead import _figure, table
 
 
 def test_figures_and_speedup_column() -> None:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from planwerk.tools.base import ToolError, ToolSource
+from planwerk.core.tools import ToolError
+from planwerk.tools.base import ToolSource
 from planwerk.tools.mcp import open_tools
 from planwerk.tools.servers.launch import free_port
 from tests.tools.conftest import (

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from planwerk.tools.base import ToolError
+from planwerk.core.tools import ToolError
 from planwerk.tools.mcp import MCPToolSource
 
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from planwerk.tools.base import ToolError
-from planwerk.tools.repair import check_arguments
+from planwerk.core.repair import check_arguments
+from planwerk.core.tools import ToolError
 
 
 class Args(BaseModel):

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from planwerk.agent import Agent
+from planwerk.core.tools import ToolError
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
-from planwerk.tools.base import ToolError
 from planwerk.tools.call_options import call_options
 from planwerk.tools.mcp import open_tools
 from planwerk.tools.paths import outside_roots, path_arguments

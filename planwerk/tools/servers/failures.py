@@ -31,7 +31,7 @@ from typing import Any, get_args
 from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, ContentBlock, TextContent
 
-from planwerk.tools.base import ToolFailureKind
+from planwerk.core.tools import ToolFailureKind
 
 FAILURE_META_KEY = "planwerk/error"
 """The ``_meta`` key of an error result that holds ``{"kind": <ToolFailureKind>}``."""

@@ -3,9 +3,9 @@ types, required and optional arguments, the fields of object arguments; and resu
 
 from __future__ import annotations
 
+from planwerk.core.tools import ToolSpec
 from planwerk.prompts.render import render_result, render_tool
 from planwerk.prompts.texts import texts_for
-from planwerk.tools.base import ToolSpec
 from planwerk.tools.mcp import open_tools
 from tests.third_party import npm_server
 from tests.tools.third_party.content_servers import everything_stdio

@@ -13,8 +13,8 @@ import pytest
 
 from planwerk.core.checking import check_plan
 from planwerk.core.plan import Plan
+from planwerk.core.tools import ToolError
 from planwerk.execution import execute_plan
-from planwerk.tools.base import ToolError
 from planwerk.tools.mcp import MCPToolSource, open_tools
 from planwerk.tools.resources import READ_RESOURCE
 from tests.tools.third_party.content_servers import everything_config

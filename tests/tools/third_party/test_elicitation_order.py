@@ -13,8 +13,8 @@ import pytest
 from mcp.types import ElicitRequestFormParams, ElicitResult
 
 from planwerk.agent import Agent
+from planwerk.core.tools import ToolSpec
 from planwerk.models.replay import ReplayChatModel
-from planwerk.tools.base import ToolSpec
 from planwerk.tools.client_features import CURRENT_CALL, CallChannel, ServerFeatures
 from planwerk.tools.mcp import MCPToolSource, open_tools
 from tests.graph.tools import plan_json

@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 from planwerk.core.calls import call_record
+from planwerk.core.tools import ToolError
 from planwerk.core.verification import verify_calls
 from planwerk.prompts.grounding import ENGLISH, GERMAN
-from planwerk.tools.base import ToolError
 from planwerk.tools.mcp import open_tools
 from tests.ports import Started, kill, start_server
 from tests.tools.third_party.test_server_errors_http import TOKEN, auth_server

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from planwerk.tools.base import ToolError
+from planwerk.core.tools import ToolError
 from planwerk.tools.mcp import open_tools
 from planwerk.tools.resources import READ_RESOURCE, ResourceCatalog, choose_server, read_resource_spec
 from tests.tools.third_party.content_servers import everything_stdio

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from planwerk.tools.base import ToolError
+from planwerk.core.tools import ToolError
 from planwerk.tools.config import ConfigError, Root, load_config
 from planwerk.tools.mcp import open_tools
 from tests.third_party import npm_server

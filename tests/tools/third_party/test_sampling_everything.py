@@ -13,9 +13,9 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from mcp.types import CreateMessageRequestParams, ErrorData, SamplingMessage, TextContent
 
 from planwerk.agent import Agent
+from planwerk.core.tools import ToolError
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
-from planwerk.tools.base import ToolError
 from planwerk.tools.client_features import DEFAULT_SAMPLING_POLICY, Sampler, SamplingBudget, SamplingPolicy
 from planwerk.tools.mcp import MCPToolSource, open_tools
 from tests.graph.tools import plan_json

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from planwerk.tools.base import ToolError
+from planwerk.core.tools import ToolError
 from planwerk.tools.mcp import HTTP_RECONNECT_INTERVAL_S, MCPToolSource, open_tools
 from tests.ports import Started, kill, mcp_named, start_server
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from planwerk.tools.base import ToolError
+from planwerk.core.tools import ToolError
 from planwerk.tools.mcp import MCPToolSource, open_tools
 from tests.third_party import time_server
 from tests.tools.conftest import child_pids

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from planwerk.agent import Agent
+from planwerk.core.tools import ToolSpec
 from planwerk.execution import DEFAULT_TOOL_TIMEOUT_S, call_timeout
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
-from planwerk.tools.base import ToolSpec
 from planwerk.tools.mcp import open_tools
 from tests.graph.tools import plan_json
 from tests.tools.third_party.content_servers import cli_files, everything_stdio, run_cli

@@ -1,0 +1,424 @@
+"""The gate: parse the planner's reply tolerantly, re-order contradicting steps, check the plan, route."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from planwerk.checks import ProblemKind, format_value
+from planwerk.core.checking import check_plan, echoes_question
+from planwerk.core.date_values import DateValue
+from planwerk.core.duplicates import merge_identical_calls
+from planwerk.core.expressions import parse_expression_plan
+from planwerk.core.literals import invented_numbers, precise_literals
+from planwerk.core.parsing import PlanParseError, parse_plan
+from planwerk.core.plan import Plan, PlanFormat
+from planwerk.core.scheduling import reorder_steps
+from planwerk.core.scope import (
+    InflectedPlace,
+    PlaceProblem,
+    Substitution,
+    complete_missing_places,
+    name_inflected_places,
+    place_not_given,
+    place_problems,
+    substitute_invented_place,
+)
+from planwerk.core.tools import ToolSpec
+from planwerk.core.vote import Candidate, merge_candidates
+from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
+from planwerk.graph.context import Context
+from planwerk.graph.deps import Deps
+from planwerk.graph.nodes.chat import plan_message, question_message
+from planwerk.graph.nodes.common import (
+    answer_check_for,
+    builtin_specs,
+    context_of,
+    history_before_question,
+    person_texts,
+    today_of,
+    visible_specs,
+)
+from planwerk.graph.run_context import profile_of
+from planwerk.graph.state import AgentState
+from planwerk.places import default_gazetteer
+from planwerk.prompts.examples import library
+from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
+from planwerk.prompts.zero_shot import copied_placeholders, copied_sample_numbers, uses_built_examples
+
+CheckRoute = Literal["plan", "ask_user", "resolve_refs", "answer"]
+CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "answer")
+MAX_REPLY_IN_FEEDBACK = 4_000
+"""A rejected reply is shown back to the planner cut to this many characters."""
+MAX_RESULTS_TEXT = 20_000
+"""Earlier results are searched for place names up to this many characters of their JSON."""
+
+
+async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> Command[CheckRoute]:
+    """A plan that passes goes to the resolver (or ``ask_user``, or straight to ``answer`` when it calls
+    nothing); a rejected reply goes back to ``plan`` with the problems, until the attempts are used up.
+
+    When the planner sampled several plans (``Context.plan_samples``), the valid ones with calls run side by side
+    as one merged plan (:func:`planwerk.core.vote.merge_candidates`) and ``answer`` votes on their results."""
+    context = context_of(runtime)
+    profile = profile_of(context)
+    text = state.get("reply") or ""
+    attempts = state.get("attempts", 0)
+    checked = await _checked(text, state, context, deps)
+    parsed, problems = checked.plan, checked.problems
+    candidates: list[Candidate] | None = None
+    if len(replies := state.get("replies") or []) > 1:
+        samples = [await _checked(reply, state, context, deps) for reply in replies]
+        valid = [c.plan for c in samples if c.plan is not None and not c.problems and c.plan.call_count]
+        if valid:  # any valid sample will do; several distinct ones are voted on, unless one has side effects
+            merged, found_candidates = merge_candidates(valid)
+            if len(found_candidates) > 1 and not any(_side_effects(plan, deps, context) for plan in valid):
+                checked, candidates = Checked(merged, []), found_candidates
+            else:
+                checked = next(c for c in samples if c.plan is valid[0])
+            parsed, problems = checked.plan, checked.problems
+    if not problems and parsed is not None and attempts < context.max_plan_attempts:
+        # A plan that calls nothing answers in its own words: what it states must be backed like any answer, or
+        # the planner tries again with the tools (on its last attempt the finalizer's check has the final word).
+        problems = await asyncio.to_thread(_unbacked_final, parsed, state, context, deps)
+    questioned = False
+    if not problems and parsed is not None and attempts < context.max_plan_attempts:
+        problems = await asyncio.to_thread(_empty_plan, parsed, state, context, deps)
+        questioned = bool(problems)
+    if problems and checked.ask is not None and not state.get("clarifications"):
+        # The plan invented a value nobody gave: planning again invents the next one; the user is asked.
+        runtime.stream_writer(
+            ReplanEvent(event="replan", reason="\n".join(problems), decision="ask_user", attempt=attempts)
+        )
+        runtime.stream_writer(AskUserEvent(event="ask_user", question=checked.ask))
+        update = {"plan": None, "reply": None, "replies": None, "candidates": None, "plan_errors": problems}
+        update |= {"pending_question": checked.ask, "messages": [question_message(checked.ask)]}
+        return Command(update=update, goto="ask_user")
+    if problems:
+        runtime.stream_writer(
+            ReplanEvent(event="replan", reason="\n".join(problems), decision="rejected", attempt=attempts)
+        )
+        rejected = {
+            "reply": text[:MAX_REPLY_IN_FEEDBACK],
+            "problems": texts_for(profile).repair_request("\n".join(problems), profile.plan_format),
+        }
+        if questioned:
+            rejected["kind"] = EMPTY_PLAN_FEEDBACK
+        update: dict[str, Any] = {
+            "plan": None,
+            "reply": None,
+            "replies": None,
+            "candidates": None,
+            "plan_errors": problems,
+            "feedback": [*state.get("feedback", []), rejected],
+        }
+        return Command(update=update, goto="plan" if attempts < context.max_plan_attempts else "answer")
+    assert parsed is not None
+    plan = parsed.model_dump()
+    runtime.stream_writer(
+        PlanEvent(
+            event="plan",
+            plan=plan,
+            attempt=attempts,
+            reordered=checked.reordered,
+            completed=list(checked.completed),
+            named=[asdict(named) for named in checked.named],
+            substituted=[substitution.as_event() for substitution in checked.substituted],
+        )
+    )
+    update = {
+        "plan": plan,
+        "reply": None,
+        "replies": None,
+        "candidates": candidates,
+        "plan_errors": [],
+        "feedback": [],
+        "next_step": 0,
+    }
+    if parsed.ask_user is not None:
+        question = parsed.ask_user.strip() or person_texts(state["question"], profile).default_clarification
+        runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
+        # The question is a message the moment it is asked: a chat UI draws the interrupt under it.
+        update |= {"pending_question": question, "messages": [question_message(question)]}
+        return Command(update=update, goto="ask_user")
+    if parsed.call_count:  # the chat's view of the plan: one tool call per planned call (planwerk.graph.nodes.chat)
+        message = plan_message(parsed, person_texts(state["question"], profile).progress_calls)
+        update |= {"messages": [message], "plan_message": message.id}
+    return Command(update=update, goto="resolve_refs" if parsed.call_count else "answer")
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One reply after the check: the plan (``None`` when unreadable), its problems, and what code changed."""
+
+    plan: Plan | None
+    problems: list[str]
+    reordered: bool = False
+    """The steps contradicted the references and were re-ordered."""
+    completed: tuple[str, ...] = ()
+    """Places the question names that the plan left out, added by copying its chain for its one place."""
+    named: tuple[InflectedPlace, ...] = ()
+    """Place arguments in the genitive ("Barcelonas") that were written as the city's name."""
+    substituted: tuple[Substitution, ...] = ()
+    """The one place the plan invented (an example's city), replaced by the one it left out."""
+    ask: str | None = None
+    """What to ask the user instead of planning again: the plan needs a value (a place) nobody gave."""
+
+
+async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -> Checked:
+    """One reply parsed tolerantly, its contradicting steps re-ordered, checked, completed for the places the
+    question names that it left out, or its one invented place replaced by the one it left out, and its place
+    arguments in the genitive written as names. A plan changed in code is checked again like any plan; when it
+    fails, the problems of the reply as written go back to the planner."""
+    try:
+        candidate = parse_reply(text, profile_of(context).plan_format, deps.tools.specs)
+    except PlanParseError as error:
+        return Checked(None, [str(error)])
+    available = state.get("results", {}).keys()
+    if (merged := merge_identical_calls(candidate)) is not None:  # one call for a call planned twice side by side
+        candidate = merged
+    reordered = False
+    if (valid_steps := reorder_steps(candidate, available)) is not None:
+        candidate, reordered = valid_steps, True
+    texts = texts_for(profile_of(context))
+    if problems := _plan_problems(candidate, state, context, deps):
+        return Checked(candidate, problems, reordered)
+    # A date of the question given as a value ("Tomorrow" as the destination) is a value nobody gave.
+    if dated := await asyncio.to_thread(_date_values, candidate, state, context, deps):
+        problems = [texts.date_value.format(call=d.call_id, argument=d.argument, value=d.value) for d in dated]
+        as_places = [PlaceProblem("invented", d.value, d.call_id) for d in dated if d.takes_places]
+        ask = None
+        if len(as_places) == len(dated) and await asyncio.to_thread(_place_not_given, state, as_places):
+            ask = person_texts(state["question"], profile_of(context)).place_not_given
+        return Checked(candidate, problems, reordered, ask=ask)
+    # Places only matter for a plan that could run.
+    found = await asyncio.to_thread(place_check, state, candidate)
+    missing = [p.place for p in found if p.kind == "missing"]
+    if found and len(missing) == len(found):
+        completed = await asyncio.to_thread(_complete, candidate, missing)
+        valid = completed is not None and not _plan_problems(completed, state, context, deps)
+        if completed is not None and valid and not await asyncio.to_thread(place_check, state, completed):
+            return await asyncio.to_thread(_named, Checked(completed, [], reordered, tuple(missing)), state)
+    elif found and (substituted := await asyncio.to_thread(_substitute, candidate, found, state)) is not None:
+        plan, substitution = substituted
+        valid = not _plan_problems(plan, state, context, deps)
+        if valid and not await asyncio.to_thread(place_check, state, plan):
+            return await asyncio.to_thread(_named, Checked(plan, [], reordered, substituted=(substitution,)), state)
+    if not found:
+        return await asyncio.to_thread(_named, Checked(candidate, [], reordered), state)
+    # Asked in the question's language, not the profile's (the feedback above is the planner's, in the profile's).
+    asked = person_texts(state["question"], profile_of(context)).place_not_given
+    ask = asked if await asyncio.to_thread(_place_not_given, state, found) else None
+    return Checked(candidate, [place_text(p, texts) for p in found], reordered, ask=ask)
+
+
+def parse_reply(text: str, plan_format: PlanFormat, specs: Mapping[str, ToolSpec]) -> Plan:
+    """The plan in a planner's reply, written as ``plan_format`` says; :class:`PlanParseError` saying why not.
+
+    A reply to an expression prompt that is a JSON plan instead (a model served elsewhere, decoding freely, that
+    was trained on JSON tool plans) is still a plan: it runs when it parses, and the expression's problem is the
+    feedback when it does not."""
+    if plan_format == "expression":
+        try:
+            return parse_expression_plan(text, specs)
+        except PlanParseError:
+            if "{" not in text:
+                raise
+            with contextlib.suppress(PlanParseError):
+                return parse_plan(text)
+            raise
+    return parse_plan(text)
+
+
+def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    profile = profile_of(context)
+    problems = check_plan(
+        plan,
+        {**deps.tools.specs, **builtin_specs(deps.tools.specs, profile)},
+        user_fields=state.get("user", {}).keys(),
+        allowed_tools=profile.allowed_tools,
+        available=state.get("results", {}).keys(),
+    )
+    texts = texts_for(profile)
+    if plan.ask_user is not None and echoes_question(plan.ask_user, state.get("question", "")):
+        problems.append(texts.echoed_question.format(decline=DECLINE_BY_FORMAT[profile.plan_format]))
+    if profile.sourced_numbers and precise_literals(plan):  # the sources (results as JSON) only when needed
+        sources = [state.get("question", ""), *place_sources(state)]
+        problems += [
+            texts.invented_number.format(call=found.call_id, argument=found.argument, value=format_value(found.value))
+            for found in invented_numbers(plan, sources)
+        ]
+    # A sample value of an example built from the tools ("cell shape A") is no value the user gave.
+    asked = " ".join([state.get("question", ""), *(str(c.get("answer", "")) for c in state.get("clarifications", []))])
+    problems += [
+        texts.copied_placeholder.format(call=call_id, argument=argument, value=value)
+        for call_id, argument, value in copied_placeholders(plan, asked)
+    ]
+    if plan.call_count and uses_built_examples(deps.tools.specs, library(profile.examples)):
+        # The built examples' sample numbers (12, 3, …) likewise, where those examples were the ones shown.
+        problems += [
+            texts.copied_placeholder.format(call=call_id, argument=argument, value=format_value(value))
+            for call_id, argument, value in copied_sample_numbers(plan, asked)
+        ]
+    # A tool of a server that is down is missing from the catalog: say why, not only "unknown tool".
+    down: Mapping[str, str] = getattr(deps.tools, "unavailable", {})
+    if down and any(call.name not in deps.tools.specs for _, call in plan.calls()):
+        listed = "; ".join(f"{server} ({reason})" for server, reason in sorted(down.items()))
+        problems.append(texts.servers_down.format(servers=listed))
+    return problems
+
+
+UNBACKED_KINDS: frozenset[ProblemKind] = frozenset({"number", "date", "place", "unbacked_action"})
+"""What a plan's own answer may not state unbacked: numbers, dates and places no source contains (the rest of the
+answer check is about answers written after calls ran, or to context questions, and stays with the finalizer)."""
+
+
+def _unbacked_final(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    """The check's problem when ``plan`` calls nothing yet its ``final`` states numbers, dates or places that
+    neither the question, the conversation nor the retrieved chunks contain ("22 °C" for a weather question, a
+    computed "42" for a calculation): then the tools were needed. Blocking: run it in a worker thread."""
+    profile = profile_of(context)
+    if plan.call_count or plan.ask_user is not None or not plan.final or not visible_specs(deps.tools, profile):
+        return []
+    check = answer_check_for(AgentState(**{**state, "plan": plan.model_dump()}), context, profile, deps)
+    claims = [p.claim for p in check(plan.final).problems if p.kind in UNBACKED_KINDS and p.claim]
+    # (an action the final claims is in its own words: "I have sent it" needs the call that sends)
+    if not claims:
+        return []
+    return [texts_for(profile).final_unbacked.format(claims=", ".join(dict.fromkeys(claims)))]
+
+
+EMPTY_PLAN_FEEDBACK = "empty_plan"
+"""The ``kind`` of a feedback item that questioned an empty plan: it is questioned once per planning round."""
+
+
+def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    """The check's question to a plan that calls nothing while loaded tools fit the question
+    (:func:`planwerk.core.empty_plan.fitting_tools`): asked once per planning round, not when retrieved context
+    may answer, not for ``ask_user``. Its reason (``reason`` or its ``final``) is quoted back, and the plan with
+    one call of the best fitting tool is shown with slots for its values. Blocking (the
+    analyzer loads its word lists once): run it in a worker thread."""
+    from planwerk.core.empty_plan import call_skeleton, fitting_tools
+    from planwerk.prompts.zero_shot import task_text
+    from planwerk.rag.lexical import analyze
+
+    profile = profile_of(context)
+    # Expression plans decline with answer("…"), which the unbacked-final check already covers.
+    if plan.call_count or plan.ask_user is not None or state.get("hits") or profile.plan_format != "json":
+        return []
+    if any(item.get("kind") == EMPTY_PLAN_FEEDBACK for item in state.get("feedback", [])):
+        return []
+    if state.get("rounds"):  # a later round's empty plan: the earlier rounds' calls ran, nothing is left to call
+        return []
+    loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
+    fitting = fitting_tools(state.get("question", ""), loaded, analyze)
+    if not fitting:
+        return []
+    texts = texts_for(profile)
+    why = plan.reason or plan.final
+    reason = texts.empty_plan_reason.format(reason=" ".join(why.split())[:200]) if why else ""
+    best = loaded[fitting[0]]
+    # The best fitting tool's call to complete: naming the tools alone left a small model refusing again.
+    skeleton = call_skeleton(best, texts.empty_plan_value, task_text(best))
+    question = texts.empty_plan.format(tools=", ".join(fitting), reason=reason)
+    return [question + texts.empty_plan_call.format(plan=skeleton)]
+
+
+def _complete(plan: Plan, missing: list[str]) -> Plan | None:
+    return complete_missing_places(plan, missing, default_gazetteer())
+
+
+def _substitute(plan: Plan, found: list[PlaceProblem], state: AgentState) -> tuple[Plan, Substitution] | None:
+    """``plan`` with its one invented place (a few-shot example's city) replaced by the one place it left out
+    (:func:`planwerk.core.scope.substitute_invented_place`); ``None`` when that would be a guess. Blocking (the
+    gazetteer): runs in a worker thread."""
+    return substitute_invented_place(
+        plan,
+        found,
+        question=state["question"],
+        earlier=earlier_questions(state),
+        gazetteer=default_gazetteer(),
+        reserved=state.get("results", {}).keys(),
+    )
+
+
+def _named(checked: Checked, state: AgentState) -> Checked:
+    """``checked`` with its plan's place arguments in the genitive written as names
+    (:func:`planwerk.core.scope.name_inflected_places`): the place check takes "Barcelonas" for Barcelona, a
+    geocoder does not. Blocking (the gazetteer): runs in a worker thread."""
+    assert checked.plan is not None
+    named = name_inflected_places(
+        checked.plan, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
+    )
+    if named is None:
+        return checked
+    plan, renamed = named
+    return replace(checked, plan=plan, named=tuple(renamed))
+
+
+def _side_effects(plan: Plan, deps: Deps, context: Context) -> bool:
+    """Whether running ``plan`` more than once could repeat a side effect (a destructive tool or one that needs
+    approval): then only one sampled plan runs, no vote."""
+    profile = profile_of(context)
+    for _, call in plan.calls():
+        spec = deps.tools.specs.get(call.name)
+        if (spec is not None and spec.destructive) or call.name in profile.approve:
+            return True
+    return False
+
+
+def _date_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[DateValue]:
+    """The plan's date expressions given as values (:mod:`planwerk.core.date_values`). Blocking (the gazetteer,
+    the date reader): runs in a worker thread."""
+    from planwerk.core.date_values import date_values
+    from planwerk.places import default_gazetteer
+
+    schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
+    today = today_of(context)
+    return date_values(plan, schemas, gazetteer=default_gazetteer(), today=today)
+
+
+def _place_not_given(state: AgentState, found: list[PlaceProblem]) -> bool:
+    return place_not_given(
+        found, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
+    )
+
+
+def place_check(state: AgentState, plan: Plan) -> list[PlaceProblem]:
+    """The plan's invented and missing places (:mod:`planwerk.core.scope`) against the question and everything
+    else a place may come from. Blocking (loads the gazetteer once per process): runs in a worker thread."""
+    return place_problems(
+        plan, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
+    )
+
+
+def place_sources(state: AgentState) -> list[str]:
+    """The texts besides the question a plan's places may come from: the earlier questions of the thread, the
+    user's clarifications and fields, the retrieved chunks and the earlier results."""
+    conversation = earlier_questions(state)
+    conversation += [item["answer"] for item in state.get("clarifications", [])]
+    conversation += [str(value) for key, value in state.get("user", {}).items() if key != "raw"]
+    conversation += [hit["text"] for hit in state.get("hits", [])]
+    if results := state.get("results"):
+        conversation.append(json.dumps(results, ensure_ascii=False, default=str)[:MAX_RESULTS_TEXT])
+    return conversation
+
+
+def earlier_questions(state: AgentState) -> list[str]:
+    """The earlier questions of the thread, oldest first (what a follow-up's referent is looked up in)."""
+    return [str(m.content) for m in history_before_question(state) if isinstance(m, HumanMessage)]
+
+
+def place_text(problem: PlaceProblem, texts: PromptTexts) -> str:
+    """A place problem as checker feedback in ``texts``' language."""
+    if problem.kind == "invented":
+        return texts.invented_place.format(place=problem.place, call=problem.call_id)
+    return texts.missing_place.format(place=problem.place)

@@ -1,0 +1,154 @@
+"""Helpers the nodes share: the profile and model of a run, usage accounting, the conversation before the question."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.func import task
+from langgraph.runtime import Runtime
+
+from planwerk.checks import build_answer_check
+from planwerk.core.extract import EXTRACT_TOOL, extract_spec
+from planwerk.core.language import detect_language
+from planwerk.core.tools import ToolSpec
+from planwerk.graph.context import Context
+from planwerk.graph.nodes.chat import is_conversation
+from planwerk.graph.state import AgentState
+from planwerk.models.replay import estimate_tokens
+from planwerk.profiles import Profile
+from planwerk.prompts.texts import texts_for
+from planwerk.tools.base import ToolSource
+
+if TYPE_CHECKING:
+    from planwerk.checks import AnswerCheck
+    from planwerk.graph.deps import Deps
+    from planwerk.prompts.texts import PromptTexts
+
+
+def context_of(runtime: Runtime[Context]) -> Context:
+    """The run's context; the defaults when the caller passed none (``graph.ainvoke(...)`` without ``context=``)."""
+    return runtime.context if runtime.context is not None else Context()
+
+
+def person_texts(question: str, profile: Profile) -> PromptTexts:
+    """The texts a person reads during a run (a question asked back, the chat's progress lines) in the language of
+    ``question`` (:func:`planwerk.core.language.detect_language`; the profile's when the question shows none).
+    What the planner reads stays in the profile's language: an English question to a German profile is asked back
+    in English (issue 32)."""
+    return texts_for(detect_language(question, default=profile.language))
+
+
+def today_of(context: Context) -> date:
+    """The date the prompt calls today."""
+    return date.fromisoformat(context.today) if context.today else date.today()
+
+
+def prompt_today(context: Context, profile: Profile) -> date | None:
+    """The date the prompts call today; ``None`` for a profile without dates (its prompts name no date at all)."""
+    return today_of(context) if profile.uses_dates else None
+
+
+def visible_specs(tools: ToolSource, profile: Profile) -> dict[str, ToolSpec]:
+    """The tools the planner is shown: the loaded ones the profile allows, and the built-in ``extract`` step where
+    the profile offers it (:func:`builtin_specs`)."""
+    allowed = profile.allowed_tools
+    shown = {name: spec for name, spec in tools.specs.items() if allowed is None or name in allowed}
+    return {**shown, **builtin_specs(shown, profile)} if shown else shown
+
+
+def builtin_specs(loaded: Mapping[str, ToolSpec], profile: Profile) -> dict[str, ToolSpec]:
+    """planwerk's own tools for ``profile`` beside the ``loaded`` ones: ``extract`` when the profile offers it and
+    no loaded tool has that name (a server's tool wins)."""
+    if not profile.extract_step or EXTRACT_TOOL in loaded:
+        return {}
+    return {EXTRACT_TOOL: extract_spec(texts_for(profile).extract_description)}
+
+
+def answer_check_for(state: AgentState, context: Context, profile: Profile, deps: Deps) -> AnswerCheck:
+    """The check every answer to the current question goes through, the planner's own ``final`` included
+    (blocking: gazetteer and date parsing; run it in a worker thread)."""
+    # What else the user said: earlier turns and answers to questions asked back are sources too.
+    history = history_before_question(state)
+    asked = [str(m.content) for m in history]
+    asked += [str(v) for k, v in (state.get("user") or {}).items() if k != "raw" and isinstance(v, str | int | float)]
+    return build_answer_check(
+        state["question"],
+        calls=state.get("calls", []),
+        hits=state.get("hits", []),
+        asked=asked,
+        today=prompt_today(context, profile),
+        plan=state.get("plan"),
+        output_schemas={name: spec.output_schema for name, spec in deps.tools.specs.items()},
+        answer_is_last_result=profile.answer_is_last_result,
+        retrieval_query=state.get("retrieval_query"),
+        refusals=tuple(profile.refusals.values()),
+        acting={name for name, spec in deps.tools.specs.items() if spec.acts} | profile.approve,
+        earlier=[str(m.content) for m in history if isinstance(m, HumanMessage)],
+        language=detect_language(state["question"], default=profile.language),
+        domain=profile.domain,
+    )
+
+
+def usage_of(reply: AIMessage, prompt: list[BaseMessage]) -> dict[str, float]:
+    """Model call counters from a reply (estimated when the model reports none)."""
+    usage = reply.usage_metadata
+    if usage:
+        prompt_tokens, completion_tokens = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+    else:
+        prompt_tokens = sum(estimate_tokens(str(m.content)) for m in prompt)
+        completion_tokens = estimate_tokens(str(reply.content))
+    return {"llm_calls": 1, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+
+
+def history_before_question(state: AgentState) -> list[BaseMessage]:
+    """The conversation before the current question (earlier turns of the thread): questions, answers and
+    questions asked back, without the progress, plan and tool messages a chat shows
+    (:mod:`planwerk.graph.nodes.chat`)."""
+    messages = list(state.get("messages", []))
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage) and messages[index].text == state.get("question"):
+            return [m for m in messages[:index] if is_conversation(m)]
+    return [m for m in messages[:-1] if is_conversation(m)]
+
+
+def reply_text(reply: Any) -> str:
+    """A model reply's text content."""
+    return reply.text if hasattr(reply, "text") else str(reply)
+
+
+def counters(usage: Mapping[str, float]) -> dict[str, int]:
+    """Usage counters as integers."""
+    return {key: int(usage.get(key, 0)) for key in ("llm_calls", "prompt_tokens", "completion_tokens")}
+
+
+_MARKERS_RUN: set[str] = set()
+"""Tokens of model-call markers whose body ran in this process (a replayed marker's token never gets here)."""
+
+
+@task(name="planwerk_model_call")
+def _model_call_marker(token: str) -> bool:
+    """Durably note that a node is about to call the model (its write is checkpointed as soon as it returns)."""
+    _MARKERS_RUN.add(token)
+    return True
+
+
+async def lost_model_calls() -> int:
+    """Call right before a model call in a node: how many model calls earlier runs of this node started and then
+    lost (a process killed or a crash before the node finished), so ``llm_calls`` counts them too.
+
+    Each model call is preceded by a LangGraph task; a re-run of the node gets the tasks that already finished from
+    the checkpoint instead of running them again, so every replayed marker is one model call made before. (Their
+    tokens are unknown and not counted.)
+    """
+    lost = 0
+    while True:
+        token = uuid.uuid4().hex
+        await _model_call_marker(token)
+        if token in _MARKERS_RUN:
+            _MARKERS_RUN.discard(token)
+            return lost
+        lost += 1

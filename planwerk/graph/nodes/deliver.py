@@ -1,0 +1,80 @@
+"""What the answer loop's last node does: the ``final_answer`` event, the metadata, the one AI message.
+
+Every answer reaches the user through :func:`deliver`, called by the node that ends the loop (``check_answer`` for
+an accepted answer, ``fallback`` for the deterministic one or the fixed no-plan text). A rejected answer is never
+returned as a message: the model calls are tagged ``nostream`` and only the delivered answer is in the state's
+``messages``, which is what a chat shows (``messages`` / ``messages-tuple`` stream modes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
+
+from planwerk.events import FinalAnswerEvent
+from planwerk.graph.context import Context
+from planwerk.graph.nodes.common import counters
+from planwerk.graph.state import AgentState, AnswerSource, Draft, add_usage
+from planwerk.prompts.examples import add_example
+
+
+def reported_state(state: AgentState) -> AgentState:
+    """``state`` with only the calls the answer reports: after a self-consistency vote, the winning sample's
+    (:attr:`Draft.kept_calls`, decided by the ``answer`` node)."""
+    draft = state.get("draft")
+    keep = draft.get("kept_calls") if draft else None
+    if keep is None:
+        return state
+    kept = set(keep)
+    return AgentState(**{**state, "calls": [c for c in state.get("calls", []) if c["id"] in kept]})
+
+
+async def deliver(
+    state: AgentState,
+    runtime: Runtime[Context],
+    context: Context,
+    *,
+    answer: str,
+    source: AnswerSource,
+    grounded: bool | None,
+    message_id: str | None,
+    usage_update: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """The state update that ends the answer loop with ``answer``: the ``final_answer`` event (its metadata:
+    ``grounded``, ``answer_source``, the first answer's problems, counters), the plan learned as an example where
+    the run allows it, and the answer as the question's one AI message (the model reply's id while the text is
+    the reply's, so a chat that saw a streamed reply shows it once)."""
+    usage_update = usage_update or {}
+    usage = add_usage(state.get("usage", {}), usage_update)
+    draft: Draft | dict[str, Any] = state.get("draft") or {}
+    calls = reported_state(state).get("calls", [])
+    plan = state.get("plan")
+    metadata = {
+        **counters(usage),
+        "tool_calls": len(calls),
+        "failed_tool_calls": sum(1 for c in calls if c["status"] != "ok"),
+        "plan_attempts": state.get("attempts", 0),
+        "grounded": grounded,
+        "answer_source": source,
+        "grounding_problems": list(draft.get("problems") or []),
+        "votes": draft.get("votes"),
+        "answer_references": draft.get("references"),
+        "duration_s": round(time.time() - state.get("started_at", time.time()), 3),
+    }
+    learnable = not state.get("candidates")  # a merged sample plan is no example of a plan
+    if context.learn_examples and learnable and plan is not None and calls and metadata["failed_tool_calls"] == 0:
+        example = {"steps": plan["steps"], "final": None}  # the shape the planner writes
+        await asyncio.to_thread(add_example, state["question"], example)
+    runtime.stream_writer(FinalAnswerEvent(event="final_answer", answer=answer, metadata=metadata))
+    message = AIMessage(answer, id=message_id)
+    done = {**draft, "verdict": "accepted", "text": answer, "source": source, "message_id": message_id}
+    return {
+        "answer": answer,
+        "messages": [message],
+        "usage": usage_update,
+        "draft": done if draft else None,
+    }

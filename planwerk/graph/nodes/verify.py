@@ -1,0 +1,77 @@
+"""Verification: decide from the call log what comes next (a pure decision on failure kinds; see core.verification)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from planwerk.core.expressions import plan_expression
+from planwerk.core.plan import Plan, PlanFormat
+from planwerk.core.verification import Verification, verify_calls
+from planwerk.core.vote import vote
+from planwerk.events import AskUserEvent, ReplanEvent
+from planwerk.graph.context import Context
+from planwerk.graph.nodes.chat import question_message
+from planwerk.graph.nodes.common import context_of, person_texts
+from planwerk.graph.run_context import profile_of
+from planwerk.graph.state import AgentState
+from planwerk.prompts.render import render_result
+from planwerk.prompts.texts import PromptTexts, texts_for
+
+
+async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Done, self-correct or replan (failed calls back to the planner), ask the user, or give up honestly."""
+    plan = Plan.model_validate(state["plan"])
+    # Ids may be reused by a corrected plan: judge each call of this plan by its latest record.
+    latest = {c["id"]: c for c in state.get("calls", [])}
+    last_calls = [latest[call.id] for _, call in plan.calls() if call.id in latest]
+    attempts = state.get("attempts", 0)
+    context = context_of(runtime)
+    texts = texts_for(profile_of(context))
+    outcome = verify_calls(last_calls, attempts, context.max_plan_attempts)
+    candidates = state.get("candidates")
+    if candidates and outcome.decision != "done" and vote(candidates, last_calls).winner is not None:
+        # Self-consistency: a sampled plan that failed is outvoted, not repaired, when another one ran cleanly.
+        outcome = Verification("done", outcome.reason)
+    profile = profile_of(context)
+    rounds = state.get("rounds", 0)
+    if outcome.decision == "done" and plan.next_round and rounds < profile.plan_rounds:
+        # The plan read first and asked for another round: plan the rest from a summary of the results (the
+        # planner node renders it, typed unless the profile allows raw text). A round has its own attempts.
+        runtime.stream_writer(
+            ReplanEvent(event="replan", reason="next planning round", decision="next_round", attempt=attempts)
+        )
+        return {"verdict": "next_round", "rounds": rounds + 1, "attempts": 0, "feedback": []}
+    update: dict[str, Any] = {"verdict": outcome.decision}
+    if outcome.decision in ("self_correct", "replan"):
+        runtime.stream_writer(
+            ReplanEvent(event="replan", reason=outcome.reason, decision=outcome.decision, attempt=attempts)
+        )
+        problems, reply = _failure_feedback(state, outcome.reason, texts, profile_of(context).plan_format)
+        update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
+    elif outcome.decision == "ask_user" and outcome.not_found is not None:
+        asked = person_texts(state.get("question", ""), profile)  # the person's language, not the planner's
+        question = asked.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
+        runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
+        update["pending_question"] = question
+        update["messages"] = [question_message(question)]  # asked now: a chat UI draws the interrupt under it
+    elif outcome.decision == "give_up":
+        update["plan_errors"] = outcome.reason.splitlines()
+    return update
+
+
+def _failure_feedback(state: AgentState, reason: str, texts: PromptTexts, plan_format: PlanFormat) -> tuple[str, str]:
+    """The planner's feedback after failed calls, and the failed plan as the planner's own earlier reply: in the
+    form it writes plans (an expression planner shown JSON answers in JSON)."""
+    if plan_format == "expression":
+        try:
+            return texts.expression_failed_calls.format(problems=reason), plan_expression(state["plan"])
+        except ValueError:
+            pass  # a plan that is no expression (it calls nothing): shown as JSON like any plan
+    available = {k: render_result(v, texts)[:300] for k, v in state.get("results", {}).items()}
+    problems = texts.failed_calls_instructions.format(
+        problems=reason, available=json.dumps(available, ensure_ascii=False) if available else texts.nothing
+    )
+    return problems, json.dumps(state["plan"], ensure_ascii=False)
