@@ -66,6 +66,7 @@ runs them all."""
 FOLDER_TIERS: dict[str, frozenset[str]] = {
     "cluster": frozenset({"postgres", "server"}),  # Aegra on PostgreSQL (scripts/cluster.sh)
     "bench": frozenset({"bench"}),  # the benchmark commands, end to end (several CLI runs each)
+    "browser": frozenset({"browser", "server"}),  # agent-chat-ui in Chromium against a dev server (Playwright)
 }
 """Folders under ``tests/`` whose every test needs a tier."""
 
