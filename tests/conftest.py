@@ -116,15 +116,21 @@ def _code_of(func: Any) -> Any:
     return getattr(getattr(func, "__func__", func), "__code__", None)
 
 
-def _same_module_helpers(value: Any, module: str) -> list[Any]:
+def _is_test_code(owner: str | None, module: str | None) -> bool:
+    """Whether ``owner`` (a function's or class's module) is the test's own module or another one under ``tests``
+    (a helper such as one test file's worker that another imports)."""
+    return owner is not None and (owner == module or owner.startswith(f"{__package__}."))
+
+
+def _same_module_helpers(value: Any, module: str | None) -> list[Any]:
     """The plain functions a global of ``module`` leads to: itself, or the methods of its class (an instance such as
-    a module-level ``runner = Runner()`` whose ``runner.invoke`` a test calls)."""
+    a module-level ``runner = Runner()`` whose ``runner.invoke`` a test calls), when they are test code."""
     import types
 
     if isinstance(value, types.FunctionType):
-        return [value] if value.__module__ == module else []
+        return [value] if _is_test_code(value.__module__, module) else []
     cls = value if isinstance(value, type) else type(value)
-    if cls.__module__ != module:
+    if not _is_test_code(cls.__module__, module):
         return []
     return [f for f in vars(cls).values() if isinstance(f, types.FunctionType)]
 
