@@ -115,3 +115,18 @@ def test_a_property_test_of_many_examples_is_the_fuzz_tier() -> None:
 
     assert derived_tiers(fake_item(test_fuzz)) == {"fuzz"}
     assert derived_tiers(fake_item(test_property)) == set()
+
+
+def test_a_helper_from_another_test_module_is_followed_and_one_from_elsewhere_is_not() -> None:
+    import subprocess
+    import sys
+
+    helper_code = "def start_worker():\n    return subprocess.Popen([sys.executable, '-m', 'some.worker'])\n"
+    tier_of_helper_in: dict[str, set[str]] = {}
+    for module in ("tests.graph.test_elsewhere", "planwerk.elsewhere"):
+        helpers: dict[str, Any] = {"__name__": module, "subprocess": subprocess, "sys": sys}
+        exec(helper_code, helpers)  # a constant of this file
+        caller: dict[str, Any] = {"__name__": "fake_tests", "start_worker": helpers["start_worker"]}
+        exec("def test_uses_the_worker():\n    start_worker()\n", caller)
+        tier_of_helper_in[module] = derived_tiers(fake_item(caller["test_uses_the_worker"]))
+    assert tier_of_helper_in == {"tests.graph.test_elsewhere": {"process"}, "planwerk.elsewhere": set()}
