@@ -58,7 +58,7 @@ A test's own ``@pytest.mark.timeout`` wins."""
 # from the fixtures it uses (with their parameters), and from the names its code and its fixtures' code call
 # (followed through the helper functions of the same module). An explicit marker adds to what is derived.
 
-TIERS = ("postgres", "server", "npm", "model", "browser", "bench")
+TIERS = ("postgres", "server", "npm", "model", "browser", "bench", "process", "fuzz")
 """Every tier but the fast one (described where they are registered, ``[tool.pytest.ini_options]`` in pyproject.toml).
 ``pytest`` with no arguments runs the tests that have none of these markers and are not ``slow``; ``scripts/test.sh``
 runs them all."""
@@ -66,6 +66,7 @@ runs them all."""
 FOLDER_TIERS: dict[str, frozenset[str]] = {
     "cluster": frozenset({"postgres", "server"}),  # Aegra on PostgreSQL (scripts/cluster.sh)
     "bench": frozenset({"bench"}),  # the benchmark commands, end to end (several CLI runs each)
+    "browser": frozenset({"browser", "server"}),  # agent-chat-ui in Chromium against a dev server (Playwright)
 }
 """Folders under ``tests/`` whose every test needs a tier."""
 
@@ -95,6 +96,14 @@ PARAM_TIERS: dict[tuple[str, str], frozenset[str]] = {
 }
 """(fixture, parameter) pairs that put one parametrization of a test in a tier."""
 
+PROCESS_STARTS = frozenset({"Popen", "create_subprocess_exec", "subprocess"})
+"""Names through which a test starts a child process itself (the project's MCP servers start inside planwerk)."""
+PYTHON_PROGRAM = frozenset({"-m", "-c"})
+"""Constants of a ``[sys.executable, "-m", module]`` or ``[sys.executable, "-c", code]`` command line."""
+FUZZ_EXAMPLES = 300
+"""A property test asking hypothesis for at least this many examples is a fuzz run (the ``fuzz`` tier): seconds to
+minutes of CPU each; the ordinary property tests ask for 100-200 and stay in the fast tier."""
+
 FAST_EXCLUDES = ("slow", *TIERS)
 """What the default run leaves out."""
 FAST_ONLY = pytest.StashKey[bool]()
@@ -102,29 +111,65 @@ FAST_ONLY = pytest.StashKey[bool]()
 HERE = Path(__file__).parent
 
 
-def _called_names(func: Any, seen: set[int] | None = None) -> set[str]:
-    """Global names ``func``'s code uses, followed through the plain functions of its own module."""
+def _code_of(func: Any) -> Any:
+    """The code object of a function or method, or ``None``."""
+    return getattr(getattr(func, "__func__", func), "__code__", None)
+
+
+def _is_test_code(owner: str | None, module: str | None) -> bool:
+    """Whether ``owner`` (a function's or class's module) is the test's own module or another one under ``tests``
+    (a helper such as one test file's worker that another imports)."""
+    return owner is not None and (owner == module or owner.startswith(f"{__package__}."))
+
+
+def _same_module_helpers(value: Any, module: str | None) -> list[Any]:
+    """The plain functions a global of ``module`` leads to: itself, or the methods of its class (an instance such as
+    a module-level ``runner = Runner()`` whose ``runner.invoke`` a test calls), when they are test code."""
     import types
 
-    code = getattr(func, "__code__", None)
+    if isinstance(value, types.FunctionType):
+        return [value] if _is_test_code(value.__module__, module) else []
+    cls = value if isinstance(value, type) else type(value)
+    if not _is_test_code(cls.__module__, module):
+        return []
+    return [f for f in vars(cls).values() if isinstance(f, types.FunctionType)]
+
+
+def _code_facts(func: Any, seen: set[int] | None = None) -> tuple[set[str], set[str]]:
+    """Global names and string constants ``func``'s code uses, followed through the plain functions and the classes
+    of its own module."""
+    import types
+
+    code = _code_of(func)
     if code is None:
-        return set()
+        return set(), set()
     seen = set() if seen is None else seen
     if id(code) in seen:
-        return set()
+        return set(), set()
     seen.add(id(code))
     names: set[str] = set()
+    consts: set[str] = set()
     stack = [code]
     while stack:  # nested functions and comprehensions are constants of their outer code object
         current = stack.pop()
         names.update(current.co_names)
+        consts.update(c for c in current.co_consts if isinstance(c, str))
         stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    module_globals = getattr(func, "__globals__", {})
+    module = getattr(func, "__module__", None)
+    module_globals = getattr(getattr(func, "__func__", func), "__globals__", {})
     for name in list(names):
-        helper = module_globals.get(name)
-        if isinstance(helper, types.FunctionType) and helper.__module__ == func.__module__:
-            names |= _called_names(helper, seen)
-    return names
+        if name in module_globals:
+            for helper in _same_module_helpers(module_globals[name], module):
+                more_names, more_consts = _code_facts(helper, seen)
+                names |= more_names
+                consts |= more_consts
+    return names, consts
+
+
+def _fuzz_examples(func: Any) -> int:
+    """How many examples hypothesis is asked for by ``func``'s own ``@settings`` (0 when it is no property test)."""
+    chosen = getattr(func, "_hypothesis_internal_use_settings", None)
+    return int(getattr(chosen, "max_examples", 0)) if getattr(func, "hypothesis", None) is not None else 0
 
 
 def derived_tiers(item: pytest.Item) -> set[str]:
@@ -145,8 +190,13 @@ def derived_tiers(item: pytest.Item) -> set[str]:
         for key, value in callspec.params.items():
             tiers |= PARAM_TIERS.get((key, str(value)), frozenset())
     for func in funcs:
-        for name in _called_names(func):
+        names, consts = _code_facts(func)
+        for name in names:
             tiers |= NAME_TIERS.get(name, frozenset())
+        if names & PROCESS_STARTS and "executable" in names and consts & PYTHON_PROGRAM:
+            tiers.add("process")  # a child Python program: it imports the stack again (seconds of CPU per start)
+    if funcs[0] is not None and _fuzz_examples(funcs[0]) >= FUZZ_EXAMPLES:
+        tiers.add("fuzz")
     return tiers
 
 

@@ -15,6 +15,9 @@ from planwerk.rag import embeddings
 from planwerk.rag.embeddings import EMBEDDINGGEMMA, embed, embeddinggemma_path, load_embedder
 from planwerk.rag.retriever import HybridRetriever, load_retriever
 
+pytestmark = pytest.mark.model
+"""Every test here runs EmbeddingGemma; the benchmark test reaches it through a command the tiers do not follow."""
+
 ENGLISH_FOUND_FIRST = (
     "What does the Razepato eat?",
     "Where can one best observe the Razepato?",

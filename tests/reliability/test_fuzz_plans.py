@@ -95,6 +95,7 @@ def test_arbitrary_text_ends_in_a_plan_or_a_precise_error(text: str) -> None:
     PIPELINE.run(text, "text", strict=True)
 
 
+@pytest.mark.fuzz  # it reads what the fuzz tests of this module counted, so it runs in their tier
 def test_fuzz_summary(figures: Any) -> None:
     """Runs last in this module: every case was classified, and no case came near the time bound."""
     outcomes = FIGURES.outcomes
