@@ -13,6 +13,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LANGSMITH_TRACING", "false")
+# The product's default is llama.cpp where it is installed (planwerk.models.specs.DEFAULT_LOCAL_BACKEND); the tests
+# that assert a packaged model's replies were written against transformers' decoding, so they keep it unless a test
+# (tests/models/test_llamacpp_model.py) or the caller chooses the backend.
+os.environ.setdefault("PLANWERK_LOCAL_BACKEND", "transformers")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

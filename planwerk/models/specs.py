@@ -202,11 +202,12 @@ def _load(spec: ModelSpec, backend: str = "") -> BaseChatModel:
 
 LOCAL_BACKEND_ENV = "PLANWERK_LOCAL_BACKEND"
 """Which library runs the packaged GGUFs: ``transformers`` (the default), ``llama.cpp`` or ``auto``."""
-DEFAULT_LOCAL_BACKEND = "transformers"
-"""Measured on 2 idle cores (BENCHMARKS.md §14): llama.cpp decodes 1.8× faster and answers a repeated question in
-4.4 s against 17.6 s, but its prompt processing (this portable build: AVX2, no AVX-512) runs at half transformers'
-speed, so a cold process answers the demo question in 83 s against 50 s. Until prompt processing catches up,
-llama.cpp is the choice for a long-running server (``auto`` or ``llama.cpp``), not the default."""
+DEFAULT_LOCAL_BACKEND = "auto"
+"""llama.cpp on a CPU when it is installed, else transformers. Measured on 2 idle cores with the 0.5B model
+(BENCHMARKS.md §14, the AVX-512 build): the demo question in a fresh process 27 s against 58 s once the prompt
+prefixes' states are on disk (65 s against 58 s the very first time), again in the same process 13 s against 27 s,
+decode 20-23 tokens/s against 9, 2.3 GB resident against 3.1. Without llama-cpp-python (``scripts/setup.sh demo``
+does not compile it) the packaged models run on transformers."""
 LocalBackend = Literal["llama.cpp", "transformers"]
 
 

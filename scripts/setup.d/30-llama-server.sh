@@ -3,7 +3,8 @@
 # .llama-venv/: it serves the packaged GGUF behind planwerk's `endpoint:` spec (tests/models/test_llama_server.py,
 # python -m benchmarks.model_server). Its own venv because its server pins (starlette-context<0.4, its fastapi and
 # uvicorn) are not ours to choose. Idempotent: skips when the pinned version is already importable.
-# The build is portable: no -march=native and no GPU backend; AVX2/FMA/F16C only when this CPU has them.
+# The build is for this CPU's vector units without -march=native: AVX2/FMA/F16C and AVX-512 (F, VBMI, VNNI, BF16) and
+# AVX-VNNI each only when this CPU has them (AVX-512 evaluated prompts 1.76x faster here: BENCHMARKS.md §14); no GPU.
 # Everything it builds or downloads stays in the project: no pip cache, build files under .llama-venv/.
 # Used by the model-server tests; scripts/model-server.sh installs it on first use.
 # setup-for: all
@@ -40,6 +41,9 @@ CMAKE_ARGS+=" -DGGML_OPENCL=OFF -DGGML_BLAS=OFF -DGGML_RPC=OFF -DLLAMA_CURL=OFF 
 CMAKE_ARGS+=" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
 CMAKE_ARGS+=" -DGGML_AVX=$(cpu_flags avx) -DGGML_AVX2=$(cpu_flags avx2) -DGGML_FMA=$(cpu_flags fma)"
 CMAKE_ARGS+=" -DGGML_F16C=$(cpu_flags f16c)"
+CMAKE_ARGS+=" -DGGML_AVX512=$(cpu_flags avx512f) -DGGML_AVX512_VBMI=$(cpu_flags avx512vbmi)"
+CMAKE_ARGS+=" -DGGML_AVX512_VNNI=$(cpu_flags avx512_vnni) -DGGML_AVX512_BF16=$(cpu_flags avx512_bf16)"
+CMAKE_ARGS+=" -DGGML_AVX_VNNI=$(cpu_flags avx_vnni)"
 export CMAKE_ARGS
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 export PIP_NO_CACHE_DIR=1
