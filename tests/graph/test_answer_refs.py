@@ -102,23 +102,23 @@ async def test_a_model_that_takes_grammars_answers_under_the_answer_grammar() ->
     assert "{wx.days.0.temperature_max} = 17,2" in model.prompts[-1]
 
 
-async def test_by_default_a_constrained_draft_is_checked_without_the_rules_its_grammar_guarantees() -> None:
-    """The default Context answers by reference. The fake model says it decodes under the grammar, so its "22 °C"
+async def test_a_constrained_draft_is_checked_without_the_rules_its_grammar_guarantees() -> None:
+    """Answering by reference. The fake model says it decodes under the grammar, so its "22 °C"
     (which the real grammar would refuse: no source has the digits) is taken as constructed and not read again: the
     number rule is skipped. A place no source names is letters, which the grammar does not constrain: still sent
     back. The replay model (no grammar) is checked in full: the same "22 °C" is rejected."""
     answer = "In {geo.name} bis zu {wx.days.0.temperature_max}, abends 22 °C."
     model = GrammarRecorder(responses=[PLAN, answer])
-    async with replay_agent(model) as agent:
+    async with replay_agent(model, answer_by_reference=True) as agent:
         reply = await agent.ask(QUESTION)
     assert reply.answer == "In Barcelona bis zu 17,2, abends 22 °C."
     assert final(reply)["answer_references"]["constrained"] is True and final(reply)["answer_source"] == "model"
     model = GrammarRecorder(responses=[PLAN, "In Madrid bis zu {wx.days.0.temperature_max}.", answer])
-    async with replay_agent(model) as agent:
+    async with replay_agent(model, answer_by_reference=True) as agent:
         reply = await agent.ask(QUESTION)
     assert final(reply)["answer_source"] == "regenerated"
     replay = ReplayChatModel.of([PLAN, answer, "In {geo.name} bis zu {wx.days.0.temperature_max}."])
-    async with replay_agent(replay) as agent:
+    async with replay_agent(replay, answer_by_reference=True) as agent:
         reply = await agent.ask(QUESTION)
     assert final(reply)["answer_source"] == "regenerated" and reply.answer == "In Barcelona bis zu 17,2."
 
@@ -129,7 +129,7 @@ def test_the_slots_of_the_test_tools_make_a_grammar() -> None:
 
 
 def test_the_context_field_is_validated() -> None:
-    assert Context().answer_by_reference is True  # the default: constrained models answer by reference
+    assert Context().answer_by_reference is False  # the default: plain answers, checked in full
     with pytest.raises(ValueError, match="answer_by_reference must be true or false"):
         Context(answer_by_reference="yes")  # type: ignore[arg-type]
 

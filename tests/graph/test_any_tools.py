@@ -210,14 +210,3 @@ async def test_a_call_the_planner_wrote_twice_side_by_side_runs_once(bank: Any) 
     async with agent(model, bank) as planwerk:
         reply = await planwerk.ask("What is my current account balance?")
     assert reply.metadata["tool_calls"] == 1 and model.calls == 2
-
-
-async def test_a_sample_number_of_the_built_examples_is_sent_back_unless_the_question_states_it(bank: Any) -> None:
-    copied = plan({"id": "t", "name": "get_most_recent_transactions", "arguments": {"n": 12}})
-    asked = plan({"id": "t", "name": "get_most_recent_transactions", "arguments": {"n": 5}})
-    model = ReplayChatModel.of([copied, asked, "Your last five transactions are …"])
-    async with agent(model, bank) as planwerk:
-        reply = await planwerk.ask("Show my 5 most recent transactions.")
-    [replan] = [e for e in reply.events if e["event"] == "replan"]
-    assert 'n = "12", the placeholder of an example' in replan["reason"]
-    assert reply.metadata["tool_calls"] == 1 and model.calls == 3
