@@ -1,18 +1,18 @@
 """Dates taken for values: a plan's literal argument that is nothing but a date expression ("Tomorrow",
 "übermorgen", "next Friday") given to a parameter that takes no date. Pure: no I/O (the date reader only parses).
 
-Measured with the packaged 0.5B model (issue 32): "What is the forecast for the day after tomorrow?" was planned
-as ``geocode(destination="Tomorrow")``: a word of the question taken for the place nobody named. The place check
-did not see it (the gazetteer knows no place "Tomorrow"), so the call ran. A date is never the value of a
+Measured with the packaged 0.5B model (issue 32): a question about "the day after tomorrow" that named no place was
+planned with the date word as a place argument: a word of the question taken for the value nobody gave. The place
+check did not see it (no gazetteer knows such a place), so the call ran. A date is never the value of a
 parameter that takes none, whatever the tool: planned dates are written as dates (the plan rules say
 YYYY-MM-DD), so such an argument is rejected before anything runs.
 
 What a date expression is decides the one date reader (:func:`planwerk.checks.dates.find_dates`), with its
 per-language data; a value a gazetteer knows as a place is a place ("Essen", "Nice"). A parameter takes a date
 when its schema says so (``format`` date or date-time, or a ``pattern``: the schema's validation judges those).
-A parameter **takes places** when its own description or examples name a place the gazetteer knows ("A place
-name, e.g. 'Barcelona'"): then the date stood where a place belongs, and a question that names no place is asked
-back (``planwerk.graph.nodes.check``).
+A parameter **takes places** when its own description or examples name a place the gazetteer knows (a description
+that gives a city as its example): then the date stood where a place belongs, and a question that names no place
+is asked back (``planwerk.graph.nodes.check``).
 """
 
 from __future__ import annotations

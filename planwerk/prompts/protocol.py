@@ -51,8 +51,8 @@ ANSWER_FAILURES = " Fehlgeschlagene Tools ({tools}) erwähnst du ehrlich und nen
 ANSWER_KEY = "Der passendste Abschnitt ({source}) sagt: „{sentence}“ Gib diese Aussage in deinen Worten wieder."
 """Added when the answer must come from the retrieved context; takes ``{source}`` and ``{sentence}`` (the best
 chunk's key sentence, the one the answer check requires: measured with the packaged 0.5B model on the demo
-question, shown only the chunks it answered "Razepato am besten beobachten kann in Barcelona.", with this line it
-wrote the key sentence, word for word)."""
+question, shown only the chunks it answered with one place and left out the others the chunk named; with this line
+it wrote the key sentence, word for word)."""
 
 ANSWER_RESULT = (
     "Das Ergebnis des letzten Aufrufs beantwortet die Frage. Schreibe einen Satz damit, "

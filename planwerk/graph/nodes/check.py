@@ -190,7 +190,7 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
     texts = texts_for(profile_of(context))
     if problems := _plan_problems(candidate, state, context, deps):
         return Checked(candidate, problems, reordered)
-    # A date of the question given as a value ("Tomorrow" as the destination) is a value nobody gave.
+    # A date of the question given as a value (a date word as a place argument) is a value nobody gave.
     if dated := await asyncio.to_thread(_date_values, candidate, state, context, deps):
         problems = [texts.date_value.format(call=d.call_id, argument=d.argument, value=d.value) for d in dated]
         as_places = [PlaceProblem("invented", d.value, d.call_id) for d in dated if d.takes_places]
