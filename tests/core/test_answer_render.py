@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planwerk.core.answers.render import render_answer, render_value
+from planwerk.core.answers.render import render_answer, render_value, settled_text
 from planwerk.core.answers.slots import Slot
 from planwerk.prompts.answer_refs import ENGLISH, GERMAN
 
@@ -52,3 +52,33 @@ def test_a_unit_written_after_a_placeholder_is_not_doubled() -> None:
     assert render_answer("{r.distance_km} km weit", slots, GERMAN.style).text == "41,7 km weit"
     assert render_answer("{r.distance_km}km, {r.distance_km} kmh", slots, GERMAN.style).text == "41,7 km, 41,7 km kmh"
     assert render_answer("{r.n} km", slots, GERMAN.style).text == "3 km"  # no unit of its own: the model's stays
+
+
+STREAMED = (
+    "In {geo.name} bis zu {wx.temp_max_c} °C, am {wx.date|weekday} {wx.total}mm; roh {wx.temp_max_c|raw} °C {",
+    "{wx.temp_max_c} {wx.total} ",
+    "Es gibt {unbekannt} und {wx.days}",
+)
+
+
+def test_while_an_answer_is_decoded_its_settled_part_renders_as_a_prefix_of_the_final_rendering() -> None:
+    """Rendered after every character, the answer grows: never a half-written placeholder, never a unit that a
+    later character drops again."""
+    for answer in STREAMED:
+        final = render_answer(answer, SLOTS, GERMAN.style).text
+        shown = ""
+        for end in range(len(answer) + 1):
+            rendered = render_answer(settled_text(answer[:end], SLOTS), SLOTS, GERMAN.style).text
+            assert final.startswith(rendered), (answer[:end], rendered)
+            assert rendered.startswith(shown), (answer[:end], rendered, shown)
+            assert "{wx" not in rendered
+            shown = rendered
+
+
+def test_the_settled_part_holds_back_only_what_may_still_change() -> None:
+    assert settled_text("bis zu {wx.temp", SLOTS) == "bis zu "
+    assert settled_text("bis zu {wx.temp_max_c} °", SLOTS) == "bis zu {wx.temp_max_c}"  # maybe its unit again
+    assert settled_text("bis zu {wx.temp_max_c} °C.", SLOTS) == "bis zu {wx.temp_max_c} °C."
+    assert settled_text("{wx.temp_max_c|raw} °", SLOTS) == "{wx.temp_max_c|raw} °"  # raw: no unit written
+    assert settled_text("{wx.days} T", SLOTS) == "{wx.days} T"  # no unit
+    assert settled_text("{a} und {b", SLOTS) == "{a} und "

@@ -7,11 +7,12 @@ agent-chat-ui reads a run (its chunks are merged by message id; each ``values`` 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
 from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.graph.builder import build_graph
@@ -90,3 +91,44 @@ async def test_a_rejected_draft_that_streamed_is_removed_and_the_next_one_stream
     assert all(m.id != rejected_id and m.content != INVENTED for m in shown)  # the rejected draft is gone
     stored = (await graph.aget_state(config)).values["messages"]
     assert [m.content for m in stored].count(ANSWER) == 1 and rejected_id not in {m.id for m in stored}
+
+
+class PiecewiseModel(GenericFakeChatModel):
+    """Streams each reply a few characters at a time (a placeholder arrives in pieces, as a tokenizer splits it)
+    and takes grammars (it stands for a local model answering by reference; the grammar itself is not applied)."""
+
+    def with_plan_grammar(self, grammar: str) -> PiecewiseModel:
+        return self
+
+    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Iterator[Any]:
+        text = str(next(self.messages).content)
+        for start in range(0, len(text), 3):
+            yield ChatGenerationChunk(message=AIMessageChunk(content=text[start : start + 3]))
+
+
+BY_REFERENCE = "In {geo.name} werden heute bis zu {wx.days.0.temperature_max} erwartet."
+RENDERED = "In Barcelona werden heute bis zu 17,2 erwartet."
+
+
+async def test_an_answer_by_reference_streams_rendered_and_never_shows_a_placeholder() -> None:
+    model = PiecewiseModel(messages=iter([AIMessage(plan_json([GEO], [WEATHER])), AIMessage(BY_REFERENCE)]))
+    graph = build_graph(Deps(chat_model=model, tools=travel_tools()), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "by-reference"}}
+    context = Context(today="2026-11-22", answer_by_reference=True)
+    parts = [
+        part
+        async for part in graph.astream(
+            {"messages": [("user", QUESTION)]}, config, context=context, stream_mode=["messages", "values"]
+        )
+    ]
+    pieces: dict[str, list[str]] = {}
+    for mode, data in parts:
+        if mode == "messages" and data[1]["langgraph_node"] == "answer":
+            pieces.setdefault(data[0].id, []).append(str(data[0].content))
+    [(answer_id, streamed)] = pieces.items()
+    assert "".join(streamed) == RENDERED and len([p for p in streamed if p]) > 5  # in pieces, as it is decoded
+    assert not any("{" in piece or "}" in piece for piece in streamed)  # the raw placeholders never stream
+    shown = [m for m in chat_view(parts) if m.type in ("ai", "AIMessageChunk") and not m.tool_calls]
+    assert (shown[-1].id, shown[-1].content) == (answer_id, RENDERED)
+    state = (await graph.aget_state(config)).values
+    assert state["draft"]["written"] == [BY_REFERENCE] and state["draft"]["references"]["constrained"] is True

@@ -145,3 +145,20 @@ def render_answer(text: str, slots: Mapping[str, Slot], style: ValueStyle) -> Re
                 position += repeated.end()
     parts.append(text[position:])
     return RenderedAnswer("".join(parts), tuple(used), tuple(unknown))
+
+
+def settled_text(text: str, slots: Mapping[str, Slot]) -> str:
+    """The longest prefix of a partly decoded answer ``text`` whose rendering no later text can change, so that
+    rendering it while the answer is decoded shows a growing prefix of the final rendering. It ends before an
+    unclosed ``{`` (a placeholder still being written) and, right after the placeholder of a number with a unit,
+    before text that may still turn out to be that unit (:func:`render_answer` drops a repeated unit)."""
+    opening = text.rfind("{")
+    if opening > text.rfind("}"):
+        text = text[:opening]
+    last = next(reversed(list(PLACEHOLDER.finditer(text))), None)
+    if last is not None and last[2] != "raw":
+        slot = slots.get(last[1])
+        # The repeated unit is "[ ]unit" followed by no word character: decidable once that many characters follow.
+        if slot is not None and slot.kind == "number" and slot.unit and len(text) - last.end() < len(slot.unit) + 2:
+            text = text[: last.end()]
+    return text

@@ -3,10 +3,10 @@
 ``answer`` takes the planner's ``final`` when no tool ran, else asks the model for an answer from the results and
 the retrieved context; when no plan passed it writes nothing and the ``fallback`` node answers. ``regenerate``
 shows the model its rejected answer and what the check found wrong (:attr:`~planwerk.graph.state.Draft.repair`).
-A model's plain answer streams into a chat as it is decoded and stays there as a draft message until
-``check_answer`` replaces it by the checked answer (same id) or removes it; an answer by reference is tagged
-``nostream`` (its tokens are placeholders). The streaming rule is :mod:`planwerk.graph.nodes.chat`'s
-(:data:`~planwerk.graph.nodes.chat.STREAMED_ANSWER_TAGS`, :func:`streamed_draft`).
+A model's answer streams into a chat as it is decoded and stays there as a draft message until ``check_answer``
+replaces it by the checked answer (same id) or removes it; an answer by reference streams rendered, as far as its
+placeholders are written (:class:`~planwerk.models.rendering.RenderingChatModel`). The streaming rule is
+:mod:`planwerk.graph.nodes.chat`'s (:data:`~planwerk.graph.nodes.chat.STREAMED_ANSWER_TAGS`, :func:`streamed_draft`).
 
 What the model reads of the results is typed and clipped by default (``Context.answer_results="values"``, see
 :func:`planwerk.prompts.fallback.result_lines`): each value rendered, a result's free text only as its length and
@@ -20,7 +20,6 @@ import asyncio
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from planwerk.checks import format_value, reported_calls
@@ -42,13 +41,11 @@ from planwerk.graph.nodes.common import (
 from planwerk.graph.nodes.deliver import reported_state
 from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import AgentState, Draft, add_usage
+from planwerk.models.rendering import WRITTEN_KEY
 from planwerk.profiles import Profile
 from planwerk.prompts.fallback import call_sentences, fallback_texts, result_lines
 from planwerk.prompts.render import build_answer_messages, trim_history
 from planwerk.prompts.texts import texts_for
-
-ANSWER_TAGS = ("planwerk:answer", TAG_NOSTREAM)
-"""An answer by reference does not stream (its tokens are placeholders); the rendered, checked answer is shown."""
 
 
 def answer_language(state: AgentState, profile: Profile) -> Language:
@@ -90,7 +87,7 @@ async def answer(state: AgentState, runtime: Runtime[Context], *, deps: Deps) ->
         return {"draft": {**draft, "text": str(plan["final"]), "source": "planner"}}
     reply, refs, usage = await _write(state, context, profile, deps, repair=None)
     drafted = _drafted(draft, refs, reply)
-    return {"draft": drafted, "usage": usage, **streamed_draft(drafted, refs)}
+    return {"draft": drafted, "usage": usage, **streamed_draft(drafted)}
 
 
 async def regenerate(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
@@ -104,13 +101,13 @@ async def regenerate(state: AgentState, runtime: Runtime[Context], *, deps: Deps
     reply, refs, usage = await _write(reported_state(state), context, profile, deps, repair=(first, draft["repair"]))
     second = _drafted(draft, refs, reply)
     drafted: Draft = {**second, "attempt": 2, "source": "regenerated", "verdict": "unchecked"}
-    return {"draft": drafted, "usage": usage, **streamed_draft(drafted, refs)}
+    return {"draft": drafted, "usage": usage, **streamed_draft(drafted)}
 
 
-def streamed_draft(draft: Draft, refs: ReferenceAnswer | None) -> dict[str, Any]:
-    """The state update that keeps a streamed draft in the messages until it is checked (none for an answer by
-    reference, which did not stream): a chat keeps showing what it saw stream, under the same id."""
-    if refs is not None or draft["message_id"] is None:
+def streamed_draft(draft: Draft) -> dict[str, Any]:
+    """The state update that keeps a streamed draft (rendered) in the messages until it is checked: a chat keeps
+    showing what it saw stream, under the same id."""
+    if draft["message_id"] is None:
         return {}
     return {"messages": [draft_message(draft["text"], draft["message_id"])]}
 
@@ -118,8 +115,8 @@ def streamed_draft(draft: Draft, refs: ReferenceAnswer | None) -> dict[str, Any]
 async def _write(
     state: AgentState, context: Context, profile: Profile, deps: Deps, *, repair: tuple[str, str] | None
 ) -> tuple[tuple[str, str | None], ReferenceAnswer | None, dict[str, float]]:
-    """One answer model call (tagged ``nostream``): the reply's text and id, the answer-by-reference setup (or
-    ``None``), and the usage."""
+    """One answer model call (it streams, rendered where it answers by reference): the reply as the model wrote it
+    and the id it streamed under, the answer-by-reference setup (or ``None``), and the usage."""
     language = answer_language(state, profile)
     check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
     model = await deps.model_for(model_spec_of(context))
@@ -137,25 +134,23 @@ async def _write(
         answer_is_result=check.last_result is not None,
         key=key,
     )
-    messages: list[BaseMessage] | None = None
-    if refs is not None and refs.constrained:
-        model, messages = refs.model, refs.messages
+    messages = refs.messages if refs is not None and refs.constrained else None
     messages = messages or answer_messages(state, context, profile, language, check.last_result, deps, key=key)
     if repair is not None:
         written, request = repair
         messages = [*messages, AIMessage(written), HumanMessage(request)]
     lost = await lost_model_calls()
-    # A plain answer streams (planwerk.graph.nodes.chat); one decoded under the reference grammar is placeholders until
-    # rendered, so it does not.
-    tags = ANSWER_TAGS if refs is not None and refs.constrained else STREAMED_ANSWER_TAGS
-    reply = await model.ainvoke(messages, config={"tags": list(tags)})
+    # The answer streams (planwerk.graph.nodes.chat); by reference, what streams is the rendering of its placeholders.
+    writer = refs.rendering(model) if refs is not None else model
+    reply = await writer.ainvoke(messages, config={"tags": list(STREAMED_ANSWER_TAGS)})
     usage = add_usage({}, usage_of(reply, messages) | {"llm_calls": 1 + lost})
-    return (reply_text(reply).strip(), reply.id), refs, usage
+    written = reply.response_metadata.get(WRITTEN_KEY, reply_text(reply))
+    return (written.strip(), reply.id), refs, usage
 
 
 def _drafted(draft: Draft, refs: ReferenceAnswer | None, reply: tuple[str, str | None]) -> Draft:
-    """``draft`` with the model's reply: rendered where it wrote placeholders (then no longer the reply, so no
-    message id), the reply as written kept, and what answering by reference did."""
+    """``draft`` with the model's reply: rendered where it wrote placeholders (as it streamed under the reply's id),
+    the reply as written kept, and what answering by reference did."""
     text, message_id = reply
     written = [*draft["written"], text]
     rendered = text if refs is None else refs.render(text).text
@@ -170,7 +165,7 @@ def _drafted(draft: Draft, refs: ReferenceAnswer | None, reply: tuple[str, str |
         **draft,
         "text": rendered,
         "written": written,
-        "message_id": message_id if rendered == text else None,
+        "message_id": message_id,
         "verdict": "unchecked",
         "references": references,
     }

@@ -16,15 +16,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import BaseMessage
+from langgraph.constants import TAG_NOSTREAM
 
 from planwerk.core.answers.grammar import answer_grammar, known_numbers
-from planwerk.core.answers.render import RenderedAnswer, ValueStyle, render_answer
+from planwerk.core.answers.render import RenderedAnswer, ValueStyle, render_answer, settled_text
 from planwerk.core.answers.slots import Slot, collect_slots
 from planwerk.core.language import Language
 from planwerk.graph.context import Context
 from planwerk.graph.nodes.common import history_before_question, prompt_today
 from planwerk.graph.state import AgentState
 from planwerk.models.base import SupportsPlanGrammar
+from planwerk.models.rendering import RenderingChatModel
 from planwerk.profiles import Profile
 from planwerk.prompts.answer_refs import build_reference_messages, reference_texts
 from planwerk.prompts.render import trim_history
@@ -56,6 +58,16 @@ class ReferenceAnswer:
     def render(self, text: str) -> RenderedAnswer:
         """``text`` with its placeholders written out."""
         return render_answer(text, self.slots, self.style)
+
+    def rendering(self, model: Any) -> RenderingChatModel:
+        """The answer model (the grammar-bound one where there is one, else ``model``) with its placeholders written
+        out, streaming the rendering as far as it has settled; the raw placeholder tokens do not stream."""
+        return RenderingChatModel(
+            model=self.model if self.model is not None else model,
+            render=lambda text: self.render(text).text,
+            settle=lambda text: settled_text(text, self.slots),
+            model_tags=(TAG_NOSTREAM,),
+        )
 
 
 def _result_slot(calls: Sequence[Mapping[str, Any]], slots: Mapping[str, Slot]) -> str | None:
