@@ -10,7 +10,7 @@ model wrote it is kept in ``response_metadata[WRITTEN_KEY]`` (a repair prompt sh
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManager, CallbackManagerForLLMRun
@@ -25,7 +25,8 @@ WRITTEN_KEY = "planwerk_written"
 
 
 class RenderingChatModel(BaseChatModel):
-    """``model``'s reply passed through ``render``; while it decodes, ``render(settle(text so far))`` streams."""
+    """``model``'s reply passed through ``render``; while it decodes, ``render(settle(text so far))`` streams (on the
+    async path, which the graph takes; a synchronous call gets the whole rendering at once)."""
 
     model: Runnable[Any, Any]
     """The model that writes (bound to its grammar where it has one)."""
@@ -77,19 +78,6 @@ class RenderingChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         return self._result(await self.model.ainvoke(messages, config=self._inner_config(run_manager)))
-
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
-        stream = _RenderedStream(self.render, self.settle)
-        for chunk in self.model.stream(messages, config=self._inner_config(run_manager)):
-            if (piece := stream.add(chunk)) is not None:
-                yield piece
-        yield stream.last()
 
     async def _astream(
         self,

@@ -224,15 +224,27 @@ def packaged_gguf() -> Path:
     return ensure_packaged_model()
 
 
-@pytest.fixture(scope="module")
-def llama_server(llama_python: Path, packaged_gguf: Path, tmp_path_factory) -> Iterator[LlamaServer]:
+def serving(llama_python: Path, packaged_gguf: Path, log: Path) -> Iterator[LlamaServer]:
+    """A llama.cpp server on the packaged GGUF, with a generous client timeout."""
     from planwerk.models.specs import ENDPOINT_TIMEOUT_ENV
 
-    log = tmp_path_factory.mktemp("llama") / "server.log"
     # Headroom on a loaded machine: beside another llama.cpp server on 2 cores, a plan's first chunk took over 120 s.
     with pytest.MonkeyPatch.context() as env, LlamaServer(packaged_gguf, python=llama_python, log_file=log) as server:
         env.setenv(ENDPOINT_TIMEOUT_ENV, "400")
         yield server
+
+
+@pytest.fixture(scope="module")
+def llama_server(llama_python: Path, packaged_gguf: Path, tmp_path_factory) -> Iterator[LlamaServer]:
+    yield from serving(llama_python, packaged_gguf, tmp_path_factory.mktemp("llama") / "server.log")
+
+
+@pytest.fixture
+def fresh_llama_server(llama_python: Path, packaged_gguf: Path, tmp_path: Path) -> Iterator[LlamaServer]:
+    """A server that answered nothing before: it reuses no earlier prompt's KV cache. The server evaluates a prompt
+    that shares a prefix with the previous one from that prefix on, in other batches, and greedy decoding of the
+    0.5B model can then pick other tokens (CI once got three rejected plans after the module's other tests)."""
+    yield from serving(llama_python, packaged_gguf, tmp_path / "server.log")
 
 
 @pytest.mark.slow
@@ -287,7 +299,11 @@ def test_concurrent_requests_wait_for_each_other_instead_of_cutting_the_running_
 
 
 @pytest.mark.slow
-def test_demo_question_is_planned_and_answered_through_the_server(llama_server: LlamaServer, tmp_path: Path) -> None:
+@pytest.mark.timeout(900)  # a hang guard: two model calls on a busy 2-core machine took over 300 s
+def test_demo_question_is_planned_and_answered_through_the_server(
+    fresh_llama_server: LlamaServer, tmp_path: Path
+) -> None:
+    llama_server = fresh_llama_server
     from planwerk.agent import Agent
     from planwerk.models.specs import load_chat_model
 
@@ -297,7 +313,8 @@ def test_demo_question_is_planned_and_answered_through_the_server(llama_server: 
 
     events = asyncio.run(run())
     kinds = [event["event"] for event in events]
-    assert "plan" in kinds and kinds[-1] == "final_answer", kinds
+    # The rejected plans' reasons in the message: a failure here says what the check found (CI saw three once).
+    assert "plan" in kinds and kinds[-1] == "final_answer", [(e["event"], e.get("reason")) for e in events]
     final = events[-1]
     assert final["answer"].strip()
     assert final["metadata"]["llm_calls"] >= 2  # plan and answer, both from the server
