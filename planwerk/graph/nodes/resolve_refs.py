@@ -13,7 +13,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from planwerk.core.calls import CallRecord
+from planwerk.core.calls import CallRecord, results_of
 from planwerk.core.extract import EXTRACT_TOOL
 from planwerk.core.plan import Plan
 from planwerk.core.refs import ArgumentLimits, Ref, dependencies, iter_refs
@@ -85,7 +85,7 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
             plan,
             index,
             records=records + unresolved,
-            results=state.get("results", {}),
+            results=results_of(state.get("calls", [])),
             user=state.get("user", {}),
             limits=limits,
         )
