@@ -78,7 +78,8 @@ class AgentState(InputState):
     question: NotRequired[str]
     """The current question (the last human message)."""
     user: NotRequired[dict[str, Any]]
-    """Fields for ``user.*`` references: ``raw`` is the question; answers to ``ask_user`` add fields."""
+    """The user's answers to ``ask_user`` (``answer``), for ``user.*`` references; ``user.raw``, the question, is
+    derived from ``question`` where references are resolved (:func:`planwerk.core.refs.user_fields`)."""
     hits: NotRequired[list[Hit]]
     """Retrieved chunks with score and source."""
     retrieval_query: NotRequired[str | None]

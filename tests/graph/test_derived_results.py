@@ -150,3 +150,22 @@ def test_pure_views_leave_what_holds_no_call_log_alone() -> None:
     assert part_with_results({"calls": [record]}, "values") == {"results": {"a": 1}, "calls": [record]}
     assert part_with_results(((), {"calls": [record]}), "values") == ((), {"results": {"a": 1}, "calls": [record]})
     assert part_with_results({"calls": [record]}, "custom") == {"calls": [record]}
+
+
+async def test_user_raw_is_the_question_without_being_stored() -> None:
+    echo = {"id": "q", "name": "echo", "arguments": {"text": {"$ref": "user.raw"}}}
+
+    async def echo_text(text: str) -> dict:
+        """Return the text."""
+        return {"text": text}
+
+    echo_text.__name__ = "echo"
+    saver = InMemorySaver()
+    replies = [plan_json([echo]), "Gesagt."] * 2
+    async with make_agent(replies, tools=FunctionToolSource([echo_text]), checkpointer=saver) as agent:
+        await agent.ask("Sag das nach.", thread_id="q")
+        second = await agent.ask("Und das auch?", thread_id="q")
+        state = await agent.state("q")
+    assert second.answer == "Gesagt."
+    assert [c["args"] for c in state["calls"]] == [{"text": "Und das auch?"}]  # the current question
+    assert all("raw" not in values.get("user", {}) for values in await stored_values(saver, "q"))

@@ -22,6 +22,7 @@ from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.literals import invented_numbers, precise_literals
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan, PlanFormat
+from planwerk.core.refs import user_fields
 from planwerk.core.scheduling import reorder_steps
 from planwerk.core.scope import (
     InflectedPlace,
@@ -243,7 +244,7 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     problems = check_plan(
         plan,
         {**deps.tools.specs, **builtin_specs(deps.tools.specs, profile)},
-        user_fields=state.get("user", {}).keys(),
+        user_fields=user_fields(state.get("user", {}), state.get("question", "")).keys(),
         allowed_tools=profile.allowed_tools,
         available=results_of(state.get("calls", [])).keys(),
     )
