@@ -5,7 +5,8 @@ program reads (results by call id, in the run's output, ``get_state``, the ``val
 and ``debug`` stream modes) is derived from the records with :func:`planwerk.core.calls.results_of` when it is read,
 never written by a node nor stored in a checkpoint. The views carry it where the former ``results`` channel was:
 beside ``calls`` from ``prepare`` on, and in a node's update that wrote successful records (``None`` where the
-update reset the call log). Pure: no I/O.
+update reset the call log). Likewise ``user.raw``, the question, is derived from ``question`` in the views of the
+whole state (not in a node's update). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -16,16 +17,20 @@ from typing import Any
 from langgraph.types import StateSnapshot
 
 from planwerk.core.calls import results_of
+from planwerk.core.refs import user_fields
 
 RESULTS = "results"
 """The derived key."""
 
 
 def with_results(values: Any) -> Any:
-    """``values`` with ``results`` derived from its ``calls``, placed before them (the former channel's place);
-    ``values`` unchanged when it holds no call log (a state before ``prepare``, a chosen subset of keys)."""
+    """``values`` with ``results`` derived from its ``calls``, placed before them (the former channel's place), and
+    ``user.raw`` from its ``question``; ``values`` unchanged when it holds no call log (a state before ``prepare``,
+    a chosen subset of keys)."""
     if not isinstance(values, Mapping) or not isinstance(values.get("calls"), list):
         return values
+    if isinstance(values.get("user"), Mapping) and isinstance(values.get("question"), str):
+        values = {**values, "user": user_fields(values["user"], values["question"])}
     derived: dict[str, Any] = {}
     for key, value in values.items():
         if key == "calls":

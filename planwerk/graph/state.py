@@ -79,7 +79,8 @@ class AgentState(InputState):
     """The current question (the last human message)."""
     user: NotRequired[dict[str, Any]]
     """The user's answers to ``ask_user`` (``answer``), for ``user.*`` references; ``user.raw``, the question, is
-    derived from ``question`` where references are resolved (:func:`planwerk.core.refs.user_fields`)."""
+    derived from ``question`` where references are resolved (:func:`planwerk.core.refs.user_fields`) and where a
+    program reads the state (:mod:`planwerk.graph.derived`)."""
     hits: NotRequired[list[Hit]]
     """Retrieved chunks with score and source."""
     retrieval_query: NotRequired[str | None]

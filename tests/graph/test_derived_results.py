@@ -169,3 +169,4 @@ async def test_user_raw_is_the_question_without_being_stored() -> None:
     assert second.answer == "Gesagt."
     assert [c["args"] for c in state["calls"]] == [{"text": "Und das auch?"}]  # the current question
     assert all("raw" not in values.get("user", {}) for values in await stored_values(saver, "q"))
+    assert state["user"] == {"raw": "Und das auch?"}  # what a program reads, as when it was stored
