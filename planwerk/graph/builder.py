@@ -39,12 +39,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, RetryPolicy, StateSnapshot
+from langgraph.types import Command, RetryPolicy
 
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.derived import part_with_results, snapshot_with_results
+from planwerk.graph.derived import DerivedStateGraph, part_with_results
 from planwerk.graph.nodes.answer import answer, regenerate
 from planwerk.graph.nodes.ask_user import ask_user
 from planwerk.graph.nodes.call_tool import call_retry_policy, call_tool
@@ -60,7 +59,7 @@ from planwerk.graph.routing import after_answer, after_check_answer, after_verif
 from planwerk.graph.state import AgentState, CallInput, InputState, OutputState
 
 
-class DurableGraph(CompiledStateGraph):
+class DurableGraph(DerivedStateGraph):
     """planwerk's compiled graph: every run with a checkpointer uses ``durability="sync"``, whatever the caller asks.
 
     The LangGraph server passes ``durability="async"`` unless a client names another, and a run's tool calls may
@@ -69,9 +68,9 @@ class DurableGraph(CompiledStateGraph):
     ``"sync"``; the cost per step is measured in BENCHMARKS.md. ``stream`` and ``astream`` are the entry points every
     other way of running goes through (``invoke``, ``astream_events``, the server's run worker).
 
-    What a program reads of a run or a thread carries the state's derived keys (``results`` from ``calls``,
-    :mod:`planwerk.graph.derived`): the streams, ``get_state`` and the state history, so a key derived rather than
-    stored reads as it did when it was a channel.
+    What a program reads of a run carries the state's derived keys (``results`` from ``calls``,
+    :mod:`planwerk.graph.derived`) as ``get_state`` and the state history do (:class:`DerivedStateGraph`), so a key
+    derived rather than stored reads as it did when it was stored.
     """
 
     def _durable(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -98,26 +97,6 @@ class DurableGraph(CompiledStateGraph):
             await self.check_pending(input, config)
         async for part in super().astream(input, config, **kwargs):
             yield part_with_results(part, mode)
-
-    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
-        """LangGraph's ``get_state`` with the derived keys (:mod:`planwerk.graph.derived`)."""
-        return snapshot_with_results(super().get_state(config, subgraphs=subgraphs))
-
-    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
-        """LangGraph's ``aget_state`` with the derived keys (:mod:`planwerk.graph.derived`)."""
-        return snapshot_with_results(await super().aget_state(config, subgraphs=subgraphs))
-
-    def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[StateSnapshot]:  # type: ignore[override]
-        """LangGraph's ``get_state_history`` with the derived keys (:mod:`planwerk.graph.derived`)."""
-        for snapshot in super().get_state_history(config, **kwargs):
-            yield snapshot_with_results(snapshot)
-
-    async def aget_state_history(  # type: ignore[override]
-        self, config: RunnableConfig, **kwargs: Any
-    ) -> AsyncIterator[StateSnapshot]:
-        """LangGraph's ``aget_state_history`` with the derived keys (:mod:`planwerk.graph.derived`)."""
-        async for snapshot in super().aget_state_history(config, **kwargs):
-            yield snapshot_with_results(snapshot)
 
     async def check_pending(self, input: Any, config: RunnableConfig | None) -> None:
         """Refuse, with :class:`PendingInterruptError`, input that would drop or repeat an answer.

@@ -6,14 +6,17 @@ and ``debug`` stream modes) is derived from the records with :func:`planwerk.cor
 never written by a node nor stored in a checkpoint. The views carry it where the former ``results`` channel was:
 beside ``calls`` from ``prepare`` on, and in a node's update that wrote successful records (``None`` where the
 update reset the call log). Likewise ``user.raw``, the question, is derived from ``question`` in the views of the
-whole state (not in a node's update). Pure: no I/O.
+whole state (not in a node's update). The functions are pure; :class:`DerivedStateGraph` applies them to what
+LangGraph reads from the checkpoints.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
 from planwerk.core.calls import results_of
@@ -94,3 +97,29 @@ def part_with_results(part: Any, stream_mode: str | list[str] | tuple[str, ...] 
     if single is not None:
         return _payload_with_results(single, part)
     return part
+
+
+class DerivedStateGraph(CompiledStateGraph):
+    """A compiled graph whose thread snapshots (``get_state``, the state history) carry the derived keys: what the
+    LangGraph server, Aegra and :class:`planwerk.agent.Agent` show of a thread. The streams are derived where a
+    run streams (:class:`planwerk.graph.builder.DurableGraph`)."""
+
+    def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
+        """LangGraph's ``get_state`` with the derived keys."""
+        return snapshot_with_results(super().get_state(config, subgraphs=subgraphs))
+
+    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
+        """LangGraph's ``aget_state`` with the derived keys."""
+        return snapshot_with_results(await super().aget_state(config, subgraphs=subgraphs))
+
+    def get_state_history(self, config: RunnableConfig, **kwargs: Any) -> Iterator[StateSnapshot]:  # type: ignore[override]
+        """LangGraph's ``get_state_history`` with the derived keys."""
+        for snapshot in super().get_state_history(config, **kwargs):
+            yield snapshot_with_results(snapshot)
+
+    async def aget_state_history(  # type: ignore[override]
+        self, config: RunnableConfig, **kwargs: Any
+    ) -> AsyncIterator[StateSnapshot]:
+        """LangGraph's ``aget_state_history`` with the derived keys."""
+        async for snapshot in super().aget_state_history(config, **kwargs):
+            yield snapshot_with_results(snapshot)
