@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from typing_extensions import TypedDict
@@ -103,3 +104,13 @@ def call_record(
         kind=kind if error is not None else None,
         duration_s=round(duration_s, 4),
     )
+
+
+def results_of(calls: Iterable[CallRecord]) -> dict[str, Any]:
+    """The results by call id, derived from the call log (the state keeps each result once, in its record).
+
+    Every successful record in log order: a later record of the same id (a later round, a retry, a corrected plan
+    reusing the id) replaces the earlier result; a failed or skipped record leaves an earlier result of its id in
+    place. This is what the graph's former ``results`` channel held after merging each successful call's result.
+    """
+    return {record["id"]: record["result"] for record in calls if record["status"] == "ok"}

@@ -25,6 +25,8 @@ from planwerk.core.sanitize import SanitizePolicy, sanitize_value
 REF_KEY = "$ref"
 REF_PREFIX = "$ref:"
 USER_ROOT = "user"
+QUESTION_FIELD = "raw"
+"""``user.raw``: the user's whole question, a field every plan may reference (derived, never stored)."""
 MAX_REF_LENGTH = 500
 MAX_PATH_DEPTH = 32
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
@@ -375,3 +377,9 @@ def call_subjects(plan: Mapping[str, Any] | None, max_words: int = 6) -> dict[st
     for call_id in calls:
         of(call_id, frozenset())
     return subjects
+
+
+def user_fields(answers: Mapping[str, Any], question: str) -> dict[str, Any]:
+    """The fields ``user.*`` references read: the user's ``answers`` (to questions asked back) and
+    :data:`QUESTION_FIELD`, the ``question`` itself (derived here so the state keeps the question once)."""
+    return {**{k: v for k, v in answers.items() if k != QUESTION_FIELD}, QUESTION_FIELD: question}

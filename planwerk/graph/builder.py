@@ -39,11 +39,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, RetryPolicy
 
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
+from planwerk.graph.derived import DerivedStateGraph, part_with_results
 from planwerk.graph.nodes.answer import answer, regenerate
 from planwerk.graph.nodes.ask_user import ask_user
 from planwerk.graph.nodes.call_tool import call_retry_policy, call_tool
@@ -59,7 +59,7 @@ from planwerk.graph.routing import after_answer, after_check_answer, after_verif
 from planwerk.graph.state import AgentState, CallInput, InputState, OutputState
 
 
-class DurableGraph(CompiledStateGraph):
+class DurableGraph(DerivedStateGraph):
     """planwerk's compiled graph: every run with a checkpointer uses ``durability="sync"``, whatever the caller asks.
 
     The LangGraph server passes ``durability="async"`` unless a client names another, and a run's tool calls may
@@ -67,6 +67,10 @@ class DurableGraph(CompiledStateGraph):
     promise that a killed thread resumes without repeating finished calls). ``"exit"`` and ``"async"`` are raised to
     ``"sync"``; the cost per step is measured in BENCHMARKS.md. ``stream`` and ``astream`` are the entry points every
     other way of running goes through (``invoke``, ``astream_events``, the server's run worker).
+
+    What a program reads of a run carries the state's derived keys (``results`` from ``calls``,
+    :mod:`planwerk.graph.derived`) as ``get_state`` and the state history do (:class:`DerivedStateGraph`), so a key
+    derived rather than stored reads as it did when it was stored.
     """
 
     def _durable(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -77,19 +81,22 @@ class DurableGraph(CompiledStateGraph):
         return kwargs
 
     def stream(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Iterator[Any]:  # type: ignore[override]
-        """LangGraph's ``stream`` with ``durability="sync"``."""
-        return super().stream(input, config, **self._durable(config, kwargs))
+        """LangGraph's ``stream`` with ``durability="sync"`` and the derived keys (:mod:`planwerk.graph.derived`)."""
+        mode = kwargs.get("stream_mode") or self.stream_mode
+        for part in super().stream(input, config, **self._durable(config, kwargs)):
+            yield part_with_results(part, mode)
 
     async def astream(  # type: ignore[override]
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """LangGraph's ``astream`` with ``durability="sync"``, after :meth:`check_pending` (before anything is
-        stored)."""
+        stored), with the derived keys (:mod:`planwerk.graph.derived`)."""
+        mode = kwargs.get("stream_mode") or self.stream_mode
         kwargs = self._durable(config, kwargs)
         if "durability" in kwargs:  # a checkpointer keeps threads: what is pending can be known
             await self.check_pending(input, config)
         async for part in super().astream(input, config, **kwargs):
-            yield part
+            yield part_with_results(part, mode)
 
     async def check_pending(self, input: Any, config: RunnableConfig | None) -> None:
         """Refuse, with :class:`PendingInterruptError`, input that would drop or repeat an answer.

@@ -25,13 +25,6 @@ DraftVerdict = Literal["unchecked", "accepted", "rejected"]
 """Where a draft stands in the answer loop: written, not yet checked; accepted (delivered); rejected by the check."""
 
 
-def merge_results(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
-    """Results by call id merge as they arrive; ``None`` resets them for a new question."""
-    if update is None:
-        return {}
-    return {**(current or {}), **update}
-
-
 def append_calls(current: list[CallRecord] | None, update: list[CallRecord] | None) -> list[CallRecord]:
     """The call log grows; ``None`` resets it for a new question."""
     if update is None:
@@ -85,7 +78,9 @@ class AgentState(InputState):
     question: NotRequired[str]
     """The current question (the last human message)."""
     user: NotRequired[dict[str, Any]]
-    """Fields for ``user.*`` references: ``raw`` is the question; answers to ``ask_user`` add fields."""
+    """The user's answers to ``ask_user`` (``answer``), for ``user.*`` references; ``user.raw``, the question, is
+    derived from ``question`` where references are resolved (:func:`planwerk.core.refs.user_fields`) and where a
+    program reads the state (:mod:`planwerk.graph.derived`)."""
     hits: NotRequired[list[Hit]]
     """Retrieved chunks with score and source."""
     retrieval_query: NotRequired[str | None]
@@ -106,10 +101,10 @@ class AgentState(InputState):
     """``{"reply", "problems"}`` pairs the planner sees on its next attempt (self-correction)."""
     clarifications: NotRequired[list[dict[str, str]]]
     """``{"question", "answer"}`` pairs from ``ask_user`` interrupts for the current question."""
-    results: NotRequired[Annotated[dict[str, Any], merge_results]]
-    """Results by call id; the step's results are in the checkpoint when the step ends."""
     calls: NotRequired[Annotated[list[CallRecord], append_calls]]
-    """The call log: tool, step, resolved arguments, result or error with its kind, duration."""
+    """The call log: tool, step, resolved arguments, result or error with its kind, duration. The one place a
+    result is kept: results by call id are derived from it (:func:`planwerk.core.calls.results_of`); a step's
+    records are in the checkpoint when the step ends."""
     attempts: NotRequired[int]
     """Planner attempts for the current question (in the current planning round)."""
     rounds: NotRequired[int]
@@ -145,7 +140,6 @@ QUESTION_START: Mapping[str, Any] = MappingProxyType(
         "plan_errors": [],
         "feedback": [],
         "clarifications": [],
-        "results": None,
         "calls": None,
         "attempts": 0,
         "rounds": 0,
@@ -192,5 +186,7 @@ class OutputState(TypedDict):
     answer: NotRequired[str | None]
     plan: NotRequired[dict[str, Any] | None]
     results: NotRequired[dict[str, Any]]
+    """Results by call id, derived from ``calls`` where a run's output or a thread's state is read
+    (:class:`planwerk.graph.builder.DurableGraph`); never written by a node, so never stored."""
     calls: NotRequired[list[CallRecord]]
     hits: NotRequired[list[Hit]]

@@ -21,21 +21,22 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from planwerk.graph.builder import build_graph
 from planwerk.graph.deps import Deps
+from planwerk.graph.derived import DerivedStateGraph
 from planwerk.graph.run_context import run_context
 from planwerk.graph.runtime import open_deps
 from planwerk.serving.warm import run_owner, tool_pool
 from planwerk.tools.config import load_config
 
 
-class RunScopedGraph(CompiledStateGraph):
+class RunScopedGraph(DerivedStateGraph):
     """planwerk's compiled graph whose runs open their model, MCP sessions and retriever for the run's context.
 
-    Everything but ``astream`` is the plain compiled graph built on empty :class:`Deps` (same topology). Aegra's
+    Everything but ``astream`` is the plain compiled graph built on empty :class:`Deps` (same topology), with the
+    state's derived keys in its snapshots (:class:`~planwerk.graph.derived.DerivedStateGraph`). Aegra's
     ``copy(update={"checkpointer": …, "store": …})`` keeps this class, so the injected savers reach the run.
     """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planwerk.core.refs import RefError, dependencies, parse_ref, resolve_arguments
+from planwerk.core.refs import RefError, dependencies, parse_ref, resolve_arguments, user_fields
 
 RESULTS = {
     "geo": {"lat": 41.38, "lon": 2.17, "source": "nominatim"},
@@ -107,3 +107,7 @@ def test_a_call_is_about_its_own_texts_and_those_of_the_calls_it_takes_from() ->
     assert subjects["long"] == ()  # more than six words is a question, not a subject
     assert subjects["self"] == ()  # a self-reference ends (the checker rejects such plans)
     assert call_subjects(None) == {} and call_subjects({"steps": "broken"}) == {}
+
+
+def test_user_fields_add_the_question_as_raw_over_any_stored_copy() -> None:
+    assert user_fields({"answer": "Barcelona", "raw": "older question"}, "Wie ist das Wetter?") == USER

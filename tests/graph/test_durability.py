@@ -18,6 +18,7 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
+from planwerk.core.calls import results_of
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.serving.sqlite_saver import DurableSqliteSaver
@@ -50,7 +51,7 @@ async def test_no_call_starts_before_the_previous_steps_checkpoint_is_written() 
     async def append(line: str) -> dict:
         """Appends a line (a side effect); notes which results were committed when it started."""
         latest = saver.get_tuple(thread)
-        results = latest.checkpoint["channel_values"].get("results", {}) if latest else {}
+        results = results_of(latest.checkpoint["channel_values"].get("calls", [])) if latest else {}
         committed_at_start[f"call {len(committed_at_start)}"] = sorted(results)
         return {"line": line + "+"}
 

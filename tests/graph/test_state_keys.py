@@ -23,11 +23,11 @@ def test_every_state_key_is_per_question_or_per_thread() -> None:
 def test_a_new_question_starts_every_per_question_key_again() -> None:
     left: dict[str, Any] = {key: f"left by the last question: {key}" for key in QUESTION_START}
     messages = [HumanMessage("first"), HumanMessage("second?")]
-    state = {**left, "messages": messages, "user": {"raw": "first", "city": "X"}}
+    state = {**left, "messages": messages, "user": {"raw": "first", "city": "X"}}  # raw: as an older version kept it
     runtime = SimpleNamespace(context=Context(), stream_writer=lambda _event: None)
     update = asyncio.run(prepare(state, runtime))  # type: ignore[arg-type]
     assert {key: update[key] for key in QUESTION_START} == dict(QUESTION_START)
     assert update["question"] == "second?"
-    assert update["user"] == {"city": "X", "raw": "second?"}  # answers to earlier ask-backs carry over
+    assert update["user"] == {"city": "X"}  # answers to earlier ask-backs carry over; the question is kept once
     update["plan_errors"].append("mutated")
     assert QUESTION_START["plan_errors"] == []  # each question gets its own lists

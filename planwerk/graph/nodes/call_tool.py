@@ -163,10 +163,9 @@ async def call_tool(inputs: CallInput, runtime: Runtime[Context], *, deps: Deps,
 
 
 def recorded(task: CallTask, record: CallRecord) -> dict[str, Any]:
-    """The node's update for a finished call: its record, its result, and its tool message for the chat."""
+    """The node's update for a finished call: its record (the result is kept there alone) and its tool message for
+    the chat."""
     update: dict[str, Any] = {"calls": [record]}
-    if record["status"] == "ok":
-        update["results"] = {record["id"]: record["result"]}
     if "tool_call_id" in task:
         update["messages"] = [tool_message(record, task["tool_call_id"])]
     return update

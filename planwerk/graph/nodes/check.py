@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from planwerk.checks import ProblemKind, format_value
+from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question
 from planwerk.core.date_values import DateValue
 from planwerk.core.duplicates import merge_identical_calls
@@ -21,6 +22,7 @@ from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.literals import invented_numbers, precise_literals
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan, PlanFormat
+from planwerk.core.refs import user_fields
 from planwerk.core.scheduling import reorder_steps
 from planwerk.core.scope import (
     InflectedPlace,
@@ -181,7 +183,7 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = parse_reply(text, profile_of(context).plan_format, deps.tools.specs)
     except PlanParseError as error:
         return Checked(None, [str(error)])
-    available = state.get("results", {}).keys()
+    available = results_of(state.get("calls", [])).keys()
     if (merged := merge_identical_calls(candidate)) is not None:  # one call for a call planned twice side by side
         candidate = merged
     reordered = False
@@ -242,9 +244,9 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     problems = check_plan(
         plan,
         {**deps.tools.specs, **builtin_specs(deps.tools.specs, profile)},
-        user_fields=state.get("user", {}).keys(),
+        user_fields=user_fields(state.get("user", {}), state.get("question", "")).keys(),
         allowed_tools=profile.allowed_tools,
-        available=state.get("results", {}).keys(),
+        available=results_of(state.get("calls", [])).keys(),
     )
     texts = texts_for(profile)
     if plan.ask_user is not None and echoes_question(plan.ask_user, state.get("question", "")):
@@ -343,7 +345,7 @@ def _substitute(plan: Plan, found: list[PlaceProblem], state: AgentState) -> tup
         question=state["question"],
         earlier=earlier_questions(state),
         gazetteer=default_gazetteer(),
-        reserved=state.get("results", {}).keys(),
+        reserved=results_of(state.get("calls", [])).keys(),
     )
 
 
@@ -404,7 +406,7 @@ def place_sources(state: AgentState) -> list[str]:
     conversation += [item["answer"] for item in state.get("clarifications", [])]
     conversation += [str(value) for key, value in state.get("user", {}).items() if key != "raw"]
     conversation += [hit["text"] for hit in state.get("hits", [])]
-    if results := state.get("results"):
+    if results := results_of(state.get("calls", [])):
         conversation.append(json.dumps(results, ensure_ascii=False, default=str)[:MAX_RESULTS_TEXT])
     return conversation
 

@@ -18,6 +18,7 @@ from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
 from planwerk.checks.conversation import referent_question
+from planwerk.core.calls import results_of
 from planwerk.core.expression_grammar import expression_grammar
 from planwerk.core.plan import PlanFormat
 from planwerk.core.plan_schema import plan_json_schema
@@ -163,10 +164,11 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
 def round_results(state: AgentState, profile: Profile) -> str | None:
     """In a later planning round, the summary of the results so far (typed and clipped unless the profile lets
     rounds see raw text: :mod:`planwerk.core.rounds`); ``None`` in a first round."""
-    if not state.get("rounds") or not state.get("results"):
+    calls = state.get("calls") or []
+    if not state.get("rounds") or not (results := results_of(calls)):
         return None
-    tools = {call["id"]: call["tool"] for call in state.get("calls") or []}
-    return summarize_results(state["results"], tools, raw_text=profile.rounds_raw_text)
+    tools = {call["id"]: call["tool"] for call in calls}
+    return summarize_results(results, tools, raw_text=profile.rounds_raw_text)
 
 
 def constrained_planner(

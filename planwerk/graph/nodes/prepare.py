@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
+from planwerk.core.refs import QUESTION_FIELD
 from planwerk.events import StartEvent
 from planwerk.graph.context import Context
 from planwerk.graph.nodes.chat import progress_message
@@ -58,7 +59,8 @@ def current_question(state: AgentState) -> str:
 
 
 async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Start a question: ``user.raw`` is the question; every per-question key starts again (``QUESTION_START``)."""
+    """Start a question: every per-question key starts again (``QUESTION_START``); the user's answers to earlier
+    questions asked back carry over (``user.raw``, the question, is derived where references are resolved)."""
     question = current_question(state)
     runtime.stream_writer(StartEvent(event="start", question=question))
     # A question rejected earlier stays in the conversation (the input was stored before this node refused it);
@@ -69,7 +71,8 @@ async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     return {
         "messages": [*markers, progress],
         "question": question,
-        "user": {**{k: v for k, v in state.get("user", {}).items() if k != "raw"}, "raw": question},
+        # An older version stored the question as user.raw too: dropped, so the question is kept once.
+        "user": {k: v for k, v in state.get("user", {}).items() if k != QUESTION_FIELD},
         **copy.deepcopy(dict(QUESTION_START)),
         "started_at": time.time(),
     }

@@ -13,10 +13,10 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from planwerk.core.calls import CallRecord
+from planwerk.core.calls import CallRecord, results_of
 from planwerk.core.extract import EXTRACT_TOOL
 from planwerk.core.plan import Plan
-from planwerk.core.refs import ArgumentLimits, Ref, dependencies, iter_refs
+from planwerk.core.refs import ArgumentLimits, Ref, dependencies, iter_refs, user_fields
 from planwerk.core.scheduling import ReadyCall, resolve_step
 from planwerk.events import ApprovalRequiredEvent, StepEvent
 from planwerk.execution import result_event
@@ -85,8 +85,8 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
             plan,
             index,
             records=records + unresolved,
-            results=state.get("results", {}),
-            user=state.get("user", {}),
+            results=results_of(state.get("calls", [])),
+            user=user_fields(state.get("user", {}), state["question"]),
             limits=limits,
         )
         for record in failed:

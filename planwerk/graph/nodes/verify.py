@@ -7,6 +7,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from planwerk.core.calls import results_of
 from planwerk.core.expressions import plan_expression
 from planwerk.core.plan import Plan, PlanFormat
 from planwerk.core.verification import Verification, verify_calls
@@ -70,7 +71,7 @@ def _failure_feedback(state: AgentState, reason: str, texts: PromptTexts, plan_f
             return texts.expression_failed_calls.format(problems=reason), plan_expression(state["plan"])
         except ValueError:
             pass  # a plan that is no expression (it calls nothing): shown as JSON like any plan
-    available = {k: render_result(v, texts)[:300] for k, v in state.get("results", {}).items()}
+    available = {k: render_result(v, texts)[:300] for k, v in results_of(state.get("calls", [])).items()}
     problems = texts.failed_calls_instructions.format(
         problems=reason, available=json.dumps(available, ensure_ascii=False) if available else texts.nothing
     )
