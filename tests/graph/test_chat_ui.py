@@ -165,6 +165,25 @@ async def test_a_plan_for_a_place_nobody_named_asks_back_in_one_attempt() -> Non
     assert done["answer"] == "In Barcelona 17 °C." and log[0] == ("geocode", {"destination": "Barcelona"})
 
 
+async def test_a_malformed_plan_for_a_place_nobody_named_asks_back_too() -> None:
+    # Measured with the packaged model: "Wie wird heute das Wetter?" planned for Sevilla with references to fields the
+    # geocoder does not return (geo.start_date); mending the form twice left the invented city and no plan at all.
+    dates = {"start_date": {"$ref": "geo.start_date"}, "end_date": {"$ref": "geo.end_date"}}
+    weather = {**WEATHER, "arguments": {**WEATHER["arguments"], **dates}}
+    malformed = plan_json([{**GEO, "arguments": {"destination": "Sevilla"}}], [weather])
+    model = ReplayChatModel.of([malformed, BY_ANSWER, "In Barcelona 17 °C."])
+    log: list = []
+    graph = build_graph(Deps(chat_model=model, tools=travel_tools(log)), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "malformed"}}
+    context = Context(today="2026-11-22")
+    first = await graph.ainvoke({"messages": [("user", "Wie wird heute das Wetter?")]}, config, context=context)
+    [pending] = first["__interrupt__"]
+    assert pending.value["question"] == GERMAN.place_not_given
+    assert model.calls == 1 and log == []
+    done = await graph.ainvoke(Command(resume=edit("ask_user", answer="Barcelona")), config, context=context)
+    assert done["answer"] == "In Barcelona 17 °C." and log[0] == ("geocode", {"destination": "Barcelona"})
+
+
 async def test_a_plan_that_invents_a_place_beside_a_named_one_is_planned_again() -> None:
     # The question names a place: an invented second one is a planning slip, not a missing value.
     both = plan_json([GEO, {**GEO, "id": "geo2", "arguments": {"destination": "Sevilla"}}], [WEATHER])

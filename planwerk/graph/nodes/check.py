@@ -191,7 +191,12 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate, reordered = valid_steps, True
     texts = texts_for(profile_of(context))
     if problems := _plan_problems(candidate, state, context, deps):
-        return Checked(candidate, problems, reordered)
+        # A plan for a place nobody gave is asked about even when it is also malformed: planning again mends its
+        # form and guesses a place again (measured: two attempts for one invented city, then no plan at all).
+        invented = [p for p in await asyncio.to_thread(place_check, state, candidate) if p.kind == "invented"]
+        given = not invented or not await asyncio.to_thread(_place_not_given, state, invented)
+        ask = None if given else person_texts(state["question"], profile_of(context)).place_not_given
+        return Checked(candidate, problems, reordered, ask=ask)
     # A date of the question given as a value (a date word as a place argument) is a value nobody gave.
     if dated := await asyncio.to_thread(_date_values, candidate, state, context, deps):
         problems = [texts.date_value.format(call=d.call_id, argument=d.argument, value=d.value) for d in dated]
