@@ -10,6 +10,8 @@ question what happened before any tool ran:
 - ``invented``: a tool was called (a value nobody gave went to a tool);
 - ``other``: an answer without calls, or the run gave up.
 
+Each row also counts the plans rejected before that (``rejected_plans``: 0 is "asked in one plan attempt").
+
 Slow on a CPU (one planner call per question with the packaged model): keep ``--attempts`` small.
 """
 
@@ -38,7 +40,21 @@ QUESTIONS: tuple[str, ...] = (
     "Do I need an umbrella today?",
     "What is the forecast for the day after tomorrow?",
 )
-"""Questions that need a place for the tools and name none."""
+"""Questions that need a place for the tools and name none (the set the ask-back mechanism was tuned on)."""
+
+HELD_OUT: tuple[str, ...] = (
+    "Soll ich morgen eine Jacke mitnehmen?",
+    "Wird es heute Abend kalt?",
+    "Wie viel Regen fällt morgen?",
+    "Scheint am Sonntag die Sonne?",
+    "Gibt es morgen Gewitter?",
+    "Is it going to be sunny on Saturday?",
+    "How cold will it get tonight?",
+    "Do I need sunscreen tomorrow?",
+    "What will the temperature be on Monday?",
+    "Will it be windy tomorrow?",
+)
+"""Questions of the same kind written after the mechanism was built, never tuned on (``--set held-out``)."""
 
 
 def outcome(events: list[dict[str, Any]]) -> tuple[str, str]:
@@ -57,18 +73,22 @@ def outcome(events: list[dict[str, Any]]) -> tuple[str, str]:
     return "other", (final or {}).get("answer", "")[:80]
 
 
-async def measure(model: str | None, attempts: int, first: int = 0) -> list[dict[str, Any]]:
-    """One run per question (from the ``first``); the outcome of each."""
+async def measure(
+    model: str | None, attempts: int, first: int = 0, questions: tuple[str, ...] = QUESTIONS
+) -> list[dict[str, Any]]:
+    """One run per question of ``questions`` (from the ``first``); the outcome of each."""
     rows = []
     context = Context(max_plan_attempts=attempts, profile="travel")
     async with Agent(model=model, retriever=False, context=context) as agent:
-        for question in QUESTIONS[first:]:
+        for question in questions[first:]:
             started = time.monotonic()
             events = [event async for event in agent.events(question)]
             kind, detail = outcome(events)
-            rows.append({"question": question, "outcome": kind, "detail": detail,
+            rejected = sum(1 for e in events if e["event"] == "replan" and e.get("decision") == "rejected")
+            rows.append({"question": question, "outcome": kind, "detail": detail, "rejected_plans": rejected,
                          "seconds": round(time.monotonic() - started, 1)})  # fmt: skip
-            print(f"{kind:14} {rows[-1]['seconds']:6.1f} s  {question}  → {detail}", file=sys.stderr, flush=True)
+            print(f"{kind:14} {rows[-1]['seconds']:6.1f} s  {rejected} rejected  {question}  → {detail}",
+                  file=sys.stderr, flush=True)  # fmt: skip
     return rows
 
 
@@ -78,9 +98,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default=None, help="model spec (default: the profile's, the packaged model)")
     parser.add_argument("--attempts", type=int, default=2, help="max_plan_attempts (default 2)")
     parser.add_argument("--first", type=int, default=0, help="start at this question (0-based; 5: the English ones)")
+    parser.add_argument("--set", choices=("tuned", "held-out"), default="tuned", help="which questions (default tuned)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    rows = asyncio.run(measure(args.model, args.attempts, args.first))
+    questions = HELD_OUT if args.set == "held-out" else QUESTIONS
+    rows = asyncio.run(measure(args.model, args.attempts, args.first, questions))
     for row in rows:
         print(f"{row['outcome']:14} {row['question']}")
     counts = Counter(row["outcome"] for row in rows)

@@ -2,8 +2,8 @@
 
 The answer model is shown the results as placeholders with their values (``{wx.temp_max_c} = 18,5 °C``) and asked
 to write placeholders instead of copying numbers, dates and times; :class:`ReferenceTexts` holds those words, and
-:class:`~planwerk.core.answers.render.ValueStyle` how values are written (decimal separator, month and weekday
-names, date formats), German and English. The rest of the prompt (date line, question, context, instructions,
+:class:`~planwerk.core.answers.render.ValueStyle` how values are written (:mod:`planwerk.prompts.value_styles`),
+German and English. The rest of the prompt (date line, question, context, instructions,
 answer language) is the finalizer's usual one (:mod:`planwerk.prompts.render`, :mod:`planwerk.prompts.texts`).
 """
 
@@ -18,8 +18,10 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from planwerk.core.answers.render import ValueStyle, render_value
 from planwerk.core.answers.slots import Slot
+from planwerk.prompts.fallback import fallback_texts, values_only
 from planwerk.prompts.render import render_context, render_date, render_result
 from planwerk.prompts.texts import PromptTexts, texts_for
+from planwerk.prompts.value_styles import ENGLISH_STYLE, GERMAN_STYLE
 from planwerk.rag.base import Hit
 
 if TYPE_CHECKING:
@@ -45,29 +47,7 @@ GERMAN = ReferenceTexts(
         "Einheit hinein. Von einem Zeitpunkt nur die Uhrzeit: {{…|time}}, nur das Datum: {{…|date}}. Andere "
         "Ziffern darfst du nur schreiben, wenn sie in der Frage oder im Kontext stehen."
     ),
-    style=ValueStyle(
-        decimal_separator=",",
-        months=(
-            "Januar",
-            "Februar",
-            "März",
-            "April",
-            "Mai",
-            "Juni",
-            "Juli",
-            "August",
-            "September",
-            "Oktober",
-            "November",
-            "Dezember",
-        ),
-        weekdays=("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
-        date_format="{day}. {month} {year}",
-        weekday_format="{weekday}, {date}",
-        datetime_format="{date}, {time} Uhr",
-        yes="ja",
-        no="nein",
-    ),
+    style=GERMAN_STYLE,
 )
 
 ENGLISH = ReferenceTexts(
@@ -78,29 +58,7 @@ ENGLISH = ReferenceTexts(
         "clock time of a moment: {{…|time}}, only its date: {{…|date}}. Write other digits only where the question "
         "or the context has them."
     ),
-    style=ValueStyle(
-        decimal_separator=".",
-        months=(
-            "January",
-            "February",
-            "March",
-            "April",
-            "May",
-            "June",
-            "July",
-            "August",
-            "September",
-            "October",
-            "November",
-            "December",
-        ),
-        weekdays=("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
-        date_format="{day} {month} {year}",
-        weekday_format="{weekday}, {date}",
-        datetime_format="{date}, {time}",
-        yes="yes",
-        no="no",
-    ),
+    style=ENGLISH_STYLE,
 )
 
 REFERENCE_TEXTS: Mapping[Language, ReferenceTexts] = {"de": GERMAN, "en": ENGLISH}
@@ -133,8 +91,6 @@ def render_values(
         own = [slot for name, slot in slots.items() if name == call_id or name.startswith(call_id + ".")]
         if not own:
             # Only long texts: shown as their length, never raw (a third party's text is data, not instructions).
-            from planwerk.prompts.fallback import fallback_texts, values_only  # fallback renders with this module
-
             withheld = values_only(call.get("result"), fallback_texts(texts.language))
             lines.append(f"{head} → {render_result(withheld, texts)}")
             continue

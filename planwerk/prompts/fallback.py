@@ -22,7 +22,7 @@ from planwerk.core.answers.render import ValueStyle, render_value
 from planwerk.core.answers.slots import DEFAULT_SLOT_LIMITS, Slot, collect_slots, unit_of_key
 from planwerk.core.language import Language
 from planwerk.core.refs import as_data, call_subjects
-from planwerk.prompts.answer_refs import reference_texts
+from planwerk.prompts.value_styles import value_style
 
 MAX_VALUE_WORDS = 6
 """A result's text value of more words than this (or of several lines, or longer than a slot's text) is free
@@ -206,7 +206,7 @@ def call_values(
     ``field_labels``, ``true_labels`` and ``coded_fields`` in ``language``: "höchste Temperatur 17.2 °C",
     "Gewitter")."""
     texts = fallback_texts(language)
-    style: ValueStyle = reference_texts(language).style
+    style: ValueStyle = value_style(language)
     record = {"id": "c", "tool": "t", "status": "ok", "result": values_only(call.get("result"), texts)}
     slots = collect_slots([record], {"t": output_schema} if output_schema else None)
     question_words = _words(question)
