@@ -250,6 +250,24 @@ async def test_a_date_of_the_question_taken_for_the_place_is_asked_back(question
     assert log[0] == ("geocode", {"destination": "Barcelona"}) and "__interrupt__" not in done
 
 
+async def test_a_malformed_plan_that_takes_a_date_for_the_place_asks_back_too() -> None:
+    # Measured with the packaged model: "... the day after tomorrow?" planned geocode for the date word with
+    # references to calls that are not there ("today"); mended twice, then no plan at all.
+    dates = {"start_date": {"$ref": "today"}, "end_date": {"$ref": "today"}}
+    weather = {**WEATHER, "arguments": {**WEATHER["arguments"], **dates}}
+    malformed = plan_json([{**GEO, "arguments": {"destination": "Tomorrow"}}], [weather])
+    model = ReplayChatModel.of([malformed])
+    log: list = []
+    graph = build_graph(Deps(chat_model=model, tools=place_tools(log)), checkpointer=InMemorySaver())
+    first = await graph.ainvoke(
+        {"messages": [("user", "What is the forecast for the day after tomorrow?")]},
+        {"configurable": {"thread_id": "malformed-date"}},
+        context=Context(today="2026-11-22"),
+    )
+    [pending] = first["__interrupt__"]
+    assert pending.value["question"] == ENGLISH.place_not_given and model.calls == 1 and log == []
+
+
 async def test_a_date_given_to_a_parameter_that_names_no_place_is_planned_again() -> None:
     # travel_tools' geocode does not say it takes places: the date is rejected, the planner tries again.
     dated = plan_json([{**GEO, "arguments": {"destination": "Tomorrow"}}], [WEATHER])

@@ -193,10 +193,7 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
     if problems := _plan_problems(candidate, state, context, deps):
         # A plan for a place nobody gave is asked about even when it is also malformed: planning again mends its
         # form and guesses a place again (measured: two attempts for one invented city, then no plan at all).
-        invented = [p for p in await asyncio.to_thread(place_check, state, candidate) if p.kind == "invented"]
-        given = not invented or not await asyncio.to_thread(_place_not_given, state, invented)
-        ask = None if given else person_texts(state["question"], profile_of(context)).place_not_given
-        return Checked(candidate, problems, reordered, ask=ask)
+        return Checked(candidate, problems, reordered, ask=await _place_to_ask(candidate, state, context, deps))
     # A date of the question given as a value (a date word as a place argument) is a value nobody gave.
     if dated := await asyncio.to_thread(_date_values, candidate, state, context, deps):
         problems = [texts.date_value.format(call=d.call_id, argument=d.argument, value=d.value) for d in dated]
@@ -224,6 +221,17 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
     asked = person_texts(state["question"], profile_of(context)).place_not_given
     ask = asked if await asyncio.to_thread(_place_not_given, state, found) else None
     return Checked(candidate, [place_text(p, texts) for p in found], reordered, ask=ask)
+
+
+async def _place_to_ask(plan: Plan, state: AgentState, context: Context, deps: Deps) -> str | None:
+    """The question for the user when ``plan`` (malformed or not) takes a place nobody gave: a date word or an
+    invented city as a place argument while no source names a place; ``None`` otherwise."""
+    dated = await asyncio.to_thread(_date_values, plan, state, context, deps)
+    invented = [PlaceProblem("invented", d.value, d.call_id) for d in dated if d.takes_places]
+    invented += [p for p in await asyncio.to_thread(place_check, state, plan) if p.kind == "invented"]
+    if not invented or not await asyncio.to_thread(_place_not_given, state, invented):
+        return None
+    return person_texts(state["question"], profile_of(context)).place_not_given
 
 
 def parse_reply(text: str, plan_format: PlanFormat, specs: Mapping[str, ToolSpec]) -> Plan:
