@@ -5,7 +5,12 @@ weight once), where transformers de-quantizes them. :class:`LlamaCppChatModel` o
 :class:`planwerk.models.hf.HFChatModel` offers: greedy or sampled decoding with a stop on repetition loops, usage
 counts and timings, token streaming, constrained decoding (a JSON schema through llama.cpp's converter, an EBNF
 grammar as GBNF: :mod:`planwerk.models.gbnf`), and cancellation: a cancelled call ends at the next token, and
-inside a prompt's evaluation through llama.cpp's abort callback (checked while the graph computes).
+inside a prompt's evaluation through llama.cpp's abort callback (checked while the graph computes; it is off while
+single tokens are decoded, since it enters Python after every operation of the graph).
+
+The decode loop is planwerk's own (:meth:`LlamaCppRuntime._decode`) over llama-cpp-python's sampler chain: a greedy
+step takes the arg-max and asks a grammar about that one token, masking the whole vocabulary only when the grammar
+refuses it; the tokens are those of ``Llama.generate`` (``python -m benchmarks decode`` pairs the two loops).
 
 Prompt caching outlives a call (:class:`StateCache`): the static prefix of a prompt (its leading system messages:
 persona, protocol, catalog, examples) is evaluated once per process and its KV state kept; after every call the
