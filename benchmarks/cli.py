@@ -749,3 +749,38 @@ def backends(
     out.print(table)
     if as_json:
         print(json.dumps(figures, ensure_ascii=False))
+
+
+@bench_app.command("decode")
+def decode(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="A packaged model: default or qwen2.5-coder-1.5b.")
+    ] = "default",
+    tokens: Annotated[int, typer.Option("--tokens", min=8, help="New tokens a generation decodes.")] = 128,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Paired rounds (raw and planwerk each).")] = 3,
+    as_json: JsonOption = False,
+) -> None:
+    """planwerk's llama.cpp decode loop against llama-cpp-python's own on the same GGUF, paired in one process, free
+    and under a JSON grammar: decode tokens/s and bandwidth fraction of both (benchmarks/decode_loop.py)."""
+    from benchmarks.decode_loop import run
+
+    figures = {**run(model, tokens, rounds, progress=lambda message: err.print(escape(message))), "machine": machine()}
+    table = Table(
+        title=f"decode loops, {model}, {tokens} tokens, bandwidth {figures['memory_bandwidth_gbs']} GB/s, "
+        f"limit {figures['bandwidth_limit_tokens_per_s']} tokens/s"
+    )
+    keys = (
+        "raw_tokens_per_s",
+        "planwerk_tokens_per_s",
+        "raw_bandwidth_fraction",
+        "planwerk_bandwidth_fraction",
+        "planwerk_over_raw",
+    )
+    table.add_column("variant")
+    for key in keys:
+        table.add_column(key, justify="right")
+    for row in figures["variants"]:
+        table.add_row(row["variant"], *(str(row[key]) for key in keys))
+    out.print(table)
+    if as_json:
+        print(json.dumps(figures, ensure_ascii=False))

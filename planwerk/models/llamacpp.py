@@ -5,7 +5,12 @@ weight once), where transformers de-quantizes them. :class:`LlamaCppChatModel` o
 :class:`planwerk.models.hf.HFChatModel` offers: greedy or sampled decoding with a stop on repetition loops, usage
 counts and timings, token streaming, constrained decoding (a JSON schema through llama.cpp's converter, an EBNF
 grammar as GBNF: :mod:`planwerk.models.gbnf`), and cancellation: a cancelled call ends at the next token, and
-inside a prompt's evaluation through llama.cpp's abort callback (checked while the graph computes).
+inside a prompt's evaluation through llama.cpp's abort callback (checked while the graph computes; it is off while
+single tokens are decoded, since it enters Python after every operation of the graph).
+
+The decode loop is planwerk's own (:meth:`LlamaCppRuntime._decode`) over llama-cpp-python's sampler chain: a greedy
+step takes the arg-max and asks a grammar about that one token, masking the whole vocabulary only when the grammar
+refuses it; the tokens are those of ``Llama.generate`` (``python -m benchmarks decode`` pairs the two loops).
 
 Prompt caching outlives a call (:class:`StateCache`): the static prefix of a prompt (its leading system messages:
 persona, protocol, catalog, examples) is evaluated once per process and its KV state kept; after every call the
@@ -292,6 +297,94 @@ class LlamaCppRuntime:
         return min(shared, len(ids))
 
     # --- generation ----------------------------------------------------------------------------------------------
+    def _abortable(self, on: bool) -> None:
+        """Let llama.cpp ask :attr:`_cancel` between the graph's operations (``on``) or not at all.
+
+        The abort callback is a Python function: the compute thread takes the GIL to call it after every operation
+        of the graph (about 560 a decoded token of the 0.5B model), while the other threads wait at the barrier
+        that follows, and longer when another Python thread holds the GIL (an event loop, a streaming consumer).
+        A prompt's evaluation needs it (one call may take seconds); a decoded token is one short evaluation, and
+        the decode loop checks the event between tokens."""
+        import llama_cpp
+
+        callback = self._abort if on else llama_cpp.ggml_abort_callback()  # an empty one: a null pointer
+        llama_cpp.llama_set_abort_callback(self.llama._ctx.ctx, callback, None)
+
+    def _evaluate_prompt(self, ids: Sequence[int]) -> None:
+        """Bring the context to ``ids`` with the logits of their last token, as ``Llama.generate`` does: keep the
+        prefix the context shares with them and evaluate the rest (at least the last token, unless the context
+        holds exactly ``ids`` with their logits from a live evaluation)."""
+        llama = self.llama
+        tokens = list(ids)
+        reset = True
+        if llama.n_tokens > 0:
+            shared = common_prefix_length(self._context_tokens(), tokens)
+            consumed = shared == len(tokens)
+            keep = shared - 1 if consumed else shared
+            if consumed and llama.n_tokens == len(tokens) and not llama._requires_eval:
+                reset, tokens, keep = False, [], 0
+            if keep > 0 and llama._ctx.kv_cache_seq_rm(-1, keep, -1):
+                reset, tokens = False, tokens[keep:]
+                llama.n_tokens = keep
+                llama._requires_eval = True
+        if reset:
+            llama.reset()
+        llama.eval(tokens)
+
+    def _decode(self, ids: Sequence[int], options: GenerationOptions, grammar: Any) -> Iterator[int]:
+        """The tokens that follow the prompt ``ids``, one at a time, each evaluated when the next is asked for.
+
+        The sampler chain is llama-cpp-python's own for these settings (the same tokens as ``Llama.generate``).
+        A greedy step first takes the logits' arg-max and asks only the grammar whether it admits that one token;
+        the chain masks the whole vocabulary (151,936 entries for Qwen, several ms a token) only when it does not.
+        The result is the same token: the greedy sampler also takes the first maximum, and masking only removes
+        candidates."""
+        import llama_cpp
+        import numpy as np
+
+        llama = self.llama
+        self._evaluate_prompt(ids)
+        chain = llama._init_sampler(
+            top_k=0,
+            top_p=options.top_p if options.top_p is not None else 1.0,
+            min_p=0.0,
+            temp=options.temperature,
+            repeat_penalty=1.0,
+            grammar=grammar,
+        )
+        checker = None
+        if grammar is not None:
+            for index in range(llama_cpp.llama_sampler_chain_n(chain.sampler)):
+                sampler = llama_cpp.llama_sampler_chain_get(chain.sampler, index)
+                if llama_cpp.llama_sampler_name(sampler) == b"grammar":
+                    checker = sampler
+        ctx, n_vocab = llama._ctx.ctx, llama.n_vocab()
+        one = llama_cpp.llama_token_data()
+        candidate = llama_cpp.llama_token_data_array(ctypes.pointer(one), 1, -1, False)
+        self._abortable(False)
+        try:
+            while True:
+                if options.sampling:
+                    token = llama_cpp.llama_sampler_sample(chain.sampler, ctx, -1)
+                else:
+                    logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, -1), shape=(n_vocab,))
+                    token = int(logits.argmax())
+                    admitted = True
+                    if checker is not None:
+                        one.id, one.logit, one.p = token, logits[token], 0.0
+                        candidate.size, candidate.selected = 1, -1
+                        llama_cpp.llama_sampler_apply(checker, ctypes.byref(candidate))
+                        admitted = one.logit != float("-inf")
+                    if admitted:
+                        llama_cpp.llama_sampler_accept(chain.sampler, token)
+                    else:
+                        token = llama_cpp.llama_sampler_sample(chain.sampler, ctx, -1)
+                yield token
+                llama.eval([token])
+        finally:
+            self._abortable(True)
+            chain.close()
+
     def generate(
         self,
         messages: list[dict[str, Any]],
@@ -329,15 +422,7 @@ class LlamaCppRuntime:
                 if options.sampling:
                     self.llama.set_seed(options.seed if options.seed is not None else random.getrandbits(31))
                 decoder = codecs.getincrementaldecoder("utf-8")("replace")
-                tokens = self.llama.generate(
-                    ids,
-                    temp=options.temperature,
-                    top_k=0,
-                    top_p=options.top_p if options.top_p is not None else 1.0,
-                    min_p=0.0,
-                    repeat_penalty=1.0,
-                    grammar=grammar,
-                )
+                tokens = self._decode(ids, options, grammar)
                 for token in tokens:
                     if first is None:
                         first = time.perf_counter()

@@ -106,3 +106,53 @@ def test_a_new_process_reads_the_static_prefix_from_disk_and_answers_the_same(
     assert (stats[0].prefix_builds, stats[0].disk_loads) == (1, 0)
     assert (stats[1].prefix_builds, stats[1].disk_loads) == (0, 1)  # evaluated once, read back by the second
     assert replies[1] == replies[0]  # greedy from the restored state: the same reply
+
+
+def test_greedy_decoding_gives_the_tokens_of_the_librarys_own_loop(model: LlamaCppChatModel) -> None:
+    # The decode loop asks the grammar about the arg-max token only; llama-cpp-python's Llama.generate masks the
+    # whole vocabulary: both must give the same tokens, constrained and free. The prompt asks for markdown, so the
+    # JSON grammar refuses the model's first choice at some steps (both paths of the loop run).
+    runtime = model.runtime
+    schema = {"type": "object", "properties": {"colours": {"type": "array", "items": {"type": "string"}}}}
+    messages = [{"role": "user", "content": "Name three colours, as a markdown list."}]
+    for grammar, options in (
+        (runtime.grammar(schema), GenerationOptions(max_new_tokens=12, schema=schema, use_prefix_cache=False)),
+        (None, GenerationOptions(max_new_tokens=12, use_prefix_cache=False)),
+    ):
+        ours = runtime.generate(messages, options)
+        ids, _ = runtime.prompt_ids(messages)
+        runtime.llama.reset()
+        library = []
+        for token in runtime.llama.generate(
+            ids, temp=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0, grammar=grammar
+        ):
+            if runtime._is_end(token) or len(library) == 12:
+                break
+            library.append(token)
+        assert ours.text == runtime.llama.detokenize(library).decode("utf-8", "replace")
+
+
+class CountingEvent(threading.Event):
+    """An event that counts how often it is asked (llama.cpp's abort callback asks it per graph operation)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = 0
+
+    def is_set(self) -> bool:
+        self.asked += 1
+        return super().is_set()
+
+
+def test_decoded_tokens_do_not_call_the_abort_callback(model: LlamaCppChatModel) -> None:
+    # The callback enters Python (and takes the GIL) after every graph operation: a prompt's evaluation needs it,
+    # a decoded token is checked between tokens instead. One new token and nine must ask about equally often.
+    runtime = model.runtime
+    messages = [{"role": "user", "content": "Count from one to twenty in words."}]
+    asked = []
+    for tokens in (1, 9):
+        cancel = CountingEvent()
+        generation = runtime.generate(messages, GenerationOptions(max_new_tokens=tokens), cancel=cancel)
+        assert generation.output_tokens == tokens
+        asked.append(cancel.asked)
+    assert asked[1] - asked[0] < 50, asked
