@@ -62,7 +62,7 @@ from typing_extensions import TypedDict
 
 from benchmarks.cli import machine
 from planwerk.agent import RECURSION_LIMIT
-from planwerk.core.calls import CallRecord, call_record
+from planwerk.core.calls import CallRecord, call_record, results_of
 from planwerk.core.plan import Plan
 from planwerk.core.refs import RefError, resolve_arguments
 from planwerk.core.scheduling import ReadyCall, call_dependencies
@@ -196,7 +196,7 @@ async def execute_baseline(state: AgentState, runtime: Runtime[Context], *, tool
         timeout_s=context.tool_timeout_s or ExecutionPolicy.timeout_s, max_concurrency=context.max_concurrency
     )
     user = dict(state.get("user") or {"raw": ""})
-    prior = dict(state.get("results") or {})
+    prior = results_of(state.get("calls") or [])
     emit = runtime.stream_writer
     calls = {call.id: (index, call) for index, call in plan.calls()}
     waits_for = call_dependencies(plan, available=prior)
@@ -239,10 +239,7 @@ async def execute_baseline(state: AgentState, runtime: Runtime[Context], *, tool
 
     # gather starts the drivers in plan order and each creates its task before its first await: plan order.
     records = await asyncio.gather(*(drive(call_id) for call_id in calls))
-    return {
-        "results": {record["id"]: record["result"] for record in records if record["status"] == "ok"},
-        "calls": records,
-    }
+    return {"calls": records}
 
 
 def end_of_execution(state: AgentState) -> dict[str, Any]:
@@ -309,7 +306,6 @@ def input_state(plan: dict[str, Any]) -> dict[str, Any]:
         "hits": hits,
         "plan": plan,
         "next_step": 0,
-        "results": None,
         "calls": None,
     }
 
@@ -333,7 +329,8 @@ async def run_once(graph: CompiledStateGraph, plan: dict[str, Any]) -> Outcome:
     seconds = time.perf_counter() - started
     state = await graph.aget_state(config)
     checkpoints = len([snapshot async for snapshot in graph.aget_state_history(config)])
-    return Outcome(seconds, dict(state.values.get("results", {})), list(state.values.get("calls", [])), checkpoints)
+    calls = list(state.values.get("calls") or [])
+    return Outcome(seconds, results_of(calls), calls, checkpoints)
 
 
 def comparable(outcome: Outcome) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
