@@ -731,21 +731,23 @@ def backends(
         err.print(f"[red]python -m benchmarks: error:[/red] unknown backend {unknown}; expected {', '.join(BACKENDS)}")
         raise typer.Exit(2)
     figures = {**run(model, chosen, demo, progress=lambda message: err.print(escape(message))), "machine": machine()}
-    table = Table(title=f"local backends, {model} (bandwidth {figures['memory_bandwidth_gbs']} GB/s)")
-    keys = (
-        "load_s",
-        "prompt_tokens_per_s",
-        "decode_tokens_per_s",
-        "bandwidth_fraction",
-        "demo_warm_s",
-        "demo_cold_s",
-        "peak_rss_mb",
-    )
-    table.add_column("backend")
+    keys = ("load_s", "prompt_tokens_per_s", "decode_tokens_per_s", "bandwidth_fraction", "demo_warm_s",
+            "demo_cold_s", "peak_rss_mb")  # fmt: skip
+    title = f"local backends, {model} (bandwidth {figures['memory_bandwidth_gbs']} GB/s)"
+    print_figures(figures, title, "backend", figures["backends"], keys, as_json=as_json)
+
+
+def print_figures(
+    figures: dict[str, Any], title: str, label: str, rows: list[dict[str, Any]], keys: tuple[str, ...], *, as_json: bool
+) -> None:
+    """A table of ``rows`` (first column ``label``, then ``keys``; a row's ``error`` where it has no figure), and
+    with ``as_json`` all ``figures`` as one JSON line."""
+    table = Table(title=title)
+    table.add_column(label)
     for key in keys:
         table.add_column(key, justify="right")
-    for row in figures["backends"]:
-        table.add_row(row["backend"], *(str(row.get(key, row.get("error", ""))) for key in keys))
+    for row in rows:
+        table.add_row(str(row[label]), *(str(row.get(key, row.get("error", ""))) for key in keys))
     out.print(table)
     if as_json:
         print(json.dumps(figures, ensure_ascii=False))
@@ -765,22 +767,10 @@ def decode(
     from benchmarks.decode_loop import run
 
     figures = {**run(model, tokens, rounds, progress=lambda message: err.print(escape(message))), "machine": machine()}
-    table = Table(
-        title=f"decode loops, {model}, {tokens} tokens, bandwidth {figures['memory_bandwidth_gbs']} GB/s, "
+    title = (
+        f"decode loops, {model}, {tokens} tokens, bandwidth {figures['memory_bandwidth_gbs']} GB/s, "
         f"limit {figures['bandwidth_limit_tokens_per_s']} tokens/s"
     )
-    keys = (
-        "raw_tokens_per_s",
-        "planwerk_tokens_per_s",
-        "raw_bandwidth_fraction",
-        "planwerk_bandwidth_fraction",
-        "planwerk_over_raw",
-    )
-    table.add_column("variant")
-    for key in keys:
-        table.add_column(key, justify="right")
-    for row in figures["variants"]:
-        table.add_row(row["variant"], *(str(row[key]) for key in keys))
-    out.print(table)
-    if as_json:
-        print(json.dumps(figures, ensure_ascii=False))
+    keys = ("raw_tokens_per_s", "planwerk_tokens_per_s", "raw_bandwidth_fraction", "planwerk_bandwidth_fraction",
+            "planwerk_over_raw")  # fmt: skip
+    print_figures(figures, title, "variant", figures["variants"], keys, as_json=as_json)
