@@ -196,6 +196,9 @@ class Rule:
     by_construction: bool = False
     """Guaranteed for an answer decoded under the answer grammar (:mod:`planwerk.core.answers`): its digits are
     this run's placeholders, rendered by planwerk, or the question's and the conversation's; skipped for it."""
+    only_constrained: bool = False
+    """Run only for an answer decoded under the answer grammar: what the grammar lets through that a plain answer's
+    other rules would catch."""
 
 
 _WORDS = re.compile(r"[^\W\d_]{2,}")
@@ -454,6 +457,21 @@ def _unstated(a: Answer) -> Iterator[Problem]:
         yield Problem("unstated")
 
 
+def _no_value(a: Answer) -> Iterator[Problem]:
+    """An answer decoded under the answer grammar to a question the tools answered, stating no value of theirs:
+    the grammar guarantees that a value is one of the results, not that there is one (a small model's constrained
+    answer stopped right before its value)."""
+    s = a.settings
+    if (
+        s.report_results
+        and a.sources.delivered_calls
+        and not s.withheld
+        and s.context is None
+        and not states_a_result(a)
+    ):
+        yield Problem("unstated")
+
+
 RULES: tuple[Rule, ...] = (
     Rule("empty", _empty),
     Rule("form", _form),
@@ -471,6 +489,7 @@ RULES: tuple[Rule, ...] = (
     Rule("action", _action),
     Rule("context", _context),
     Rule("unstated", _unstated, last_resort=True),
+    Rule("no_value", _no_value, last_resort=True, only_constrained=True),
 )
 """The rules, in the order their problems are reported."""
 
@@ -479,11 +498,12 @@ def check_answer(
     answer: str, sources: Sources, settings: CheckSettings, rules: Sequence[Rule] = RULES, *, constrained: bool = False
 ) -> Report:
     """Every problem ``rules`` find in ``answer``; ``constrained``: the answer was decoded under the answer grammar,
-    so the rules it guarantees by construction (:attr:`Rule.by_construction`) are skipped."""
+    so the rules it guarantees by construction (:attr:`Rule.by_construction`) are skipped and those for what it
+    does not guarantee (:attr:`Rule.only_constrained`) run."""
     if not answer.strip():
         return Report((Problem("empty"),))
     read = Answer.read(answer, sources, settings)
-    rules = [rule for rule in rules if not (constrained and rule.by_construction)]
+    rules = [rule for rule in rules if not (rule.by_construction if constrained else rule.only_constrained)]
     problems = [p for rule in rules if not rule.last_resort for p in rule.check(read)]
     if not problems:
         problems = [p for rule in rules if rule.last_resort for p in rule.check(read)]

@@ -123,6 +123,20 @@ async def test_a_constrained_draft_is_checked_without_the_rules_its_grammar_guar
     assert final(reply)["answer_source"] == "regenerated" and reply.answer == "In Barcelona bis zu 17,2."
 
 
+async def test_a_constrained_answer_that_states_no_value_of_the_results_is_written_again() -> None:
+    """The grammar guarantees that a value is one of the results, not that the answer names one: a constrained
+    answer that stops before its value goes back to the model. The same words from a replay script (no grammar)
+    are checked by the plain rules, which do not ask for a value here."""
+    model = GrammarRecorder(responses=[PLAN, "Es wird warm.", "Bis zu {wx.days.0.temperature_max}."])
+    async with replay_agent(model, answer_by_reference=True) as agent:
+        reply = await agent.ask(QUESTION)
+    assert final(reply)["answer_source"] == "regenerated" and reply.answer == "Bis zu 17,2."
+    replay = ReplayChatModel.of([PLAN, "Es wird warm.", "unused"])
+    async with replay_agent(replay, answer_by_reference=True) as agent:
+        reply = await agent.ask(QUESTION)
+    assert final(reply)["answer_source"] == "model" and reply.answer == "Es wird warm."
+
+
 def test_the_slots_of_the_test_tools_make_a_grammar() -> None:
     calls = [{"id": "wx", "tool": "get_weather", "status": "ok", "result": {"days": [{"temperature_max": 17.2}]}}]
     assert '"wx.days.0.temperature_max"' in answer_grammar(collect_slots(calls))
