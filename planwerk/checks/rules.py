@@ -448,12 +448,18 @@ def _context(a: Answer) -> Iterator[Problem]:
             yield Problem("context_facts", source=facts.source, facts=facts.words[:8])
 
 
-def _unstated(a: Answer) -> Iterator[Problem]:
+def _says_no_result(a: Answer) -> bool:
+    """Tools delivered results the answer should report (no withheld value, no context question), and it states
+    none of them."""
     s = a.settings
-    if (
-        s.report_results and a.sources.delivered_calls and not s.withheld and s.last_result is None
-        and s.context is None and (a.dates or a.places) and not states_a_result(a)
-    ):  # fmt: skip
+    return bool(
+        s.report_results and a.sources.delivered_calls and not s.withheld and s.context is None
+        and not states_a_result(a)
+    )  # fmt: skip
+
+
+def _unstated(a: Answer) -> Iterator[Problem]:
+    if a.settings.last_result is None and (a.dates or a.places) and _says_no_result(a):
         yield Problem("unstated")
 
 
@@ -461,14 +467,7 @@ def _no_value(a: Answer) -> Iterator[Problem]:
     """An answer decoded under the answer grammar to a question the tools answered, stating no value of theirs:
     the grammar guarantees that a value is one of the results, not that there is one (a small model's constrained
     answer stopped right before its value)."""
-    s = a.settings
-    if (
-        s.report_results
-        and a.sources.delivered_calls
-        and not s.withheld
-        and s.context is None
-        and not states_a_result(a)
-    ):
+    if _says_no_result(a):
         yield Problem("unstated")
 
 
