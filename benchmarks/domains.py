@@ -494,7 +494,7 @@ def server_config(task: Task, root: Path, memory_file: Path, bank_file: Path, np
     for server in task.servers:
         if server == "bank":
             entry = {"command": sys.executable, "args": ["-m", "benchmarks.bank_server", "stdio"],
-                     "env": {"PLANWERK_BANK_STATE": str(bank_file)}}  # fmt: skip
+                     "env": {"PLANWERK_BANK_STATE": str(bank_file), "PLANWERK_BANK_PLANTED_TRANSFER": "1"}}  # fmt: skip
         elif server == "filesystem":
             entry = {"command": npm_command("mcp-server-filesystem", npm_bin), "args": [str(root)]}
         elif server == "memory":

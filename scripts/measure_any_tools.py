@@ -2,7 +2,7 @@
 
 ``PYTHONPATH=$PWD python scripts/measure_any_tools.py . /tmp/out.json [model] [domain]``
 
-- domain ``bank`` (default): the bank-like test server (``tests/tools/bank_server.py``), profile ``generic-en``
+- domain ``bank`` (default): the bank-like server (``benchmarks/bank_server.py``), profile ``generic-en``
   (the generic library's examples use time, file and memory tools, so none is shown for it);
 - domain ``memory``: the npm knowledge-graph memory server (``.mcp-servers``, installed by
   ``scripts/setup.d/20-mcp-servers.sh``; ``PLANWERK_MCP_SERVERS`` names another folder), with a profile file that
@@ -56,8 +56,8 @@ TASKS = {
 def server_config(folder: Path) -> dict:
     """The MCP config of the domain's server."""
     if DOMAIN == "bank":
-        script = REPO / "tests/tools/bank_server.py"
-        return {"bank": {"command": sys.executable, "args": [str(script), "stdio"], "timeout": 30}}
+        return {"bank": {"command": sys.executable, "args": ["-m", "benchmarks.bank_server", "stdio"], "cwd": str(REPO),
+                         "timeout": 30}}  # fmt: skip
     servers = Path(os.environ.get("PLANWERK_MCP_SERVERS", REPO / ".mcp-servers"))
     command = servers / "node_modules" / ".bin" / "mcp-server-memory"
     if not command.exists():

@@ -6,6 +6,7 @@ does not pay for them when it is collected.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,16 @@ from planwerk.tools.base import ToolSource
 
 if TYPE_CHECKING:
     from transformers import LlamaConfig, PreTrainedTokenizerFast
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def bank_server(timeout_s: float = 30) -> dict[str, Any]:
+    """The MCP config entry of the bank-like server (``benchmarks/bank_server.py``, the domain bench's) over stdio,
+    on the tests' account: the bill's planted instruction, not the bench's planted transfer."""
+    args = ["-m", "benchmarks.bank_server", "stdio"]
+    return {"command": sys.executable, "args": args, "cwd": str(REPO), "timeout": timeout_s}
+
 
 TODAY = "2026-11-22"
 """The date the tests' agents run on (the replay fixtures' plans were written for it)."""

@@ -1,5 +1,6 @@
-"""The generic-en profile with the packaged 1.5B model on the bank-like test server, no hand-written example for its
-tools: the planner calls a tool (before examples were built from the tools, every plan on it was empty).
+"""The generic-en profile with the packaged 1.5B model on the bank-like server (``benchmarks/bank_server.py``), no
+hand-written example for its tools: the planner calls a tool (before examples were built from the tools, every plan
+on it was empty).
 
 Run it alone and under the heavy-work lock: ``flock /tmp/planwerk-heavy.lock .venv/bin/python -m pytest -q -m slow
 tests/test_any_tools_real_model.py``.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,17 +17,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
+from tests.helpers import bank_server
 
 pytestmark = pytest.mark.slow
-
-BANK = Path(__file__).resolve().parent / "tools" / "bank_server.py"
 
 
 async def test_a_bank_question_gets_a_plan_with_a_call_without_hand_written_examples(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
-    config.write_text(
-        json.dumps({"mcpServers": {"bank": {"command": sys.executable, "args": [str(BANK), "stdio"], "timeout": 60}}})
-    )
+    config.write_text(json.dumps({"mcpServers": {"bank": bank_server(timeout_s=60)}}))
     context = Context(today="2026-11-26", tool_timeout_s=120)
     async with Agent(
         model="qwen2.5-coder-1.5b",

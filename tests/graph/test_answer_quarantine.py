@@ -5,23 +5,21 @@ results as typed, clipped values with free text withheld, and not through the de
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
+from benchmarks.bank_server import ATTACKER_IBAN, PLANTED
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import open_tools
-from tests.tools.bank_server import ATTACKER_IBAN, PLANTED
+from tests.helpers import bank_server
 
-BANK = Path(__file__).resolve().parents[1] / "tools" / "bank_server.py"
-CONFIG = {"mcpServers": {"bank": {"command": sys.executable, "args": [str(BANK), "stdio"], "timeout": 30}}}
+CONFIG = {"mcpServers": {"bank": bank_server()}}
 BILL = "bill-december-2026.txt"
 READ_BILL = json.dumps(
     {"steps": [{"description": "", "tools": [{"id": "f", "name": "read_file", "arguments": {"file_path": BILL}}]}],

@@ -5,7 +5,6 @@ answer may not claim an action no call did."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,9 @@ import pytest
 from planwerk.agent import Agent
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import open_tools
-from tests.helpers import make_agent
+from tests.helpers import bank_server, make_agent
 
-BANK = Path(__file__).resolve().parents[1] / "tools" / "bank_server.py"
-CONFIG = {"mcpServers": {"bank": {"command": sys.executable, "args": [str(BANK), "stdio"], "timeout": 30}}}
+CONFIG = {"mcpServers": {"bank": bank_server()}}
 
 
 @pytest.fixture

@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from benchmarks.bank_server import ATTACKER_IBAN, PLANTED
 from planwerk.agent import Agent
 from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import open_tools
-from tests.tools.bank_server import ATTACKER_IBAN, PLANTED
+from tests.helpers import bank_server
 
 HERE = Path(__file__).resolve().parent
-BANK = HERE.parent / "tools" / "bank_server.py"
 PROBE = HERE / "probe_server.py"
 READ_BILL = {"id": "bill", "name": "read_file", "arguments": {"file_path": "bill-december-2026.txt"}}
 
@@ -36,7 +36,7 @@ def config(script: Path) -> dict[str, Any]:
 
 @pytest.fixture
 async def bank() -> AsyncIterator[Any]:
-    async with open_tools(config(BANK)) as tools:
+    async with open_tools({"mcpServers": {"s": bank_server()}}) as tools:
         assert not tools.unavailable, tools.unavailable
         yield tools
 
