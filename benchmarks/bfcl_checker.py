@@ -1,4 +1,4 @@
-"""BFCL's AST checker (Python entries), vendored from bfcl-eval 2026.3.23 (Apache-2.0, see planwerk/data/bfcl/NOTICE.md).
+"""BFCL's AST checker (Python entries), vendored from bfcl-eval 2026.3.23 (Apache-2.0, see benchmarks/data/bfcl/NOTICE.md).
 
 Changes: the imports of the Java/JavaScript converters and of the model table are replaced by the small stand-ins
 below (only Python entries are checked here; function names with dots are served with underscores, as the

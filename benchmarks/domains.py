@@ -1,6 +1,6 @@
 """The domain bench: tasks on MCP servers the project was not tuned for, scored by the final state they leave.
 
-Two sets share this runner (``planwerk/data/domain_bench``):
+Two sets share this runner (``benchmarks/data/domain_bench``):
 
 - ``actions`` (issue 29): tasks on the npm filesystem and memory servers and a bank-like server written for the
   bench (:mod:`benchmarks.bank_server`). Each task has checks of the final state (files written, memory entities
@@ -32,7 +32,6 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,7 +39,7 @@ from langchain_core.language_models import BaseChatModel
 
 from planwerk.checks.claims import claimed_action
 
-DATA = "planwerk.data.domain_bench"
+DATA = Path(__file__).parent / "data" / "domain_bench"
 TODAY = "2026-11-26"
 """The runs' "today" (the bank's dates are around it)."""
 SETS: tuple[str, ...] = ("actions", "answers")
@@ -140,7 +139,7 @@ def load_set(name: str, *, ids: Sequence[str] | None = None, limit: int | None =
     ``ValueError`` for an unknown set or id."""
     if name not in SETS:
         raise ValueError(f"unknown task set {name!r}; expected one of {', '.join(SETS)}")
-    raw = json.loads(resources.files(DATA).joinpath(f"{name}.json").read_text(encoding="utf-8"))
+    raw = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
     tasks = [_task(t) for t in raw["tasks"]]
     if ids is not None:
         if unknown := set(ids) - {t.tid for t in tasks}:

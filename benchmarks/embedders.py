@@ -3,7 +3,7 @@
 ``python -m benchmarks.embedders [--json] [--model NAME ...]``
 
 Both models index the packaged corpus (into a temporary ``PLANWERK_HOME``) in one run, so they share the machine's
-load. For the 17 German questions of ``planwerk/data/retrieval/questions.json`` a question counts as answered when
+load. For the 17 German questions of ``benchmarks/data/retrieval/questions.json`` a question counts as answered when
 a chunk holding its answer phrase ranks first (top-1) or among the first three (top-3), for the dense, the lexical
 (BM25) and the hybrid ranking; the 7 English questions of ``questions_en.json`` go through ``search`` untranslated
 (cross-language retrieval). It also reports the weakest answer's score against the strongest off-topic question's
@@ -20,7 +20,7 @@ import os
 import sys
 import tempfile
 import time
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -41,8 +41,8 @@ MODES = ("dense", "lexical", "hybrid")
 
 
 def questions(name: str = "questions.json") -> list[dict[str, str]]:
-    """The retrieval questions of ``planwerk/data/retrieval/<name>``: ``q``, ``phrase`` (of the answer), ``doc``."""
-    text = (resources.files("planwerk") / "data" / "retrieval" / name).read_text(encoding="utf-8")
+    """The retrieval questions of ``benchmarks/data/retrieval/<name>``: ``q``, ``phrase`` (of the answer), ``doc``."""
+    text = (Path(__file__).parent / "data" / "retrieval" / name).read_text(encoding="utf-8")
     return list(json.loads(text))
 
 

@@ -1,6 +1,6 @@
 """Single-turn function calling on foreign tool sets: planwerk against the same model prompted plainly.
 
-The entries are a sample of the Berkeley Function Calling Leaderboard (``planwerk/data/bfcl``, see its NOTICE):
+The entries are a sample of the Berkeley Function Calling Leaderboard (``benchmarks/data/bfcl``, see its NOTICE):
 simple, multiple, parallel, parallel-multiple and irrelevance, each also from the "live" (user-contributed) sets
 where there is one. For every entry:
 
@@ -27,7 +27,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -154,7 +153,7 @@ def load_entries(
 ) -> list[Entry]:
     """The sample's entries of ``split`` (within each category, even positions tune, odd ones report), optionally
     only ``categories``, ``ids`` or the first ``limit_per_category`` of each category."""
-    source = path or Path(str(resources.files("planwerk") / "data" / "bfcl" / "sample.jsonl"))
+    source = path or Path(__file__).parent / "data" / "bfcl" / "sample.jsonl"
     rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
     position: dict[str, int] = {}
     entries = []

@@ -3,7 +3,7 @@
 The first criterion (:attr:`benchmarks.travel.QuestionResult.passed`) counted as passed a follow-up "Und am 19.
 Januar?" answered with the 18th, "And in Rome?" answered for another date, a parks question about Palma answered with
 a chunk about something else, and English questions refused in German. Per question,
-``planwerk/data/travel_bench/strict.json`` names the referent (the places the answer must name, the days the calls
+``benchmarks/data/travel_bench/strict.json`` names the referent (the places the answer must name, the days the calls
 and the answer must stay inside, texts that would name another referent, argument values the calls must have); every
 answer must also be in the question's language. :func:`strict_problems` applies it to one answer and its calls;
 :func:`rescore` applies it to a recorded ``--results`` file, so older runs can be judged again without the model.
@@ -18,14 +18,13 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from benchmarks.domains import answer_kind
 from planwerk.tools.servers.travel.spots import ACTIVITY_NAMES
 
-DATA = "planwerk.data.travel_bench"
+DATA = Path(__file__).parent / "data" / "travel_bench"
 _ISO_DATE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 
 
@@ -45,7 +44,7 @@ class Referent:
 
 def load_referents() -> dict[str, Referent]:
     """The packaged referents by question id."""
-    raw = json.loads(resources.files(DATA).joinpath("strict.json").read_text(encoding="utf-8"))["questions"]
+    raw = json.loads((DATA / "strict.json").read_text(encoding="utf-8"))["questions"]
     return {
         qid: Referent(
             places=tuple(tuple(group) for group in spec.get("places", [])),

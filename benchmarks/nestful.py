@@ -9,7 +9,7 @@ Two runs, both through the bundled math MCP server over ONE persistent stdio ses
   that sample's tools; its plan runs and the last call's result is scored.
 
 Scoring follows the official rules (:func:`matches`). The data (NESTFUL v2, Apache-2.0) ships in
-``planwerk/data/nestful`` with its NOTICE.
+``benchmarks/data/nestful`` with its NOTICE.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,7 +38,7 @@ from planwerk.tools.base import ToolSource
 
 Split = Literal["dev", "test"]
 SPLITS: tuple[Split, ...] = ("dev", "test")
-DATA = "planwerk.data.nestful"
+DATA = Path(__file__).parent / "data" / "nestful"
 MATH_ONLY_CONFIG: dict[str, Any] = {
     "mcpServers": {
         "math": {"command": "${PYTHON}", "args": ["-m", "planwerk.tools.servers.math", "stdio"], "timeout": 30}
@@ -92,7 +91,7 @@ def data_path(split: str) -> Path:
     """The packaged JSONL file of ``split``; ``ValueError`` naming the splits otherwise."""
     if split not in SPLITS:
         raise ValueError(f"unknown NESTFUL split {split!r}; expected one of: {', '.join(SPLITS)}")
-    return Path(str(resources.files(DATA) / f"math_{split}.jsonl"))
+    return DATA / f"math_{split}.jsonl"
 
 
 def load_samples(

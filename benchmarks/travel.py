@@ -1,6 +1,6 @@
 """The travel+context benchmark: German and English questions through the real graph, offline.
 
-Each question (``planwerk/data/travel_bench/questions.json``) names its category (weather in one city, two cities,
+Each question (``benchmarks/data/travel_bench/questions.json``) names its category (weather in one city, two cities,
 date ranges, activity spots, parks, context questions from the retrieval corpus, out-of-domain, follow-ups), the
 tools a good plan calls, and the facts a good answer states. :func:`run_travel` asks every question through
 :class:`planwerk.agent.Agent` (profile ``travel``, the packaged corpus, the bundled travel and math MCP servers) and
@@ -21,7 +21,7 @@ scores per question:
 - model calls, tokens, plan attempts and seconds.
 
 Offline: the travel server talks to :class:`RecordedUpstream`, a local HTTP server that answers with real responses
-of Nominatim, Open-Meteo and Overpass recorded in January 2026 (``planwerk/data/travel_bench/upstream``, see its
+of Nominatim, Open-Meteo and Overpass recorded in January 2026 (``benchmarks/data/travel_bench/upstream``, see its
 NOTICE). What was not recorded is answered with HTTP 503, as an unreachable service would: a question about it must
 get an honest "unavailable" answer. "Today" is pinned to :data:`TODAY` for the prompt and the server, so the
 recorded forecast days are the forecast.
@@ -42,7 +42,6 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -52,7 +51,7 @@ from langchain_core.language_models import BaseChatModel
 from planwerk.checks import GroundingReport
 from planwerk.graph.context import AnswerResults
 
-DATA = "planwerk.data.travel_bench"
+DATA = Path(__file__).parent / "data" / "travel_bench"
 TODAY = "2026-01-16"
 """The day the recorded forecast starts: the prompt's and the travel server's "today"."""
 CATEGORIES: tuple[str, ...] = (
@@ -121,7 +120,7 @@ def load_questions(
 ) -> list[Question]:
     """The packaged questions, optionally one ``category``, the given ``ids``, and the first ``limit``; ``ValueError``
     for an unknown category or id."""
-    text = resources.files(DATA).joinpath("questions.json").read_text(encoding="utf-8")
+    text = (DATA / "questions.json").read_text(encoding="utf-8")
     questions = [_question(raw) for raw in json.loads(text)["questions"]]
     if category is not None:
         if category not in CATEGORIES:
@@ -176,7 +175,7 @@ AREA_TOLERANCE_KM = 25.0
 
 
 def _upstream_file(name: str) -> Any:
-    body = json.loads(resources.files(DATA).joinpath("upstream").joinpath(name).read_text(encoding="utf-8"))
+    body = json.loads((DATA / "upstream" / name).read_text(encoding="utf-8"))
     if isinstance(body, dict):
         body.pop("_cached_at", None)  # the recorder's bookkeeping, not part of the response
     return body
@@ -199,7 +198,7 @@ class RecordedResponses:
     """The recorded bodies and the rules that pick one for a request (pure: no sockets; the stub calls it)."""
 
     def __init__(self) -> None:
-        names = [p.name for p in resources.files(DATA).joinpath("upstream").iterdir() if p.name.endswith(".json")]
+        names = [p.name for p in (DATA / "upstream").iterdir() if p.name.endswith(".json")]
         self.coordinates = {
             key: _upstream_file(name)
             for name in names

@@ -21,7 +21,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from benchmarks.travel import TODAY
+from benchmarks.travel import DATA, TODAY
 from planwerk.checks import build_answer_check
 from planwerk.profiles import PROFILES
 
@@ -66,10 +66,7 @@ def main() -> None:
 
 
 def _questions() -> list[dict[str, Any]]:
-    from importlib import resources
-
-    text = resources.files("planwerk").joinpath("data").joinpath("travel_bench").joinpath("questions.json")
-    return json.loads(text.read_text(encoding="utf-8"))["questions"]
+    return json.loads((DATA / "questions.json").read_text(encoding="utf-8"))["questions"]
 
 
 if __name__ == "__main__":

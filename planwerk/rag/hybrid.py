@@ -59,7 +59,7 @@ CALIBRATED_COSINES: Mapping[str, tuple[float, float]] = {
     "embeddinggemma": (0.15, 0.60),
 }
 """(cos_floor, cos_ceiling) per embedder, by its manifest label. Measured on the 17 German and 7 English questions
-of ``planwerk/data/retrieval`` and the 7 off-topic ones (``python -m benchmarks.embedders`` prints the inputs):
+of ``benchmarks/data/retrieval`` and the 7 off-topic ones (``python -m benchmarks.embedders`` prints the inputs):
 EmbeddingGemma (passages with their document's title) puts unrelated questions at a cosine of at most 0.21 and
 answers at 0.34 to 0.79, so MiniLM's 0.25-0.90 left English questions' answers under the threshold (the weakest
 scored 0.149 before titles) while nothing off-topic came near it."""

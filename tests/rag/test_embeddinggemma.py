@@ -25,7 +25,7 @@ ENGLISH_FOUND_FIRST = (
     "Is the Razepato endangered?",
     "How big are the males' territories?",
 )
-"""English questions about the German corpus (planwerk/data/retrieval/questions_en.json) whose answer the
+"""English questions about the German corpus (benchmarks/data/retrieval/questions_en.json) whose answer the
 multilingual model ranks first without translation (measured: 6 of 7 first with its own cosine calibration, 5 with
 MiniLM's; the default English model 1 of 7)."""
 ENGLISH = [(item["q"], item["phrase"]) for item in questions("questions_en.json") if item["q"] in ENGLISH_FOUND_FIRST]

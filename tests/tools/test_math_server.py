@@ -11,7 +11,7 @@ import pytest
 
 from planwerk.tools.servers import math as math_server
 
-NESTFUL = Path(__file__).parents[1] / "fixtures" / "nestful"
+NESTFUL = Path(__file__).parents[2] / "benchmarks" / "data" / "nestful"
 LABEL = re.compile(r"^\$(var_\d+)\.result\$$")
 
 

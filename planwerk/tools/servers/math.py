@@ -2,7 +2,7 @@
 
 Names, parameters (``arg_0``, ``arg_1``, … in positional order) and the single output ``result``
 follow the tool specs that the benchmark offers (NESTFUL v2, IBM, Apache-2.0; see
-tests/fixtures/nestful/NOTICE.md), so a gold call sequence runs unchanged against this server. Run it with
+benchmarks/data/nestful/NOTICE.md), so a gold call sequence runs unchanged against this server. Run it with
 ``python -m planwerk.tools.servers.math [stdio|http --port N]``.
 
 Descriptions are the benchmark's, except for tools of two arguments whose meaning depends on the order: those
