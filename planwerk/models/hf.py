@@ -38,7 +38,7 @@ from pydantic import ConfigDict, Field
 
 from planwerk.models.constrained import GrammarCache
 from planwerk.models.generation import DEFAULT_MAX_NEW_TOKENS, Generation, GenerationOptions, message_dicts
-from planwerk.models.prefix_cache import PrefixCache
+from planwerk.models.prefix_cache import PrefixCache, cache_keyword
 from planwerk.models.stopping import CancelStop, RepetitionPolicy, RepetitionStop
 
 log = logging.getLogger(__name__)
@@ -167,11 +167,11 @@ class HFRuntime:
                 output = self.model.generate(
                     input_ids=input_ids,
                     attention_mask=torch.ones_like(input_ids),
-                    past_key_values=past,
                     generation_config=config,
                     logits_processor=processors,
                     stopping_criteria=criteria,
                     streamer=streamer,
+                    **{cache_keyword(self.model): past},
                     **extra,
                 )
             ended = time.perf_counter()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 import logging
 import threading
 import time
@@ -105,6 +106,13 @@ class PrefixCache:
         ids = torch.tensor([list(prefix_ids)], dtype=torch.long, device=device)
         cache = DynamicCache(config=self._model.config)
         with torch.no_grad():  # not inference_mode: generate later appends to copies of these tensors
-            self._model(input_ids=ids, past_key_values=cache, use_cache=True)
+            self._model(input_ids=ids, use_cache=True, **{cache_keyword(self._model): cache})
         log.info("cached the KV of a %d-token prompt prefix in %.2f s", len(prefix_ids), time.perf_counter() - started)
         return cache
+
+
+def cache_keyword(model: Any) -> str:
+    """The keyword a transformers model takes its KV cache under: ``cache`` since transformers renamed it (the old
+    ``past_key_values`` still works there but prints a FutureWarning on every call, into the user's terminal),
+    ``past_key_values`` before. ``generate`` takes the name its model's ``forward`` takes."""
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
