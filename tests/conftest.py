@@ -62,7 +62,7 @@ A test's own ``@pytest.mark.timeout`` wins."""
 # from the fixtures it uses (with their parameters), and from the names its code and its fixtures' code call
 # (followed through the helper functions of the same module). An explicit marker adds to what is derived.
 
-TIERS = ("postgres", "server", "npm", "model", "browser", "bench", "process", "fuzz")
+TIERS = ("postgres", "server", "npm", "model", "browser", "bench", "process", "fuzz", "faults")
 """Every tier but the fast one (described where they are registered, ``[tool.pytest.ini_options]`` in pyproject.toml).
 ``pytest`` with no arguments runs the tests that have none of these markers and are not ``slow``; ``scripts/test.sh``
 runs them all."""

@@ -193,6 +193,7 @@ def test_a_looping_or_endless_reply_is_cut_on_this_side(endless_server, use_asyn
     assert sent["chunks"] == produced < 5000  # both server streams stopped when the client went
 
 
+@pytest.mark.faults
 def test_a_server_that_never_answers_times_out_with_one_line() -> None:
     with socket.socket() as listener:  # accepts connections (the kernel's backlog) and never answers
         listener.bind(("127.0.0.1", 0))

@@ -16,6 +16,8 @@ from planwerk.graph.context import Context
 from planwerk.tools.base import FunctionToolSource
 from tests.helpers import conversation
 
+pytestmark = pytest.mark.faults  # injects faults and waits them out (tests/conftest.py: the tiers)
+
 MATH = Context(profile="math", today="2026-11-22")
 
 

@@ -26,6 +26,8 @@ from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import MCPToolSource, open_tools
 from tests.helpers import make_agent
 
+pytestmark = pytest.mark.faults  # injects faults and waits them out (tests/conftest.py: the tiers)
+
 FAULTY = str(Path(__file__).with_name("faulty_server.py"))
 RUN_LIMIT_S = 30.0
 """No run may take longer than this, whatever the tools do."""

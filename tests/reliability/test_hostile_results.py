@@ -23,6 +23,8 @@ from planwerk.core.sanitize import DEPTH_NOTE_KEY, REPLACEMENT
 from planwerk.tools.mcp import open_tools
 from tests.helpers import make_agent
 
+pytestmark = pytest.mark.faults  # injects faults and waits them out (tests/conftest.py: the tiers)
+
 HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
 RUN_LIMIT_S = 60.0
 

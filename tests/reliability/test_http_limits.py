@@ -23,6 +23,8 @@ from planwerk.tools.mcp import open_tools
 from tests.ports import mcp_http_server
 from tests.reliability.test_transport_limits import rss_peak_mb
 
+pytestmark = pytest.mark.faults  # injects faults and waits them out (tests/conftest.py: the tiers)
+
 HEAVY = str(Path(__file__).with_name("heavy_server.py"))
 LIMIT = 8 * 1024 * 1024
 

@@ -23,6 +23,8 @@ from planwerk.core.tools import ToolError
 from planwerk.execution import ExecutionPolicy, call_one
 from planwerk.tools.mcp import MCPToolSource, open_tools
 
+pytestmark = pytest.mark.faults  # injects faults and waits them out (tests/conftest.py: the tiers)
+
 HEAVY = str(Path(__file__).with_name("heavy_server.py"))
 FAULTY = str(Path(__file__).with_name("faulty_server.py"))
 

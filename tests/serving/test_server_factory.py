@@ -278,6 +278,7 @@ async def test_the_warm_starts_spare_sessions_go_to_the_first_user_and_only_to_t
         await pool.aclose()
 
 
+@pytest.mark.faults
 async def test_a_pooled_source_whose_server_went_away_is_replaced_on_the_next_lease() -> None:
     from planwerk.core.tools import ToolError
     from planwerk.serving.warm import ToolPool
@@ -376,6 +377,7 @@ async def test_runs_through_the_factory_reuse_the_mcp_sessions_and_log_their_gra
     assert [line.rsplit("(", 1)[1] for line in loads] == ["MCP sessions cold)", "MCP sessions warm)"]
 
 
+@pytest.mark.faults
 async def test_a_dead_server_beside_live_ones_is_retried_in_the_background_not_on_a_run(tmp_path: Path) -> None:
     import sys
 
@@ -399,6 +401,7 @@ async def test_a_dead_server_beside_live_ones_is_retried_in_the_background_not_o
         await pool.aclose()
 
 
+@pytest.mark.faults
 async def test_new_sessions_take_over_once_the_dead_server_is_back(tmp_path: Path) -> None:
     import asyncio
     import sys

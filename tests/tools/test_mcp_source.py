@@ -164,6 +164,7 @@ async def test_headers_secrets_tool_errors_and_call_timeouts_over_http(
             assert await tools.call("slow", {"seconds": 0.01}) == {"result": 0.01}  # the session survived
 
 
+@pytest.mark.faults
 async def test_a_server_that_accepts_tcp_and_never_answers_times_out(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -210,6 +211,7 @@ async def test_servers_down_at_start_are_reported_and_the_others_work(
     assert not any("tok-0815-xyz" in m for m in messages)
 
 
+@pytest.mark.faults
 async def test_servers_killed_mid_run_fail_their_calls_and_spare_the_others() -> None:
     with http_server([ECHO]) as (url, proc):
         config = {"mcpServers": {"echo": {"url": url, "timeout": 5}, "math": MATH}}

@@ -67,6 +67,7 @@ async def test_a_token_command_is_run_again_after_a_401(tmp_path: Path) -> None:
             assert await tools.call("echo_text", {"text": "after"}) == {"result": "after"}
 
 
+@pytest.mark.faults
 async def test_a_server_that_keeps_refusing_is_unauthorized_not_unreachable(tmp_path: Path) -> None:
     accepted, ours = tmp_path / "accepted", tmp_path / "ours"
     accepted.write_text(TOKEN)

@@ -79,6 +79,7 @@ async def until_answered(tools: MCPToolSource, limit_s: float = 30) -> tuple[Any
             await asyncio.sleep(0.1)
 
 
+@pytest.mark.faults
 async def test_after_a_401_the_session_comes_back_once_the_token_works_again(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
@@ -102,6 +103,7 @@ async def test_after_a_401_the_session_comes_back_once_the_token_works_again(tmp
             assert await tools.call("echo_text", {"text": "later"}) == {"result": "later"}
 
 
+@pytest.mark.faults
 async def test_an_http_server_that_dies_mid_call_fails_the_call_at_once_and_is_reconnected(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)

@@ -104,6 +104,7 @@ def test_a_server_that_fails_to_start_is_an_event_in_json_and_in_the_readable_ou
     assert "MCP-Server lookup nicht verfügbar" in readable.stdout
 
 
+@pytest.mark.faults
 async def test_a_crashed_third_party_stdio_server_is_restarted_once() -> None:
     async with open_tools({"mcpServers": {"time": time_entry()}}) as tools:
         assert (await tools.call("get_current_time", {"timezone": "UTC"}))["timezone"] == "UTC"
