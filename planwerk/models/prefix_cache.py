@@ -114,5 +114,12 @@ class PrefixCache:
 def cache_keyword(model: Any) -> str:
     """The keyword a transformers model takes its KV cache under: ``cache`` since transformers renamed it (the old
     ``past_key_values`` still works there but prints a FutureWarning on every call, into the user's terminal),
-    ``past_key_values`` before. ``generate`` takes the name its model's ``forward`` takes."""
-    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    ``past_key_values`` before. ``generate`` takes the name its model's ``forward`` takes; a subclass whose
+    ``forward`` only passes ``*args, **kwargs`` on takes what its base class names."""
+    for cls in type(model).__mro__:
+        forward = vars(cls).get("forward")
+        parameters = inspect.signature(forward).parameters if callable(forward) else {}
+        for name in ("cache", "past_key_values"):
+            if name in parameters:
+                return name
+    return "past_key_values"
