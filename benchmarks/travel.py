@@ -361,8 +361,8 @@ def _result_values(value: Any, key: str) -> Iterator[str]:
 
 def fact_present(answer: str, fact: Any, calls: Sequence[Mapping[str, Any]] = ()) -> bool:
     """Whether ``answer`` states ``fact`` (one alternative of a fact group; see :attr:`Question.facts`)."""
-    from planwerk.checks.dates import find_date_claims
-    from planwerk.checks.numbers import UNITS, SourceNumber, find_numbers, number_grounded
+    from planwerk.text.dates import find_date_claims
+    from planwerk.text.numbers import UNITS, SourceNumber, find_numbers, number_grounded
 
     if isinstance(fact, str):
         return _fold(fact) in _fold(answer)

@@ -9,12 +9,12 @@ from datetime import date
 from typing import Any
 
 from planwerk.checks.context import KeyFacts, best_context_hit, context_answers, is_context_question, key_facts
-from planwerk.checks.conversation import referent_question
 from planwerk.checks.domain import NO_DOMAIN, Domain
 from planwerk.checks.pairs import place_results
 from planwerk.checks.rules import CheckSettings, Report, check_answer
 from planwerk.checks.sources import Sources, collect_sources, withheld_calls
 from planwerk.core.refs import dependencies
+from planwerk.text.conversation import referent_question
 
 
 @dataclass(frozen=True)
@@ -61,11 +61,11 @@ def build_answer_check(
     language); ``refusals``: the profile's refusal sentences; ``acting``: the tools that act (``None``: claimed
     actions are not checked); ``language``: the question's language (``None``: not checked); ``domain``: the
     profile's domain knowledge."""
-    from planwerk.checks.dates import find_dates
-    from planwerk.places import default_gazetteer
     from planwerk.prompts.texts import TEXTS
     from planwerk.rag.chunking import split_sentences
     from planwerk.rag.lexical import analyze
+    from planwerk.text.dates import find_dates
+    from planwerk.text.gazetteer import default_gazetteer
 
     consumed = consumed_calls(plan)
     referent = referent_question(question, earlier) or ""

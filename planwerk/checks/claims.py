@@ -3,14 +3,14 @@
 Issue 29: with no call at all, "I updated my account information with the new address …" passed the answer check.
 What counts as claiming is phrasing, not domain: a completion verb in a sentence that names who did it (first person)
 or says it is done ("has been", "successfully"), and that does not hedge or deny it ("can", "would", "not", a
-question). The words are per-language data (:mod:`planwerk.checks.words`). Pure: no I/O.
+question). The words are per-language data (:mod:`planwerk.text.words`). Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import re
 
-from planwerk.checks.words import Words, fold_case, words
+from planwerk.text.words import Words, fold_case, words
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _WORD = re.compile(r"[\w']+", re.UNICODE)

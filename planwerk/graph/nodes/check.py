@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from planwerk.checks import ProblemKind, format_value
+from planwerk.checks import ProblemKind
 from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question
 from planwerk.core.date_values import DateValue
@@ -51,9 +51,10 @@ from planwerk.graph.nodes.common import (
 )
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.places import default_gazetteer
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
 from planwerk.prompts.zero_shot import copied_placeholders
+from planwerk.text.gazetteer import default_gazetteer
+from planwerk.text.numbers import format_value
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "answer"]
 CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "answer")
@@ -391,7 +392,7 @@ def _date_values(plan: Plan, state: AgentState, context: Context, deps: Deps) ->
     """The plan's date expressions given as values (:mod:`planwerk.core.date_values`). Blocking (the gazetteer,
     the date reader): runs in a worker thread."""
     from planwerk.core.date_values import date_values
-    from planwerk.places import default_gazetteer
+    from planwerk.text.gazetteer import default_gazetteer
 
     schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
     today = today_of(context)

@@ -49,7 +49,7 @@ class Words:
 
 @cache
 def _read(language: str) -> dict[str, Any]:
-    text = resources.files("planwerk.checks").joinpath("words").joinpath(f"{language}.toml").read_text(encoding="utf-8")
+    text = resources.files("planwerk.text").joinpath("words").joinpath(f"{language}.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)
 
 

@@ -2,7 +2,7 @@
 countries' names in English, German and their own languages from pycountry (PyPI packages, offline).
 
 Loaded once per process (about a second on two cores) and kept: the finalizer calls :func:`default_gazetteer`
-in a worker thread. The rule that turns its names into place claims is in :mod:`planwerk.checks.places`.
+in a worker thread. The rule that turns its names into place claims is in :mod:`planwerk.text.places`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import functools
 import gettext
 from collections.abc import Iterable, Mapping
 
-from planwerk.checks.places import Gazetteer
+from planwerk.text.places import Gazetteer
 
 ANSWER_LANGUAGES = ("de", "en")
 """The languages answers are written in: every country's name in each of them is known."""
