@@ -3,14 +3,15 @@
 Issue 29: with no call at all, "I updated my account information with the new address …" passed the answer check.
 What counts as claiming is phrasing, not domain: a completion verb in a sentence that names who did it (first person)
 or says it is done ("has been", "successfully"), and that does not hedge or deny it ("can", "would", "not", a
-question). The words are per-language data (:mod:`planwerk.text.words`). Pure: no I/O.
+question). The words are per-language data (:mod:`planwerk.checks.words`). Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import re
 
-from planwerk.text.words import Words, fold_case, words
+from planwerk.checks.words import CheckWords, check_words
+from planwerk.text.words import fold_case
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _WORD = re.compile(r"[\w']+", re.UNICODE)
@@ -22,10 +23,10 @@ def _has(said: list[str], phrase: str) -> bool:
     return n > 0 and any(said[i : i + n] == wanted for i in range(len(said) - n + 1))
 
 
-def claimed_action(answer: str, lexicon: Words | None = None) -> str | None:
+def claimed_action(answer: str, lexicon: CheckWords | None = None) -> str | None:
     """The first sentence of ``answer`` that claims a completed action, or ``None``. A question, or a sentence with
     a hedge or a denial, claims nothing."""
-    lexicon = lexicon or words()
+    lexicon = lexicon or check_words()
     for match in _SENTENCE.finditer(answer):
         sentence = match.group().strip()
         if not sentence or sentence.endswith("?"):

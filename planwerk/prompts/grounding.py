@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from planwerk.checks import Problem
+from planwerk.checks.words import problem_texts
 from planwerk.core.calls import FailureKind
 from planwerk.core.language import Language
 from planwerk.prompts.fallback import ENGLISH as FALLBACK_EN
 from planwerk.prompts.fallback import GERMAN as FALLBACK_DE
-from planwerk.text.words import problem_texts
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,16 @@
-"""The answer checks' per-language word lists, read from ``words/<language>.toml`` (data, not code).
+"""The per-language word lists every reader of text shares, read from ``words/<language>.toml`` (data, not code).
 
-Each file holds one language's phrasing of things every domain shares: how a failure is said, how an action is
-claimed, articles and place prepositions, month names, unit spellings, how a follow-up opens. A domain's words
-(weather, the labels of its tools) are profile data instead (:mod:`planwerk.checks.domain`).
+Each file holds one language's phrasing of things every domain shares: articles and place prepositions, month names,
+unit spellings, the words around dates and ranges, how a follow-up opens. The answer checks' own words (how a failure
+is said, how an action is claimed, the problems) are :mod:`planwerk.checks.words`; a domain's words (weather, the
+labels of its tools) are profile data (:mod:`planwerk.checks.domain`).
 """
 
 from __future__ import annotations
 
 import tomllib
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -27,10 +29,6 @@ def fold_case(text: str) -> str:
 class Words:
     """One or more languages' word lists, merged (every list compared case-folded)."""
 
-    failure: tuple[str, ...]
-    action_done: tuple[str, ...]
-    action_agents: tuple[str, ...]
-    action_hedges: tuple[str, ...]
     articles: frozenset[str]
     place_prepositions: frozenset[str]
     common_word_places: frozenset[str]
@@ -48,45 +46,36 @@ class Words:
 
 
 @cache
-def _read(language: str) -> dict[str, Any]:
-    text = resources.files("planwerk.text").joinpath("words").joinpath(f"{language}.toml").read_text(encoding="utf-8")
+def read_word_list(package: str, language: str) -> dict[str, Any]:
+    """One language's word list of ``package``: its ``words/<language>.toml``, parsed."""
+    text = resources.files(package).joinpath("words").joinpath(f"{language}.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)
+
+
+def joined(lists: Sequence[Mapping[str, Any]], key: str) -> tuple[str, ...]:
+    """The words under ``key`` in each of ``lists``, case-folded, in order, each once."""
+    return tuple(dict.fromkeys(fold_case(w) for d in lists for w in d.get(key, ())))
 
 
 @cache
 def words(languages: tuple[str, ...] = LANGUAGES) -> Words:
-    """The word lists of ``languages`` merged (the checks read answers in any of them)."""
-    data = [_read(language) for language in languages]
-
-    def joined(key: str) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(fold_case(w) for d in data for w in d.get(key, ())))
-
+    """The word lists of ``languages`` merged (answers and sources are read in any of them)."""
+    data = [read_word_list("planwerk.text", language) for language in languages]
     units: dict[str, tuple[str, ...]] = {}
     for d in data:
         for unit, spellings in d.get("units", {}).items():
             units[unit] = (*units.get(unit, ()), *spellings)
     return Words(
-        failure=joined("failure"),
-        action_done=joined("action_done"),
-        action_agents=joined("action_agents"),
-        action_hedges=joined("action_hedges"),
-        articles=frozenset(joined("articles")),
-        place_prepositions=frozenset(joined("place_prepositions")),
-        common_word_places=frozenset(joined("common_word_places")),
-        common_word_countries=frozenset(joined("common_word_countries")),
-        date_fillers=frozenset(joined("date_fillers")),
-        date_openers=joined("date_openers"),
-        range_words=joined("range_words"),
-        clause_ends=joined("clause_ends"),
-        number_range_words=joined("number_range_words"),
-        continuations=joined("continuations"),
+        articles=frozenset(joined(data, "articles")),
+        place_prepositions=frozenset(joined(data, "place_prepositions")),
+        common_word_places=frozenset(joined(data, "common_word_places")),
+        common_word_countries=frozenset(joined(data, "common_word_countries")),
+        date_fillers=frozenset(joined(data, "date_fillers")),
+        date_openers=joined(data, "date_openers"),
+        range_words=joined(data, "range_words"),
+        clause_ends=joined(data, "clause_ends"),
+        number_range_words=joined(data, "number_range_words"),
+        continuations=joined(data, "continuations"),
         months={fold_case(name): number for d in data for name, number in d.get("months", {}).items()},
         units=units,
     )
-
-
-@cache
-def problem_texts(language: str) -> dict[str, str]:
-    """The answer checks' problems in words, one template per kind (fields ``claim``, ``tool``, ``failure``,
-    ``source``, ``facts``, ``place``), in ``language`` (English for a language there is no file for)."""
-    return dict(_read(language if language in LANGUAGES else "en")["problems"])
