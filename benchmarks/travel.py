@@ -414,6 +414,7 @@ def check_grounded(
     from planwerk.checks import build_answer_check
     from planwerk.core.language import detect_language
     from planwerk.profiles import PROFILES
+    from planwerk.prompts.texts import ANSWER_INSTRUCTIONS
 
     check = build_answer_check(
         question,
@@ -428,6 +429,7 @@ def check_grounded(
         earlier=earlier,
         language=detect_language(question, PROFILES["travel"].language),
         domain=PROFILES["travel"].domain,
+        instructions=ANSWER_INSTRUCTIONS,
     )
     return check(answer)
 
