@@ -360,8 +360,8 @@ def _result_values(value: Any, key: str) -> Iterator[str]:
 
 def fact_present(answer: str, fact: Any, calls: Sequence[Mapping[str, Any]] = ()) -> bool:
     """Whether ``answer`` states ``fact`` (one alternative of a fact group; see :attr:`Question.facts`)."""
-    from planwerk.checks.dates import find_date_claims
-    from planwerk.checks.numbers import UNITS, SourceNumber, find_numbers, number_grounded
+    from planwerk.text.dates import find_date_claims
+    from planwerk.text.numbers import UNITS, SourceNumber, find_numbers, number_grounded
 
     if isinstance(fact, str):
         return _fold(fact) in _fold(answer)
@@ -413,6 +413,7 @@ def check_grounded(
     from planwerk.checks import build_answer_check
     from planwerk.core.language import detect_language
     from planwerk.profiles import PROFILES
+    from planwerk.prompts.texts import ANSWER_INSTRUCTIONS
 
     check = build_answer_check(
         question,
@@ -427,6 +428,7 @@ def check_grounded(
         earlier=earlier,
         language=detect_language(question, PROFILES["travel"].language),
         domain=PROFILES["travel"].domain,
+        instructions=ANSWER_INSTRUCTIONS,
     )
     return check(answer)
 

@@ -55,6 +55,10 @@ def main() -> None:
         record = json.loads(line)
         extra: dict[str, Any] = {"earlier": history.get(record["qid"], []), "language": record["language"]}
         extra |= {"domain": travel.domain} if "domain" in accepts else {}
+        if "instructions" in accepts:  # imported here: older checks read them themselves and lack this constant
+            from planwerk.prompts.texts import ANSWER_INSTRUCTIONS
+
+            extra["instructions"] = ANSWER_INSTRUCTIONS
         check = build_answer_check(
             record["question"], calls=_calls(record, args.results), hits=[], asked=history.get(record["qid"], []),
             today=date.fromisoformat(TODAY), plan=None, output_schemas={},

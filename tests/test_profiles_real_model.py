@@ -15,8 +15,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from planwerk.agent import Agent
-from planwerk.checks.dates import clock_times
 from planwerk.graph.context import Context
+from planwerk.text.dates import clock_times
 from tests.third_party import time_server
 
 pytestmark = pytest.mark.slow

@@ -34,7 +34,6 @@ from planwerk.checks.assemble import (
 )
 from planwerk.checks.context import KeyFacts
 from planwerk.checks.domain import NO_DOMAIN, AnswerDomain, Domain
-from planwerk.checks.numbers import format_value
 from planwerk.checks.rules import (
     RULES,
     CheckSettings,
@@ -68,7 +67,6 @@ __all__ = [
     "collect_sources",
     "consumed_calls",
     "estimated_results",
-    "format_value",
     "last_result_of",
     "reported_calls",
     "withheld_calls",

@@ -9,12 +9,16 @@ from datetime import date
 from typing import Any
 
 from planwerk.checks.context import KeyFacts, best_context_hit, context_answers, is_context_question, key_facts
-from planwerk.checks.conversation import referent_question
 from planwerk.checks.domain import NO_DOMAIN, Domain
 from planwerk.checks.pairs import place_results
 from planwerk.checks.rules import CheckSettings, Report, check_answer
 from planwerk.checks.sources import Sources, collect_sources, withheld_calls
 from planwerk.core.refs import dependencies
+from planwerk.rag.chunking import split_sentences
+from planwerk.rag.lexical import analyze
+from planwerk.text.conversation import referent_question
+from planwerk.text.dates import find_dates
+from planwerk.text.gazetteer import default_gazetteer
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ def build_answer_check(
     earlier: Sequence[str] = (),
     language: str | None = None,
     domain: Domain = NO_DOMAIN,
+    instructions: Sequence[str] = (),
 ) -> AnswerCheck:
     """The check for answers to ``question`` after ``calls`` ran and ``hits`` were retrieved.
 
@@ -60,13 +65,8 @@ def build_answer_check(
     without dates; ``retrieval_query``: the question as retrieval searched it (translated into the corpus's
     language); ``refusals``: the profile's refusal sentences; ``acting``: the tools that act (``None``: claimed
     actions are not checked); ``language``: the question's language (``None``: not checked); ``domain``: the
-    profile's domain knowledge."""
-    from planwerk.checks.dates import find_dates
-    from planwerk.places import default_gazetteer
-    from planwerk.prompts.texts import TEXTS
-    from planwerk.rag.chunking import split_sentences
-    from planwerk.rag.lexical import analyze
-
+    profile's domain knowledge; ``instructions``: the answer prompt's instructions (an answer repeating them is an
+    ``echo``; :data:`planwerk.prompts.texts.ANSWER_INSTRUCTIONS`; empty: not checked)."""
     consumed = consumed_calls(plan)
     referent = referent_question(question, earlier) or ""
     own = [m.day for m in find_dates(question, today)] if today is not None else []
@@ -91,11 +91,7 @@ def build_answer_check(
         estimated=estimated_results(calls, domain.estimate_fields),
         context=facts,
         analyze=analyze,
-        instructions=tuple(
-            text
-            for texts in TEXTS.values()
-            for text in (texts.answer_request(), texts.answer_source, texts.answer_failures, texts.answer_result)
-        ),
+        instructions=tuple(instructions),
         question=question,
         language=language,
         asked_dates=tuple(own or carried),

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from planwerk.checks.words import Words, fold_case, words
+from planwerk.checks.words import CheckWords, check_words
+from planwerk.text.words import fold_case
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _WORD = re.compile(r"[\w']+", re.UNICODE)
@@ -22,10 +23,10 @@ def _has(said: list[str], phrase: str) -> bool:
     return n > 0 and any(said[i : i + n] == wanted for i in range(len(said) - n + 1))
 
 
-def claimed_action(answer: str, lexicon: Words | None = None) -> str | None:
+def claimed_action(answer: str, lexicon: CheckWords | None = None) -> str | None:
     """The first sentence of ``answer`` that claims a completed action, or ``None``. A question, or a sentence with
     a hedge or a denial, claims nothing."""
-    lexicon = lexicon or words()
+    lexicon = lexicon or check_words()
     for match in _SENTENCE.finditer(answer):
         sentence = match.group().strip()
         if not sentence or sentence.endswith("?"):

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planwerk.checks.places import _TOKEN
+from planwerk.text.places import tokens
 
 Analyze = Callable[[str], list[str]]
 """Retrieval's analyzer: a text's stemmed words without stop words."""
@@ -78,7 +78,7 @@ def key_facts(
     chosen = tuple(s for s, score in zip(sentences, scores, strict=True) if score == best) if best[1] else sentences[:1]
     terms: dict[str, str] = {}
     for sentence in chosen:
-        for word in _TOKEN.findall(sentence):
+        for word in [match.group() for match in tokens(sentence)]:
             for term in analyze(word):
                 if term not in asked and term not in subject and len(term) > 2:
                     terms.setdefault(term, word)

@@ -13,15 +13,18 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from planwerk.checks.domain import NO_DOMAIN
-from planwerk.checks.numbers import NumberClaim, SourceNumber, number_grounded
-from planwerk.checks.places import Gazetteer, PlaceClaim, find_places, fold
 from planwerk.checks.sources import Sources, _walk
-from planwerk.checks.words import words
+from planwerk.text.numbers import NumberClaim, SourceNumber, number_grounded
+from planwerk.text.places import (
+    MAX_PLACE_ARGUMENT_WORDS,
+    PLACE_PART_SEPARATORS,
+    Gazetteer,
+    PlaceClaim,
+    find_places,
+    fold,
+)
+from planwerk.text.words import words
 
-MAX_PLACE_ARGUMENT_WORDS = 6
-"""String arguments longer than this are free text (a note, a query), not a place."""
-PLACE_PART_SEPARATORS = r"[,;/()]"
-"""What separates the parts of a place argument ("Barcelona, Spanien", "America/New_York")."""
 _CLAUSE_END = re.compile(r"[.!?,;:](?=\s|$)|\n|\b(?:" + "|".join(map(re.escape, words().clause_ends)) + r")\b", re.I)
 """Where a clause ends: a value after it is no longer said of a place before it (a decimal comma is followed by a
 digit, not a space)."""

@@ -36,7 +36,13 @@ from typing import Literal
 
 from planwerk.checks.claims import claimed_action
 from planwerk.checks.context import Analyze, KeyFacts, carries_facts, cites
-from planwerk.checks.dates import (
+from planwerk.checks.domain import NO_DOMAIN, Domain
+from planwerk.checks.pairs import PlaceNumbers, misplaced, unreported
+from planwerk.checks.sources import DOWN_KINDS, Sources, Withheld
+from planwerk.checks.words import check_words, problem_texts
+from planwerk.core.calls import FailureKind
+from planwerk.core.language import detect_language
+from planwerk.text.dates import (
     CLOCK_TIME,
     DateClaim,
     clock_grounded,
@@ -44,11 +50,9 @@ from planwerk.checks.dates import (
     date_grounded,
     find_date_claims,
 )
-from planwerk.checks.domain import NO_DOMAIN, Domain
-from planwerk.checks.numbers import NumberClaim, SourceNumber, find_numbers, format_value, number_grounded, states_value
-from planwerk.checks.numbers import source_numbers_in_text as _text_numbers
-from planwerk.checks.pairs import PlaceNumbers, misplaced, unreported
-from planwerk.checks.places import (
+from planwerk.text.numbers import NumberClaim, SourceNumber, find_numbers, format_value, number_grounded, states_value
+from planwerk.text.numbers import source_numbers_in_text as _text_numbers
+from planwerk.text.places import (
     CountryClaim,
     Gazetteer,
     PlaceClaim,
@@ -60,10 +64,6 @@ from planwerk.checks.places import (
     place_grounded,
     places_in_sources,
 )
-from planwerk.checks.sources import DOWN_KINDS, Sources, Withheld
-from planwerk.checks.words import words
-from planwerk.core.calls import FailureKind
-from planwerk.core.language import detect_language
 
 ProblemKind = Literal[
     "empty", "number", "date", "place", "withheld", "failure_unnamed", "last_result", "source_missing",
@@ -93,8 +93,6 @@ class Problem:
 
     def message(self, language: str = "en") -> str:
         """The problem in words, in ``language`` (the texts are data: ``words/<language>.toml``)."""
-        from planwerk.checks.words import problem_texts
-
         return problem_texts(language)[self.kind].format(
             claim=self.claim, tool=self.tool, failure=self.failure or "", source=self.source,
             facts=", ".join(self.facts), place=self.place,
@@ -285,7 +283,7 @@ def _grounded_places(a: Answer) -> Iterator[Problem]:
 def names_failure(answer: str, tool: str, labels: Sequence[str], failure_words: Sequence[str] = ()) -> bool:
     """Whether one sentence of ``answer`` names the tool (its name or a label such as "Wetter") and a failure."""
     names = [n.casefold() for n in (tool, tool.replace("_", " "), *labels)]
-    failures = failure_words or words().failure
+    failures = failure_words or check_words().failure
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", answer.casefold()):
         if any(n in sentence for n in names) and any(w.casefold() in sentence for w in failures):
             return True

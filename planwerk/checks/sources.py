@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from planwerk.checks.dates import SourceDate, source_dates_in_text
 from planwerk.checks.domain import NO_DOMAIN, Domain
-from planwerk.checks.numbers import CODE, SourceNumber, source_numbers_in_text, unit_of_key
 from planwerk.core.calls import FailureKind
+from planwerk.text.dates import SourceDate, source_dates_in_text
+from planwerk.text.numbers import CODE, SourceNumber, source_numbers_in_text, unit_of_key
 
 DOWN_KINDS: frozenset[FailureKind] = frozenset({"timeout", "unavailable", "unauthorized", "forbidden"})
 """Failure kinds that mean a service is down or refused: the answer must say so and state nothing the call would

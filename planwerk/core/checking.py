@@ -15,12 +15,12 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from planwerk.checks.places import fold
 from planwerk.core.extract import EXTRACT_TOOL
 from planwerk.core.plan import Plan
 from planwerk.core.refs import USER_ROOT, Ref, RefError, iter_refs, ref_text
 from planwerk.core.repair import repair_arguments
 from planwerk.core.tools import ToolSpec
+from planwerk.text.places import fold
 
 MAX_CALLS = 64
 """A plan with more calls than this is rejected (runaway generation)."""

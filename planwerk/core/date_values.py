@@ -7,7 +7,7 @@ check did not see it (no gazetteer knows such a place), so the call ran. A date 
 parameter that takes none, whatever the tool: planned dates are written as dates (the plan rules say
 YYYY-MM-DD), so such an argument is rejected before anything runs.
 
-What a date expression is decides the one date reader (:func:`planwerk.checks.dates.find_dates`), with its
+What a date expression is decides the one date reader (:func:`planwerk.text.dates.find_dates`), with its
 per-language data; a value a gazetteer knows as a place is a place ("Essen", "Nice"). A parameter takes a date
 when its schema says so (``format`` date or date-time, or a ``pattern``: the schema's validation judges those).
 A parameter **takes places** when its own description or examples name a place the gazetteer knows (a description
@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from planwerk.checks.dates import find_dates
-from planwerk.checks.pairs import MAX_PLACE_ARGUMENT_WORDS
-from planwerk.checks.places import Gazetteer, find_places
-from planwerk.checks.words import words
 from planwerk.core.plan import Plan
 from planwerk.core.refs import ref_text
 from planwerk.core.scope import argument_places
+from planwerk.text.dates import find_dates
+from planwerk.text.places import MAX_PLACE_ARGUMENT_WORDS, Gazetteer, find_places
+from planwerk.text.words import words
 
 DATE_FORMATS = frozenset({"date", "date-time"})
 """JSON schema ``format`` values of parameters that take dates."""

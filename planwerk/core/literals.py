@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planwerk.checks.numbers import NumberClaim, number_grounded, source_numbers_in_text
 from planwerk.core.plan import Plan
 from planwerk.core.refs import ref_text
+from planwerk.text.numbers import NumberClaim, number_grounded, source_numbers_in_text
 
 MIN_PRECISE_DECIMALS = 2
 """A literal with this many decimals or more is a measurement that needs a source."""

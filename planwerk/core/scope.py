@@ -26,7 +26,7 @@ the packaged 0.5B model: "Which parks are within 20 km of Barcelona?" was planne
 19. Januar?" after a Barcelona question three times for Sevilla (the cities of few-shot examples), each time with
 the right chain, and both ended with no plan.
 
-A follow-up's referent (:func:`planwerk.checks.conversation.referent_question`) is the earlier question a short
+A follow-up's referent (:func:`planwerk.text.conversation.referent_question`) is the earlier question a short
 follow-up ("Und morgen?", "And in Paris?") continues, for the planner's prompt to show beside it, in the
 shape the follow-up examples of the library have.
 """
@@ -39,11 +39,18 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from planwerk.checks.conversation import referent_question
-from planwerk.checks.pairs import MAX_PLACE_ARGUMENT_WORDS, PLACE_PART_SEPARATORS
-from planwerk.checks.places import Gazetteer, PlaceClaim, find_places, fold, places_in_sources
 from planwerk.core.plan import Plan
 from planwerk.core.refs import dependencies, ref_text, rename_refs
+from planwerk.text.conversation import referent_question
+from planwerk.text.places import (
+    MAX_PLACE_ARGUMENT_WORDS,
+    PLACE_PART_SEPARATORS,
+    Gazetteer,
+    PlaceClaim,
+    find_places,
+    fold,
+    places_in_sources,
+)
 
 PlaceProblemKind = Literal["invented", "missing"]
 

@@ -16,10 +16,10 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from planwerk.checks.places import fold
 from planwerk.core.tools import ToolSpec
 from planwerk.prompts.render import render_tool
 from planwerk.prompts.texts import GERMAN, PromptTexts
+from planwerk.text.places import fold
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 

@@ -33,10 +33,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from planwerk.checks.dates import MONTH_WORDS, find_dates
-from planwerk.checks.places import Gazetteer, find_places, fold
 from planwerk.home import planwerk_home
 from planwerk.rag.embeddings import embed, load_embedder
+from planwerk.text.dates import MONTH_WORDS, find_dates
+from planwerk.text.places import Gazetteer, find_places, fold
 
 log = logging.getLogger(__name__)
 

@@ -17,12 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planwerk.checks import DOWN_KINDS, Domain, KeyFacts, format_value
+from planwerk.checks import DOWN_KINDS, Domain, KeyFacts
 from planwerk.core.answers.render import ValueStyle, render_value
 from planwerk.core.answers.slots import DEFAULT_SLOT_LIMITS, Slot, collect_slots, unit_of_key
 from planwerk.core.language import Language
 from planwerk.core.refs import as_data, call_subjects
 from planwerk.prompts.value_styles import value_style
+from planwerk.text.numbers import format_value
 
 MAX_VALUE_WORDS = 6
 """A result's text value of more words than this (or of several lines, or longer than a slot's text) is free

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, trim_messages
 
-from planwerk.checks.dates import find_dates
 from planwerk.core.expressions import DEFAULT_NOTATION, ExpressionNotation, output_fields, plan_expression
 from planwerk.core.json_pointer import pointer_target
 from planwerk.core.observed import OBSERVED_KEY
@@ -24,6 +23,7 @@ from planwerk.models.replay import estimate_tokens
 from planwerk.prompts.examples import Example
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 from planwerk.rag.base import Hit
+from planwerk.text.dates import find_dates
 from planwerk.tools.content import elide_binary
 
 if TYPE_CHECKING:

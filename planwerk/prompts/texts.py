@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from planwerk.prompts import protocol, protocol_en
 
 if TYPE_CHECKING:
     from planwerk.core.language import Language
     from planwerk.core.plan import PlanFormat
-    from planwerk.profiles import Profile
 
 
 @dataclass(frozen=True)
@@ -202,9 +201,25 @@ ENGLISH = _from_module("en", protocol_en)
 """The English texts (the math profile's)."""
 TEXTS: dict[str, PromptTexts] = {"de": GERMAN, "en": ENGLISH}
 """Texts by language code."""
+ANSWER_INSTRUCTIONS: tuple[str, ...] = tuple(
+    text
+    for texts in TEXTS.values()
+    for text in (texts.answer_request(), texts.answer_source, texts.answer_failures, texts.answer_result)
+)
+"""The answer prompt's instructions in every language: an answer that repeats a run of their words is an echo of
+them (the answer check's ``echo``, :func:`planwerk.checks.build_answer_check`)."""
 
 
-def texts_for(which: Profile | Language) -> PromptTexts:
+class HasLanguage(Protocol):
+    """What has a language of its own (a :class:`planwerk.profiles.Profile`): the texts need no more of it."""
+
+    @property
+    def language(self) -> Language:
+        """Its language code."""
+        ...
+
+
+def texts_for(which: HasLanguage | Language) -> PromptTexts:
     """The texts of a profile (by its ``language``) or of a language code; ``ValueError`` for unknown languages."""
     language = which if isinstance(which, str) else which.language
     try:

@@ -25,7 +25,7 @@ from planwerk.core.extract import EXTRACT_TOOL, FIELD_TYPES
 from planwerk.core.json_pointer import pointer_target
 from planwerk.core.plan import Plan
 from planwerk.core.tools import ToolSpec
-from planwerk.prompts.examples import Example, rank_examples, select_examples
+from planwerk.prompts.examples import Example, load_user_examples, rank_examples, select_examples
 from planwerk.prompts.texts import PromptTexts
 
 MAX_TOOL_EXAMPLES = 40
@@ -243,8 +243,6 @@ def copied_sample_numbers(plan: Plan, question: str) -> list[tuple[str, str, flo
 def uses_built_examples(tool_names: Collection[str], library_examples: Iterable[Example]) -> bool:
     """Whether the planner is shown examples built from the tools: no example of the library (or saved) calls
     only loaded tools (the condition :func:`examples_for_question` decides by)."""
-    from planwerk.prompts.examples import load_user_examples
-
     loaded = set(tool_names)
     return bool(loaded) and not any(e.tools and e.tools <= loaded for e in (*library_examples, *load_user_examples()))
 

@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
-from planwerk.checks.dates import find_dates
 from planwerk.prompts.render import render_dates
+from planwerk.text.dates import find_dates
 
 TODAY = date(2026, 11, 22)  # a Sunday
 

@@ -19,17 +19,17 @@ from planwerk.checks import (
     withheld_calls,
 )
 from planwerk.checks.context import is_context_question, key_facts
-from planwerk.checks.dates import find_date_claims
-from planwerk.checks.numbers import find_numbers, states_value
 from planwerk.checks.pairs import place_results
-from planwerk.checks.places import Gazetteer, find_places
 from planwerk.checks.rules import echoes, repeats_itself, restates
 from planwerk.core.calls import call_record
-from planwerk.places import default_gazetteer
 from planwerk.profiles import PROFILES
 from planwerk.prompts.grounding import describe
 from planwerk.rag.chunking import split_sentences
 from planwerk.rag.lexical import analyze
+from planwerk.text.dates import find_date_claims
+from planwerk.text.gazetteer import default_gazetteer
+from planwerk.text.numbers import find_numbers, states_value
+from planwerk.text.places import Gazetteer, find_places
 
 CORPUS = Path(__file__).resolve().parents[2] / "planwerk" / "data" / "corpus"
 QUESTION = "Wie wird das Wetter in Barcelona am 1. Dezember 2026?"

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from planwerk.checks.places import Gazetteer
 from planwerk.core.date_values import DateValue, date_values, is_date_expression
 from planwerk.core.plan import Plan
-from planwerk.places import default_gazetteer
+from planwerk.text.gazetteer import default_gazetteer
+from planwerk.text.places import Gazetteer
 
 TODAY = date(2026, 11, 22)
 PLACE = {"type": "string", "description": "A place name, e.g. 'Barcelona' or 'Rom, Italien'."}

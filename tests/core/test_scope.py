@@ -6,8 +6,6 @@ from typing import Any
 
 import pytest
 
-from planwerk.checks.conversation import is_follow_up, referent_question
-from planwerk.checks.places import Gazetteer
 from planwerk.core.plan import Plan
 from planwerk.core.scope import (
     InflectedPlace,
@@ -18,7 +16,9 @@ from planwerk.core.scope import (
     place_problems,
     substitute_invented_place,
 )
-from planwerk.places import default_gazetteer
+from planwerk.text.conversation import is_follow_up, referent_question
+from planwerk.text.gazetteer import default_gazetteer
+from planwerk.text.places import Gazetteer
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,9 @@ import pytest
 
 from benchmarks.model import travel_specs
 from benchmarks.nestful import load_samples
-from planwerk.checks.places import Gazetteer
 from planwerk.core.checking import check_plan
 from planwerk.core.plan import Plan
 from planwerk.core.tools import ToolSpec
-from planwerk.places import default_gazetteer
 from planwerk.profiles import get_profile
 from planwerk.prompts.examples import (
     PLACE_MASK,
@@ -40,6 +38,8 @@ from planwerk.prompts.travel import (
     REFUSAL_UNRELIABLE,
     REFUSAL_UNRELIABLE_EN,
 )
+from planwerk.text.gazetteer import default_gazetteer
+from planwerk.text.places import Gazetteer
 
 TRAVEL_TOOLS = {"geocode", "get_weather", "get_parks", "get_spots", "rank_spots"}
 

@@ -96,7 +96,7 @@ _SCHEMA_UNIT = re.compile(r"\(([^()]{1,8})\)\s*\.?\s*$")
 def read_moment(text: str) -> date | datetime | time | None:
     """The date, date and time, or clock time an ISO text (``2026-11-27``, ``2026-11-27T00:00:00+09:00``,
     ``16:00``) is, else ``None``. ISO forms only (what results hold); dates written in words are read by
-    :mod:`planwerk.checks.dates`."""
+    :mod:`planwerk.text.dates`."""
     value = text.strip()
     try:
         if _ISO_DATE.fullmatch(value):

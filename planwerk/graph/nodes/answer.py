@@ -22,7 +22,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from planwerk.checks import format_value, reported_calls
+from planwerk.checks import reported_calls
 from planwerk.core.language import Language, detect_language
 from planwerk.core.vote import vote
 from planwerk.graph.context import Context
@@ -46,6 +46,7 @@ from planwerk.profiles import Profile
 from planwerk.prompts.fallback import call_sentences, fallback_texts, result_lines
 from planwerk.prompts.render import build_answer_messages, trim_history
 from planwerk.prompts.texts import texts_for
+from planwerk.text.numbers import format_value
 
 
 def answer_language(state: AgentState, profile: Profile) -> Language:

@@ -13,11 +13,12 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from planwerk.checks import ProblemKind, format_value
+from planwerk.checks import ProblemKind
 from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question
-from planwerk.core.date_values import DateValue
+from planwerk.core.date_values import DateValue, date_values
 from planwerk.core.duplicates import merge_identical_calls
+from planwerk.core.empty_plan import call_skeleton, fitting_tools
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.literals import invented_numbers, precise_literals
 from planwerk.core.parsing import PlanParseError, parse_plan
@@ -51,9 +52,11 @@ from planwerk.graph.nodes.common import (
 )
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.places import default_gazetteer
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
-from planwerk.prompts.zero_shot import copied_placeholders
+from planwerk.prompts.zero_shot import copied_placeholders, task_text
+from planwerk.rag.lexical import analyze
+from planwerk.text.gazetteer import default_gazetteer
+from planwerk.text.numbers import format_value
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "answer"]
 CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "answer")
@@ -318,10 +321,6 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
     may answer, not for ``ask_user``. Its reason (``reason`` or its ``final``) is quoted back, and the plan with
     one call of the best fitting tool is shown with slots for its values. Blocking (the
     analyzer loads its word lists once): run it in a worker thread."""
-    from planwerk.core.empty_plan import call_skeleton, fitting_tools
-    from planwerk.prompts.zero_shot import task_text
-    from planwerk.rag.lexical import analyze
-
     profile = profile_of(context)
     # Expression plans decline with answer("…"), which the unbacked-final check already covers.
     if plan.call_count or plan.ask_user is not None or state.get("hits") or profile.plan_format != "json":
@@ -390,9 +389,6 @@ def _side_effects(plan: Plan, deps: Deps, context: Context) -> bool:
 def _date_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[DateValue]:
     """The plan's date expressions given as values (:mod:`planwerk.core.date_values`). Blocking (the gazetteer,
     the date reader): runs in a worker thread."""
-    from planwerk.core.date_values import date_values
-    from planwerk.places import default_gazetteer
-
     schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
     today = today_of(context)
     return date_values(plan, schemas, gazetteer=default_gazetteer(), today=today)

