@@ -11,6 +11,7 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from planwerk.core.calls import CallRecord
+from planwerk.core.plan import PlanData
 from planwerk.core.vote import Candidate
 from planwerk.rag.base import Hit
 
@@ -91,8 +92,10 @@ class AgentState(InputState):
     """All sampled replies of the last planner call when it sampled several (self-consistency), else ``None``."""
     candidates: NotRequired[list[Candidate] | None]
     """The distinct sampled plans inside a merged plan, for the vote (self-consistency), else ``None``."""
-    plan: NotRequired[dict[str, Any] | None]
-    """The plan that runs (or ran) for the current question, after any re-ordering of its steps."""
+    plan: NotRequired[PlanData | None]
+    """The plan that runs (or ran) for the current question, after any re-ordering of its steps: validated once by
+    ``check``, read through :meth:`planwerk.core.plan.Plan.from_stored` (plain data, so every checkpointer
+    stores it)."""
     next_step: NotRequired[int]
     """Index of the plan's next step for the resolver; steps before it have finished."""
     plan_errors: NotRequired[list[str]]
@@ -184,7 +187,7 @@ class OutputState(TypedDict):
 
     messages: list[AnyMessage]
     answer: NotRequired[str | None]
-    plan: NotRequired[dict[str, Any] | None]
+    plan: NotRequired[PlanData | None]
     results: NotRequired[dict[str, Any]]
     """Results by call id, derived from ``calls`` where a run's output or a thread's state is read
     (:class:`planwerk.graph.builder.DurableGraph`); never written by a node, so never stored."""

@@ -82,8 +82,8 @@ async def answer(state: AgentState, runtime: Runtime[Context], *, deps: Deps) ->
         "references": None,
     }
     state = reported_state(AgentState(**{**state, "draft": draft}))
-    plan = state.get("plan") or {}
-    if not state.get("calls") and plan.get("final"):
+    plan = state.get("plan")
+    if not state.get("calls") and plan is not None and plan["final"]:
         return {"draft": {**draft, "text": str(plan["final"]), "source": "planner"}}
     reply, refs, usage = await _write(state, context, profile, deps, repair=None)
     drafted = _drafted(draft, refs, reply)

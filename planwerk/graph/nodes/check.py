@@ -123,7 +123,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         }
         return Command(update=update, goto="plan" if attempts < context.max_plan_attempts else "answer")
     assert parsed is not None
-    plan = parsed.model_dump()
+    plan = parsed.stored()  # the one validated plan, stored as plain data (planwerk.core.plan)
     runtime.stream_writer(
         PlanEvent(
             event="plan",

@@ -73,7 +73,7 @@ def extracted_origins(plan: Plan, call: ReadyCall, texts: PromptTexts) -> list[s
 
 async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> Command[ResolveRoute]:
     """Dispatch the next step with runnable calls to ``call_tool``; ``verify`` when the plan is done."""
-    plan = Plan.model_validate(state["plan"])
+    plan = Plan.from_stored(state["plan"])
     records: list[CallRecord] = list(state.get("calls", []))
     unresolved: list[CallRecord] = []
     index = state.get("next_step", 0)
