@@ -76,12 +76,12 @@ class InputState(TypedDict):
 class AgentState(InputState):
     """Everything a thread keeps between steps and across restarts."""
 
-    question: NotRequired[str]
-    """The current question (the last human message)."""
     user: NotRequired[dict[str, Any]]
     """The user's answers to ``ask_user`` (``answer``), for ``user.*`` references; ``user.raw``, the question, is
-    derived from ``question`` where references are resolved (:func:`planwerk.core.refs.user_fields`) and where a
-    program reads the state (:mod:`planwerk.graph.derived`)."""
+    derived from the question where references are resolved (:func:`planwerk.core.refs.user_fields`) and where a
+    program reads the state (:mod:`planwerk.graph.derived`). The question itself is kept once, as its message in
+    ``messages`` (:func:`planwerk.graph.nodes.chat.question_index`); the views of the whole state carry it as
+    ``question``."""
     hits: NotRequired[list[Hit]]
     """Retrieved chunks with score and source."""
     retrieval_query: NotRequired[str | None]
@@ -128,7 +128,7 @@ class AgentState(InputState):
     """Wall-clock start of the current question (``time.time()``)."""
 
 
-THREAD_KEYS = frozenset({"messages", "question", "user", "started_at"})
+THREAD_KEYS = frozenset({"messages", "user", "started_at"})
 """The keys a new question sets itself (``prepare``) or that carry over from earlier questions."""
 
 QUESTION_START: Mapping[str, Any] = MappingProxyType(

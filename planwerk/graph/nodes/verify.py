@@ -15,7 +15,7 @@ from planwerk.core.vote import vote
 from planwerk.events import AskUserEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.nodes.chat import question_message
-from planwerk.graph.nodes.common import context_of, person_texts
+from planwerk.graph.nodes.common import context_of, person_texts, question_of
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
 from planwerk.prompts.render import render_result
@@ -53,7 +53,7 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         problems, reply = _failure_feedback(state, plan, outcome.reason, texts, profile_of(context).plan_format)
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
-        asked = person_texts(state.get("question", ""), profile)  # the person's language, not the planner's
+        asked = person_texts(question_of(state), profile)  # the person's language, not the planner's
         question = asked.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         update["pending_question"] = question
