@@ -1,6 +1,7 @@
 """What a run adds to the thread's ``messages``, the LangChain way, so chat UIs show what happened.
 
-- a short progress text the moment a question is taken (before the planner runs, which may take minutes);
+- a short progress text the moment a question is taken (before the planner runs, which may take minutes); it also
+  marks where the question is, which the state keeps only as its message (:func:`question_index`);
 - the accepted plan as an ``AIMessage`` with ``tool_calls`` (one per planned call; its arguments as planned, then
   as resolved once its step runs);
 - each call's outcome as a ``ToolMessage`` (``status="error"`` for a failure), its content clipped;
