@@ -191,7 +191,7 @@ async def execute_baseline(state: AgentState, runtime: Runtime[Context], *, tool
     Results reach the state when the whole node returns.
     """
     context = context_of(runtime)
-    plan = Plan.model_validate(state["plan"])
+    plan = Plan.from_stored(state["plan"])  # validated once, by the check node
     policy = ExecutionPolicy(
         timeout_s=context.tool_timeout_s or ExecutionPolicy.timeout_s, max_concurrency=context.max_concurrency
     )

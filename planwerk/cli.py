@@ -26,6 +26,7 @@ from rich.panel import Panel
 
 from planwerk.agent import Agent, check_thread_id, read_state
 from planwerk.core.language import Language, detect_language
+from planwerk.core.plan import Plan
 from planwerk.graph.context import Context, PlanFormatChoice
 from planwerk.home import planwerk_home
 from planwerk.prompts.texts import texts_for
@@ -155,10 +156,9 @@ class EventPrinter:
             for hit in event["hits"]:
                 show(f"[dim]  📄 {escape(hit['source'])} ({hit['score']:.2f}): {escape(hit['text'][:90])}…[/dim]")
         elif kind == "plan":
-            plan = event["plan"]
-            for index, step in enumerate(plan["steps"]):
-                calls = ", ".join(f"{c['id']}={c['name']}" for c in step["tools"])
-                show(f"[cyan]  plan step {index}:[/cyan] {escape(step.get('description') or '')} [dim]({calls})[/dim]")
+            for index, step in enumerate(Plan.from_stored(event["plan"]).steps):
+                calls = ", ".join(f"{call.id}={call.name}" for call in step.tools)
+                show(f"[cyan]  plan step {index}:[/cyan] {escape(step.description)} [dim]({calls})[/dim]")
             if repairs := plan_repairs(event):
                 show(f"[dim]  ✎ im Code korrigiert: {escape(repairs)}[/dim]")
         elif kind == "step":

@@ -16,6 +16,7 @@ from typing import Any, Literal, NotRequired
 from typing_extensions import TypedDict
 
 from planwerk.core.calls import FailureKind
+from planwerk.core.plan import PlanData
 from planwerk.rag.base import Hit
 
 
@@ -68,7 +69,7 @@ class PlanEvent(_Tagged):
     """A plan passed the check and will run (``check``)."""
 
     event: Literal["plan"]
-    plan: dict[str, Any]
+    plan: PlanData
     attempt: int
     reordered: bool
     """The planner's steps contradicted its references and were re-ordered in code into valid steps."""

@@ -13,6 +13,7 @@ from planwerk.checks.domain import NO_DOMAIN, Domain
 from planwerk.checks.pairs import place_results
 from planwerk.checks.rules import CheckSettings, Report, check_answer
 from planwerk.checks.sources import Sources, collect_sources, withheld_calls
+from planwerk.core.plan import PlanData, planned_calls
 from planwerk.core.refs import dependencies
 from planwerk.rag.chunking import split_sentences
 from planwerk.rag.lexical import analyze
@@ -47,7 +48,7 @@ def build_answer_check(
     hits: Sequence[Mapping[str, Any]],
     asked: Sequence[str] = (),
     today: date | None,
-    plan: Mapping[str, Any] | None,
+    plan: PlanData | None,
     output_schemas: Mapping[str, Mapping[str, Any] | None],
     answer_is_last_result: bool = False,
     retrieval_query: str | None = None,
@@ -76,7 +77,7 @@ def build_answer_check(
         calls=calls, hits=hits, asked=[question, *earlier, *asked], dates=dates, consumed=consumed, domain=domain
     )
     facts, searched = None, retrieval_query or question
-    if not (plan or {}).get("final") and is_context_question(searched, hits, calls, analyze=analyze):
+    if not (plan and plan.get("final")) and is_context_question(searched, hits, calls, analyze=analyze):
         facts = key_facts(searched, best_context_hit(searched, hits, analyze=analyze), analyze=analyze,
                           split_sentences=split_sentences)  # fmt: skip
     last_result = last_result_of(calls) if answer_is_last_result else None
@@ -117,23 +118,21 @@ def estimated_results(calls: Sequence[Mapping[str, Any]], fields: Collection[str
     return bool(fields) and any(call.get("status") == "ok" and flagged(call.get("result")) for call in calls)
 
 
-def _takers(plan: Mapping[str, Any] | None) -> dict[str, set[str]]:
+def _takers(plan: PlanData | None) -> dict[str, set[str]]:
     """For each call id of ``plan`` that later calls reference (``$ref``), the ids of those calls."""
     takers: dict[str, set[str]] = {}
-    for step in (plan or {}).get("steps") or []:
-        for call in (step.get("tools") or []) if isinstance(step, Mapping) else []:
-            if isinstance(call, Mapping) and isinstance(call.get("arguments"), Mapping):
-                for root in dependencies(call["arguments"]):
-                    takers.setdefault(root, set()).add(str(call.get("id")))
+    for _, call in planned_calls(plan):
+        for root in dependencies(call.arguments):
+            takers.setdefault(root, set()).add(call.id)
     return takers
 
 
-def consumed_calls(plan: Mapping[str, Any] | None) -> frozenset[str]:
+def consumed_calls(plan: PlanData | None) -> frozenset[str]:
     """The ids of the plan's calls whose results later calls take (``$ref``): intermediate results."""
     return frozenset(_takers(plan))
 
 
-def reported_calls(plan: Mapping[str, Any] | None, calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def reported_calls(plan: PlanData | None, calls: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The call records an answer reports: every failed call, and every successful one unless later calls took its
     result and all of them succeeded (when the later call failed, the earlier one is what there is to say)."""
     takers = _takers(plan)

@@ -2,15 +2,22 @@
 
 A plan is ``{"steps": [{"description", "tools": [{"id", "name", "arguments"}]}], "final": null|str}`` as in the
 workshop notebook, or ``{"ask_user": "<question>"}`` when required information is missing. Pure: no I/O.
+
+A plan is validated once, where a reply becomes a :class:`Plan` (the graph's ``check`` node, or a public API that
+takes a dict). The graph's state keeps it as :class:`PlanData`, the plain data :meth:`Plan.stored` writes: a
+checkpoint stores no pydantic object (LangGraph's msgpack serializer admits only types on its allow-list, and the
+servers create serializers of their own). Code that reads a stored plan reads it through :meth:`Plan.from_stored`
+or :func:`planned_calls`, which trust it and validate nothing again.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing_extensions import TypedDict
 
 PlanFormat = Literal["json", "expression"]
 """How the planner writes a plan: ``json`` (steps of calls passing results on with ``$ref``) or ``expression``
@@ -20,6 +27,34 @@ for calculation tools that return one number)."""
 INT64_MAX = 2**63 - 1
 """The largest integer a checkpoint stores (msgpack): a model once wrote 4 followed by 48 zeros into a plan, and the
 run crashed when its state was saved."""
+
+
+class CallData(TypedDict):
+    """A planned call as a state stores it (:class:`PlannedCall`'s fields)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class StepData(TypedDict):
+    """A step as a state stores it (:class:`Step`'s fields)."""
+
+    description: str
+    tools: list[CallData]
+
+
+class PlanData(TypedDict):
+    """A plan as a state stores it: what :meth:`Plan.stored` writes, validated when it was stored."""
+
+    steps: list[StepData]
+    final: str | None
+    ask_user: NotRequired[str | None]
+    """Written by every stored plan; the planner's own shape (a few-shot example) leaves it out."""
+    reason: NotRequired[str | None]
+    """Written by every plan since plans carry a reason; a plan stored before lacks it (read as ``None``)."""
+    next_round: NotRequired[bool]
+    """Written by every plan since planning in rounds; a plan stored before lacks it (read as ``False``)."""
 
 
 class PlannedCall(BaseModel):
@@ -82,6 +117,39 @@ class Plan(BaseModel):
     def call_count(self) -> int:
         """How many tool calls the plan makes."""
         return sum(len(step.tools) for step in self.steps)
+
+    def stored(self) -> PlanData:
+        """The plan as a state keeps it: plain JSON-like data that any checkpoint serializer stores."""
+        return cast(PlanData, self.model_dump())
+
+    @classmethod
+    def from_stored(cls, data: PlanData) -> Plan:
+        """The plan that :meth:`stored` wrote ``data`` from, without validating it again (it was validated once,
+        before it was stored): a cheap typed view of a state's plan. Fields a plan stored by an earlier version
+        lacks take their defaults."""
+        steps = [
+            Step.model_construct(
+                description=step.get("description", ""),
+                tools=[
+                    PlannedCall.model_construct(id=call["id"], name=call["name"], arguments=call.get("arguments", {}))
+                    for call in step.get("tools", [])
+                ],
+            )
+            for step in data.get("steps", [])
+        ]
+        return cls.model_construct(
+            steps=steps,
+            final=data.get("final"),
+            ask_user=data.get("ask_user"),
+            reason=data.get("reason"),
+            next_round=data.get("next_round", False),
+        )
+
+
+def planned_calls(data: PlanData | None) -> Iterator[tuple[int, PlannedCall]]:
+    """Every call of a stored plan with the index of its step, in plan order (none without a plan); nothing is
+    validated again (:meth:`Plan.from_stored`)."""
+    return Plan.from_stored(data).calls() if data is not None else iter(())
 
 
 def storable(value: Any) -> Any:

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from planwerk.core.plan import PlanData, planned_calls
 from planwerk.core.sanitize import SanitizePolicy, sanitize_value
 
 REF_KEY = "$ref"
@@ -346,16 +347,11 @@ def rename_refs(value: Any, names: Mapping[str, str]) -> Any:
     return value
 
 
-def call_subjects(plan: Mapping[str, Any] | None, max_words: int = 6) -> dict[str, tuple[str, ...]]:
+def call_subjects(plan: PlanData | None, max_words: int = 6) -> dict[str, tuple[str, ...]]:
     """What each call of ``plan`` is about: its own short text arguments ("Barcelona", "2026-01-20") after those
     of the calls it takes results from, so a weather call that takes a geocode's coordinates is about the city the
     geocode was asked for. Texts of more than ``max_words`` words are left out (a whole question is no subject)."""
-    calls: dict[str, Mapping[str, Any]] = {}
-    for step in (plan or {}).get("steps") or []:
-        for call in (step.get("tools") or []) if isinstance(step, Mapping) else []:
-            if isinstance(call, Mapping) and isinstance(call.get("id"), str):
-                arguments = call.get("arguments")
-                calls[call["id"]] = arguments if isinstance(arguments, Mapping) else {}
+    calls: dict[str, Mapping[str, Any]] = {call.id: call.arguments for _, call in planned_calls(plan)}
     subjects: dict[str, tuple[str, ...]] = {}
 
     def of(call_id: str, seen: frozenset[str]) -> tuple[str, ...]:

@@ -5,8 +5,9 @@ program reads (results by call id, in the run's output, ``get_state``, the ``val
 and ``debug`` stream modes) is derived from the records with :func:`planwerk.core.calls.results_of` when it is read,
 never written by a node nor stored in a checkpoint. The views carry it where the former ``results`` channel was:
 beside ``calls`` from ``prepare`` on, and in a node's update that wrote successful records (``None`` where the
-update reset the call log). Likewise ``user.raw``, the question, is derived from ``question`` in the views of the
-whole state (not in a node's update). The functions are pure; :class:`DerivedStateGraph` applies them to what
+update reset the call log). Likewise the ``question`` is derived from the thread's messages (the message it came
+in, :func:`planwerk.graph.nodes.chat.question_index`) and ``user.raw`` from it, in the views of the whole state
+(not in a node's update). The functions are pure; :class:`DerivedStateGraph` applies them to what
 LangGraph reads from the checkpoints.
 """
 
@@ -21,25 +22,33 @@ from langgraph.types import StateSnapshot
 
 from planwerk.core.calls import results_of
 from planwerk.core.refs import user_fields
+from planwerk.graph.nodes.chat import question_text
 
 RESULTS = "results"
-"""The derived key."""
+"""The derived results by call id."""
+QUESTION = "question"
+"""The derived question."""
 
 
 def with_results(values: Any) -> Any:
-    """``values`` with ``results`` derived from its ``calls``, placed before them (the former channel's place), and
-    ``user.raw`` from its ``question``; ``values`` unchanged when it holds no call log (a state before ``prepare``,
-    a chosen subset of keys)."""
+    """``values`` with ``results`` derived from its ``calls``, placed before them (the former channel's place), and,
+    in a whole state (one with ``user``), the ``question`` from its messages (after them, the former channel's place)
+    and ``user.raw`` from it; ``values`` unchanged when it holds no call log (a state before ``prepare``, a chosen
+    subset of keys)."""
     if not isinstance(values, Mapping) or not isinstance(values.get("calls"), list):
         return values
-    if isinstance(values.get("user"), Mapping) and isinstance(values.get("question"), str):
-        values = {**values, "user": user_fields(values["user"], values["question"])}
+    question = None
+    if isinstance(values.get("user"), Mapping) and isinstance(values.get("messages"), list):
+        question = question_text(values["messages"])
+        values = {**values, "user": user_fields(values["user"], question)}
     derived: dict[str, Any] = {}
     for key, value in values.items():
         if key == "calls":
             derived[RESULTS] = results_of(value)
-        if key != RESULTS:  # a value stored by an older version is replaced by the derived one
+        if key not in (RESULTS, QUESTION):  # a value stored by an older version is replaced by the derived one
             derived[key] = value
+        if key == "messages" and question is not None:
+            derived[QUESTION] = question
     return derived
 
 

@@ -11,6 +11,7 @@ from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from planwerk.core.calls import CallRecord
+from planwerk.core.plan import PlanData
 from planwerk.core.vote import Candidate
 from planwerk.rag.base import Hit
 
@@ -75,12 +76,12 @@ class InputState(TypedDict):
 class AgentState(InputState):
     """Everything a thread keeps between steps and across restarts."""
 
-    question: NotRequired[str]
-    """The current question (the last human message)."""
     user: NotRequired[dict[str, Any]]
     """The user's answers to ``ask_user`` (``answer``), for ``user.*`` references; ``user.raw``, the question, is
-    derived from ``question`` where references are resolved (:func:`planwerk.core.refs.user_fields`) and where a
-    program reads the state (:mod:`planwerk.graph.derived`)."""
+    derived from the question where references are resolved (:func:`planwerk.core.refs.user_fields`) and where a
+    program reads the state (:mod:`planwerk.graph.derived`). The question itself is kept once, as its message in
+    ``messages`` (:func:`planwerk.graph.nodes.chat.question_index`); the views of the whole state carry it as
+    ``question``."""
     hits: NotRequired[list[Hit]]
     """Retrieved chunks with score and source."""
     retrieval_query: NotRequired[str | None]
@@ -91,8 +92,10 @@ class AgentState(InputState):
     """All sampled replies of the last planner call when it sampled several (self-consistency), else ``None``."""
     candidates: NotRequired[list[Candidate] | None]
     """The distinct sampled plans inside a merged plan, for the vote (self-consistency), else ``None``."""
-    plan: NotRequired[dict[str, Any] | None]
-    """The plan that runs (or ran) for the current question, after any re-ordering of its steps."""
+    plan: NotRequired[PlanData | None]
+    """The plan that runs (or ran) for the current question, after any re-ordering of its steps: validated once by
+    ``check``, read through :meth:`planwerk.core.plan.Plan.from_stored` (plain data, so every checkpointer
+    stores it)."""
     next_step: NotRequired[int]
     """Index of the plan's next step for the resolver; steps before it have finished."""
     plan_errors: NotRequired[list[str]]
@@ -125,7 +128,7 @@ class AgentState(InputState):
     """Wall-clock start of the current question (``time.time()``)."""
 
 
-THREAD_KEYS = frozenset({"messages", "question", "user", "started_at"})
+THREAD_KEYS = frozenset({"messages", "user", "started_at"})
 """The keys a new question sets itself (``prepare``) or that carry over from earlier questions."""
 
 QUESTION_START: Mapping[str, Any] = MappingProxyType(
@@ -184,7 +187,7 @@ class OutputState(TypedDict):
 
     messages: list[AnyMessage]
     answer: NotRequired[str | None]
-    plan: NotRequired[dict[str, Any] | None]
+    plan: NotRequired[PlanData | None]
     results: NotRequired[dict[str, Any]]
     """Results by call id, derived from ``calls`` where a run's output or a thread's state is read
     (:class:`planwerk.graph.builder.DurableGraph`); never written by a node, so never stored."""

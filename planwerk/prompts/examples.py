@@ -33,6 +33,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
+from planwerk.core.plan import Plan, PlanData, planned_calls
 from planwerk.home import planwerk_home
 from planwerk.rag.embeddings import embed, load_embedder
 from planwerk.text.dates import MONTH_WORDS, find_dates
@@ -63,12 +66,13 @@ class Example:
     """A question and the plan that answers it."""
 
     question: str
-    plan: dict[str, Any] = field(hash=False)
+    plan: PlanData = field(hash=False)
+    """In the shape the planner writes (``{"steps", "final"}``), shown to it as it is."""
 
     @property
     def tools(self) -> frozenset[str]:
         """The tool names the plan uses."""
-        return frozenset(call["name"] for step in self.plan.get("steps", []) for call in step.get("tools", []))
+        return frozenset(call.name for _, call in planned_calls(self.plan))
 
 
 @cache
@@ -91,13 +95,16 @@ _file_lock = threading.Lock()
 
 
 def _check_plan(plan: Mapping[str, Any]) -> None:
-    steps = plan.get("steps")
-    if not isinstance(steps, list) or not all(isinstance(step, Mapping) for step in steps):
+    """Raise :class:`ValueError` unless ``plan`` is a plan with ``steps`` (an example is read as a stored plan)."""
+    if "steps" not in plan:
         raise ValueError("an example plan needs 'steps': a list of {'description', 'tools'} objects")
-    for step in steps:
-        for call in step.get("tools", []):
-            if not isinstance(call, Mapping) or not isinstance(call.get("name"), str) or "id" not in call:
-                raise ValueError(f"an example call needs 'id', 'name' and 'arguments'; got {call!r}")
+    try:
+        Plan.model_validate(plan)
+    except ValidationError as exc:
+        raise ValueError(
+            "an example plan needs 'steps': a list of {'description', 'tools': [{'id', 'name', 'arguments'}]} "
+            f"objects; {exc}"
+        ) from None
 
 
 def add_example(question: str, plan: Mapping[str, Any], path: Path | None = None) -> Example:

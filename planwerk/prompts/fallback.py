@@ -21,6 +21,7 @@ from planwerk.checks import DOWN_KINDS, Domain, KeyFacts
 from planwerk.core.answers.render import ValueStyle, render_value
 from planwerk.core.answers.slots import DEFAULT_SLOT_LIMITS, Slot, collect_slots, unit_of_key
 from planwerk.core.language import Language
+from planwerk.core.plan import PlanData, planned_calls
 from planwerk.core.refs import as_data, call_subjects
 from planwerk.prompts.value_styles import value_style
 from planwerk.text.numbers import format_value
@@ -259,19 +260,13 @@ def failure_line(call: Mapping[str, Any], language: Language) -> str:
     return template.format(tool=str(call.get("tool")), failure=failure)
 
 
-def _subjects(calls: Sequence[Mapping[str, Any]], plan: Mapping[str, Any] | None) -> dict[str, str]:
+def _subjects(calls: Sequence[Mapping[str, Any]], plan: PlanData | None) -> dict[str, str]:
     """What each call was asked about, by call id: its own short arguments, after the subjects of the calls it took
     results from (a weather call that took a geocode's coordinates is about the geocode's city,
     :func:`planwerk.core.refs.call_subjects`). Only where the plan's call of that id is the same tool: a call
     record from an earlier plan may share an id with another tool's call in the last one, and must never be
     labelled with that call's arguments."""
-    tools = {
-        str(call.get("id")): call.get("name")
-        for step in (plan or {}).get("steps") or []
-        if isinstance(step, Mapping)
-        for call in step.get("tools") or []
-        if isinstance(call, Mapping)
-    }
+    tools = {call.id: call.name for _, call in planned_calls(plan)}
     planned = call_subjects(plan)
     subjects = {}
     for call in calls:
@@ -300,7 +295,7 @@ def call_sentences(
     language: Language,
     question: str = "",
     *,
-    plan: Mapping[str, Any] | None = None,
+    plan: PlanData | None = None,
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
     domain: Domain | None = None,
 ) -> list[str]:
@@ -331,7 +326,7 @@ def fallback_answer(
     last_result: float | None = None,
     context: KeyFacts | None = None,
     refusal: str | None = None,
-    plan: Mapping[str, Any] | None = None,
+    plan: PlanData | None = None,
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
     domain: Domain | None = None,
 ) -> str:

@@ -106,7 +106,7 @@ def test_a_call_is_about_its_own_texts_and_those_of_the_calls_it_takes_from() ->
     assert subjects["rank"] == ("Barcelona", "2026-01-20", "beach")  # transitively, string references too
     assert subjects["long"] == ()  # more than six words is a question, not a subject
     assert subjects["self"] == ()  # a self-reference ends (the checker rejects such plans)
-    assert call_subjects(None) == {} and call_subjects({"steps": "broken"}) == {}
+    assert call_subjects(None) == {}  # a stored plan was validated when stored: no broken one to read
 
 
 def test_user_fields_add_the_question_as_raw_over_any_stored_copy() -> None:

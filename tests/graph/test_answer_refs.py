@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import Field
 
 from planwerk.agent import Reply
@@ -159,7 +159,7 @@ def test_context_numbers_are_admitted_only_when_no_call_delivered() -> None:
     grammars = {}
     for label, call in (("delivered", ok), ("failed", failed)):
         model = GrammarRecorder(responses=["unused"])
-        state = {"question": "Wie lang wird es?", "calls": [call], "hits": [hit], "messages": []}
+        state = {"calls": [call], "hits": [hit], "messages": [HumanMessage("Wie lang wird es?")]}
         refs = reference_answer(state, Context(answer_by_reference=True), get_profile("travel"), "de", Deps(), model)  # type: ignore[arg-type]
         assert refs is not None and refs.constrained
         grammars[label] = refs.grammar or ""

@@ -10,6 +10,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from planwerk.graph.context import Context
+from planwerk.graph.nodes.chat import question_text
 from planwerk.graph.nodes.prepare import prepare
 from planwerk.graph.state import QUESTION_START, THREAD_KEYS, AgentState
 
@@ -27,7 +28,8 @@ def test_a_new_question_starts_every_per_question_key_again() -> None:
     runtime = SimpleNamespace(context=Context(), stream_writer=lambda _event: None)
     update = asyncio.run(prepare(state, runtime))  # type: ignore[arg-type]
     assert {key: update[key] for key in QUESTION_START} == dict(QUESTION_START)
-    assert update["question"] == "second?"
+    assert "question" not in update  # kept once, as its message: derived after the progress message prepare wrote
+    assert question_text([*messages, *update["messages"]]) == "second?"
     assert update["user"] == {"city": "X"}  # answers to earlier ask-backs carry over; the question is kept once
     update["plan_errors"].append("mutated")
     assert QUESTION_START["plan_errors"] == []  # each question gets its own lists

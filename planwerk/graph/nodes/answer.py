@@ -35,6 +35,7 @@ from planwerk.graph.nodes.common import (
     history_before_question,
     lost_model_calls,
     prompt_today,
+    question_of,
     reply_text,
     usage_of,
 )
@@ -51,7 +52,7 @@ from planwerk.text.numbers import format_value
 
 def answer_language(state: AgentState, profile: Profile) -> Language:
     """The answer's language: the question's, not the profile's (an English travel question)."""
-    return detect_language(state["question"], default=profile.language)
+    return detect_language(question_of(state), default=profile.language)
 
 
 async def answer(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
@@ -83,8 +84,8 @@ async def answer(state: AgentState, runtime: Runtime[Context], *, deps: Deps) ->
         "references": None,
     }
     state = reported_state(AgentState(**{**state, "draft": draft}))
-    plan = state.get("plan") or {}
-    if not state.get("calls") and plan.get("final"):
+    plan = state.get("plan")
+    if not state.get("calls") and plan is not None and plan["final"]:
         return {"draft": {**draft, "text": str(plan["final"]), "source": "planner"}}
     reply, refs, usage = await _write(state, context, profile, deps, repair=None)
     drafted = _drafted(draft, refs, reply)
@@ -197,11 +198,16 @@ def answer_messages(
     elif context.answer_results == "words":
         reported = reported_calls(state.get("plan"), calls)
         lines = call_sentences(
-            reported, language, state["question"], plan=state.get("plan"), output_schemas=schemas, domain=profile.domain
+            reported,
+            language,
+            question_of(state),
+            plan=state.get("plan"),
+            output_schemas=schemas,
+            domain=profile.domain,
         )
     return build_answer_messages(
         persona=profile.persona,
-        question=state["question"],
+        question=question_of(state),
         today=prompt_today(context, profile),
         calls=calls,
         hits=state.get("hits", []),

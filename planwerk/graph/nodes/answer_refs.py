@@ -23,7 +23,7 @@ from planwerk.core.answers.render import RenderedAnswer, ValueStyle, render_answ
 from planwerk.core.answers.slots import Slot, collect_slots
 from planwerk.core.language import Language
 from planwerk.graph.context import Context
-from planwerk.graph.nodes.common import history_before_question, prompt_today
+from planwerk.graph.nodes.common import history_before_question, prompt_today, question_of
 from planwerk.graph.state import AgentState
 from planwerk.models.base import SupportsPlanGrammar
 from planwerk.models.rendering import RenderingChatModel
@@ -111,7 +111,7 @@ def reference_answer(
     # no call delivered (a chunk is quoted, not referenced: its sentences are prose, and the answer check reads them
     # as today). With results beside it, a chunk's numbers were stray digits for the answer (measured on travel w5:
     # a chunk's "10" became "10 km/h" beside a forecast).
-    sources = [state["question"], *(str(m.content) for m in history), *user]
+    sources = [question_of(state), *(str(m.content) for m in history), *user]
     if not any(call.get("status") == "ok" for call in calls):
         sources += [str(hit.get("text", "")) for hit in hits] + [str(hit.get("source", "")) for hit in hits]
     grammar = answer_grammar(slots, known_numbers(sources))
@@ -122,7 +122,7 @@ def reference_answer(
         return ReferenceAnswer(slots, style)
     messages = build_reference_messages(
         persona=profile.persona,
-        question=state["question"],
+        question=question_of(state),
         today=prompt_today(context, profile),
         calls=calls,
         slots=slots,

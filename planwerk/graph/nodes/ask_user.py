@@ -20,7 +20,7 @@ from langgraph.types import interrupt
 
 from planwerk.core.hitl import ANSWER_ARG, ASK_ACTION, DecisionError, hitl_request, is_decision, read_decision
 from planwerk.graph.context import Context
-from planwerk.graph.nodes.common import context_of, person_texts
+from planwerk.graph.nodes.common import context_of, person_texts, question_of
 from planwerk.graph.nodes.prepare import MAX_QUESTION_CHARS
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
@@ -60,7 +60,7 @@ def answer_problem(answer: Any) -> str | None:
 async def ask_user(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Pause the thread with the question; the answer becomes ``user.answer`` and goes to the planner."""
     profile = profile_of(context_of(runtime))
-    question = state.get("pending_question") or person_texts(state.get("question", ""), profile).default_clarification
+    question = state.get("pending_question") or person_texts(question_of(state), profile).default_clarification
     request: dict[str, Any] = {
         "kind": "ask_user",
         "question": question,

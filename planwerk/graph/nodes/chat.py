@@ -1,6 +1,7 @@
 """What a run adds to the thread's ``messages``, the LangChain way, so chat UIs show what happened.
 
-- a short progress text the moment a question is taken (before the planner runs, which may take minutes);
+- a short progress text the moment a question is taken (before the planner runs, which may take minutes); it also
+  marks where the question is, which the state keeps only as its message (:func:`question_index`);
 - the accepted plan as an ``AIMessage`` with ``tool_calls`` (one per planned call; its arguments as planned, then
   as resolved once its step runs);
 - each call's outcome as a ``ToolMessage`` (``status="error"`` for a failure), its content clipped;
@@ -24,7 +25,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, ToolMessage
 
 from planwerk.core.calls import CallRecord, clip_error
 from planwerk.core.plan import Plan
@@ -45,6 +46,29 @@ def _id(prefix: str) -> str:
 def progress_message(text: str) -> AIMessage:
     """The first sign of a run in a chat."""
     return AIMessage(text, id=_id("progress"), response_metadata={KIND_KEY: "progress"})
+
+
+def question_index(messages: Sequence[BaseMessage]) -> int | None:
+    """Where the current question is in a thread's ``messages``: the last human message before the progress message
+    ``prepare`` wrote when it took the question. Neither the last human message nor its place tells: an answer to a
+    question asked back is a human message after the question, and a new question sent while such an answer is
+    awaited follows the question asked back as an answer does. A thread stored before progress messages were
+    written: its last human message. ``None`` without any. Before ``prepare`` took a new question, this is still
+    the one before (as the stored ``question`` was)."""
+    start = len(messages)
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AIMessage) and message.response_metadata.get(KIND_KEY) == "progress":
+            start = index
+            break
+    return next((i for i in range(start - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
+
+
+def question_text(messages: Sequence[BaseMessage]) -> str:
+    """The current question's text as ``prepare`` took it (stripped; :func:`question_index`), ``""`` without one.
+    Derived, never stored: the question is kept once, as its message."""
+    index = question_index(messages)
+    return messages[index].text.strip() if index is not None else ""
 
 
 def question_message(question: str) -> AIMessage:

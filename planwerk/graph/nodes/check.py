@@ -47,6 +47,7 @@ from planwerk.graph.nodes.common import (
     context_of,
     history_before_question,
     person_texts,
+    question_of,
     today_of,
     visible_specs,
 )
@@ -126,7 +127,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         }
         return Command(update=update, goto="plan" if attempts < context.max_plan_attempts else "answer")
     assert parsed is not None
-    plan = parsed.model_dump()
+    plan = parsed.stored()  # the one validated plan, stored as plain data (planwerk.core.plan)
     runtime.stream_writer(
         PlanEvent(
             event="plan",
@@ -148,13 +149,13 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         "next_step": 0,
     }
     if parsed.ask_user is not None:
-        question = parsed.ask_user.strip() or person_texts(state["question"], profile).default_clarification
+        question = parsed.ask_user.strip() or person_texts(question_of(state), profile).default_clarification
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         # The question is a message the moment it is asked: a chat UI draws the interrupt under it.
         update |= {"pending_question": question, "messages": [question_message(question)]}
         return Command(update=update, goto="ask_user")
     if parsed.call_count:  # the chat's view of the plan: one tool call per planned call (planwerk.graph.nodes.chat)
-        message = plan_message(parsed, person_texts(state["question"], profile).progress_calls)
+        message = plan_message(parsed, person_texts(question_of(state), profile).progress_calls)
         update |= {"messages": [message], "plan_message": message.id}
     return Command(update=update, goto="resolve_refs" if parsed.call_count else "answer")
 
@@ -203,7 +204,7 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         as_places = [PlaceProblem("invented", d.value, d.call_id) for d in dated if d.takes_places]
         ask = None
         if len(as_places) == len(dated) and await asyncio.to_thread(_place_not_given, state, as_places):
-            ask = person_texts(state["question"], profile_of(context)).place_not_given
+            ask = person_texts(question_of(state), profile_of(context)).place_not_given
         return Checked(candidate, problems, reordered, ask=ask)
     # Places only matter for a plan that could run.
     found = await asyncio.to_thread(place_check, state, candidate)
@@ -221,7 +222,7 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
     if not found:
         return await asyncio.to_thread(_named, Checked(candidate, [], reordered), state)
     # Asked in the question's language, not the profile's (the feedback above is the planner's, in the profile's).
-    asked = person_texts(state["question"], profile_of(context)).place_not_given
+    asked = person_texts(question_of(state), profile_of(context)).place_not_given
     ask = asked if await asyncio.to_thread(_place_not_given, state, found) else None
     return Checked(candidate, [place_text(p, texts) for p in found], reordered, ask=ask)
 
@@ -234,7 +235,7 @@ async def _place_to_ask(plan: Plan, state: AgentState, context: Context, deps: D
     invented += [p for p in await asyncio.to_thread(place_check, state, plan) if p.kind == "invented"]
     if not invented or not await asyncio.to_thread(_place_not_given, state, invented):
         return None
-    return person_texts(state["question"], profile_of(context)).place_not_given
+    return person_texts(question_of(state), profile_of(context)).place_not_given
 
 
 def parse_reply(text: str, plan_format: PlanFormat, specs: Mapping[str, ToolSpec]) -> Plan:
@@ -260,21 +261,21 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     problems = check_plan(
         plan,
         {**deps.tools.specs, **builtin_specs(deps.tools.specs, profile)},
-        user_fields=user_fields(state.get("user", {}), state.get("question", "")).keys(),
+        user_fields=user_fields(state.get("user", {}), question_of(state)).keys(),
         allowed_tools=profile.allowed_tools,
         available=results_of(state.get("calls", [])).keys(),
     )
     texts = texts_for(profile)
-    if plan.ask_user is not None and echoes_question(plan.ask_user, state.get("question", "")):
+    if plan.ask_user is not None and echoes_question(plan.ask_user, question_of(state)):
         problems.append(texts.echoed_question.format(decline=DECLINE_BY_FORMAT[profile.plan_format]))
     if profile.sourced_numbers and precise_literals(plan):  # the sources (results as JSON) only when needed
-        sources = [state.get("question", ""), *place_sources(state)]
+        sources = [question_of(state), *place_sources(state)]
         problems += [
             texts.invented_number.format(call=found.call_id, argument=found.argument, value=format_value(found.value))
             for found in invented_numbers(plan, sources)
         ]
     # A sample value of an example built from the tools ("cell shape A") is no value the user gave.
-    asked = " ".join([state.get("question", ""), *(str(c.get("answer", "")) for c in state.get("clarifications", []))])
+    asked = " ".join([question_of(state), *(str(c.get("answer", "")) for c in state.get("clarifications", []))])
     problems += [
         texts.copied_placeholder.format(call=call_id, argument=argument, value=value)
         for call_id, argument, value in copied_placeholders(plan, asked)
@@ -330,7 +331,7 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
     if state.get("rounds"):  # a later round's empty plan: the earlier rounds' calls ran, nothing is left to call
         return []
     loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
-    fitting = fitting_tools(state.get("question", ""), loaded, analyze)
+    fitting = fitting_tools(question_of(state), loaded, analyze)
     if not fitting:
         return []
     texts = texts_for(profile)
@@ -354,7 +355,7 @@ def _substitute(plan: Plan, found: list[PlaceProblem], state: AgentState) -> tup
     return substitute_invented_place(
         plan,
         found,
-        question=state["question"],
+        question=question_of(state),
         earlier=earlier_questions(state),
         gazetteer=default_gazetteer(),
         reserved=results_of(state.get("calls", [])).keys(),
@@ -367,7 +368,7 @@ def _named(checked: Checked, state: AgentState) -> Checked:
     geocoder does not. Blocking (the gazetteer): runs in a worker thread."""
     assert checked.plan is not None
     named = name_inflected_places(
-        checked.plan, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
+        checked.plan, question=question_of(state), conversation=place_sources(state), gazetteer=default_gazetteer()
     )
     if named is None:
         return checked
@@ -396,7 +397,7 @@ def _date_values(plan: Plan, state: AgentState, context: Context, deps: Deps) ->
 
 def _place_not_given(state: AgentState, found: list[PlaceProblem]) -> bool:
     return place_not_given(
-        found, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
+        found, question=question_of(state), conversation=place_sources(state), gazetteer=default_gazetteer()
     )
 
 
@@ -404,7 +405,7 @@ def place_check(state: AgentState, plan: Plan) -> list[PlaceProblem]:
     """The plan's invented and missing places (:mod:`planwerk.core.scope`) against the question and everything
     else a place may come from. Blocking (loads the gazetteer once per process): runs in a worker thread."""
     return place_problems(
-        plan, question=state["question"], conversation=place_sources(state), gazetteer=default_gazetteer()
+        plan, question=question_of(state), conversation=place_sources(state), gazetteer=default_gazetteer()
     )
 
 

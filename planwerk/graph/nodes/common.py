@@ -16,7 +16,7 @@ from planwerk.core.extract import EXTRACT_TOOL, extract_spec
 from planwerk.core.language import detect_language
 from planwerk.core.tools import ToolSpec
 from planwerk.graph.context import Context
-from planwerk.graph.nodes.chat import is_conversation
+from planwerk.graph.nodes.chat import is_conversation, question_index, question_text
 from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
 from planwerk.profiles import Profile
@@ -76,7 +76,7 @@ def answer_check_for(state: AgentState, context: Context, profile: Profile, deps
     asked = [str(m.content) for m in history]
     asked += [str(v) for k, v in (state.get("user") or {}).items() if k != "raw" and isinstance(v, str | int | float)]
     return build_answer_check(
-        state["question"],
+        question_of(state),
         calls=state.get("calls", []),
         hits=state.get("hits", []),
         asked=asked,
@@ -88,7 +88,7 @@ def answer_check_for(state: AgentState, context: Context, profile: Profile, deps
         refusals=tuple(profile.refusals.values()),
         acting={name for name, spec in deps.tools.specs.items() if spec.acts} | profile.approve,
         earlier=[str(m.content) for m in history if isinstance(m, HumanMessage)],
-        language=detect_language(state["question"], default=profile.language),
+        language=detect_language(question_of(state), default=profile.language),
         domain=profile.domain,
         instructions=ANSWER_INSTRUCTIONS,
     )
@@ -110,10 +110,14 @@ def history_before_question(state: AgentState) -> list[BaseMessage]:
     questions asked back, without the progress, plan and tool messages a chat shows
     (:mod:`planwerk.graph.nodes.chat`)."""
     messages = list(state.get("messages", []))
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], HumanMessage) and messages[index].text == state.get("question"):
-            return [m for m in messages[:index] if is_conversation(m)]
-    return [m for m in messages[:-1] if is_conversation(m)]
+    index = question_index(messages)
+    return [m for m in messages[: len(messages) - 1 if index is None else index] if is_conversation(m)]
+
+
+def question_of(state: AgentState) -> str:
+    """The current question, derived from the thread's messages (:func:`planwerk.graph.nodes.chat.question_index`):
+    the state keeps it once, as the message it came in."""
+    return question_text(state.get("messages", []))
 
 
 def reply_text(reply: Any) -> str:

@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from planwerk.events import FinalAnswerEvent
 from planwerk.graph.context import Context
-from planwerk.graph.nodes.common import counters
+from planwerk.graph.nodes.common import counters, question_of
 from planwerk.graph.state import AgentState, AnswerSource, Draft, add_usage
 from planwerk.prompts.examples import add_example
 
@@ -68,7 +68,7 @@ async def deliver(
     learnable = not state.get("candidates")  # a merged sample plan is no example of a plan
     if context.learn_examples and learnable and plan is not None and calls and metadata["failed_tool_calls"] == 0:
         example = {"steps": plan["steps"], "final": None}  # the shape the planner writes
-        await asyncio.to_thread(add_example, state["question"], example)
+        await asyncio.to_thread(add_example, question_of(state), example)
     runtime.stream_writer(FinalAnswerEvent(event="final_answer", answer=answer, metadata=metadata))
     message = AIMessage(answer, id=message_id)
     done = {**draft, "verdict": "accepted", "text": answer, "source": source, "message_id": message_id}

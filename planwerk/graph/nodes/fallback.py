@@ -17,7 +17,7 @@ from planwerk.checks import reported_calls
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.nodes.answer import answer_language
-from planwerk.graph.nodes.common import answer_check_for, context_of
+from planwerk.graph.nodes.common import answer_check_for, context_of, question_of
 from planwerk.graph.nodes.deliver import deliver, reported_state
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
@@ -51,7 +51,7 @@ async def fallback(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     text = fallback_answer(
         reported_calls(plan, calls),
         language,
-        question=state["question"],
+        question=question_of(state),
         last_result=check.last_result,
         context=check.facts,
         refusal=profile.refusals.get(language),

@@ -31,6 +31,7 @@ from planwerk.graph.nodes.common import (
     history_before_question,
     lost_model_calls,
     prompt_today,
+    question_of,
     reply_text,
     usage_of,
     visible_specs,
@@ -64,7 +65,7 @@ def question_with_clarifications(state: AgentState, texts: PromptTexts = GERMAN)
     """The question, the earlier question a follow-up continues ("Und morgen? (vorherige Frage: …)", the shape of
     the library's follow-up examples) and the user's answers to earlier ``ask_user`` questions, labelled in
     ``texts``' language."""
-    text = state["question"]
+    text = question_of(state)
     earlier = [str(m.content) for m in history_before_question(state) if isinstance(m, HumanMessage)]
     if referent := referent_question(text, earlier):
         text += texts.previous_question.format(question=referent)
@@ -81,7 +82,7 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
     if profile.probe_results:  # result fields of read-only tools without an output schema, from one real result
         specs = await probed_specs(deps.tools, specs, deps.probed, enforce_roots=profile.enforce_roots)
     # More tools than fit the window: the most relevant to the question, and an event saying how many are left out.
-    cut = cap_catalog(specs, state["question"], context.catalog_max_tokens, texts_for(profile))
+    cut = cap_catalog(specs, question_of(state), context.catalog_max_tokens, texts_for(profile))
     if cut.left_out:
         specs = cut.specs
         if not state.get("feedback"):  # once per question, not on every retry
@@ -110,7 +111,7 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
             planner = sampling_variant(planner, context.retry_temperature, seed=state.get("attempts", 0))
         # The profile's library, or examples built from the loaded tools when none of its examples fits them.
         examples = examples_for_question(
-            state["question"],
+            question_of(state),
             specs,
             texts_for(profile),
             library(profile.examples),

@@ -60,7 +60,8 @@ def current_question(state: AgentState) -> str:
 
 async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Start a question: every per-question key starts again (``QUESTION_START``); the user's answers to earlier
-    questions asked back carry over (``user.raw``, the question, is derived where references are resolved)."""
+    questions asked back carry over. The question is kept once, as its message: the nodes derive it
+    (:func:`planwerk.graph.nodes.common.question_of`), and ``user.raw`` from it where references are resolved."""
     question = current_question(state)
     runtime.stream_writer(StartEvent(event="start", question=question))
     # A question rejected earlier stays in the conversation (the input was stored before this node refused it);
@@ -69,8 +70,7 @@ async def prepare(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any
     # A chat shows this at once; the plan, the calls and the answer follow as messages (planwerk.graph.nodes.chat).
     progress = progress_message(person_texts(question, profile_of(context_of(runtime))).progress_planning)
     return {
-        "messages": [*markers, progress],
-        "question": question,
+        "messages": [*markers, progress],  # the progress message marks where the question starts (question_index)
         # An older version stored the question as user.raw too: dropped, so the question is kept once.
         "user": {k: v for k, v in state.get("user", {}).items() if k != QUESTION_FIELD},
         **copy.deepcopy(dict(QUESTION_START)),

@@ -23,7 +23,7 @@ from planwerk.execution import result_event
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.nodes.chat import tool_call_id, tool_message, with_resolved_args
-from planwerk.graph.nodes.common import context_of, person_texts
+from planwerk.graph.nodes.common import context_of, person_texts, question_of
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState, CallInput, CallTask
 from planwerk.prompts.texts import PromptTexts
@@ -73,7 +73,7 @@ def extracted_origins(plan: Plan, call: ReadyCall, texts: PromptTexts) -> list[s
 
 async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> Command[ResolveRoute]:
     """Dispatch the next step with runnable calls to ``call_tool``; ``verify`` when the plan is done."""
-    plan = Plan.model_validate(state["plan"])
+    plan = Plan.from_stored(state["plan"])
     records: list[CallRecord] = list(state.get("calls", []))
     unresolved: list[CallRecord] = []
     index = state.get("next_step", 0)
@@ -86,7 +86,7 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
             index,
             records=records + unresolved,
             results=results_of(state.get("calls", [])),
-            user=user_fields(state.get("user", {}), state["question"]),
+            user=user_fields(state.get("user", {}), question_of(state)),
             limits=limits,
         )
         for record in failed:
@@ -99,7 +99,7 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
             runtime.stream_writer(StepEvent(event="step", index=index - 1, calls=[call.id for call in ready]))
             sends = []
             for call in ready:
-                asked = person_texts(state.get("question", ""), profile_of(context_of(runtime)))  # a person reads it
+                asked = person_texts(question_of(state), profile_of(context_of(runtime)))  # a person reads it
                 origins = extracted_origins(plan, call, asked)
                 approval = needs_approval(call, deps, context_of(runtime), origins)
                 if approval:

@@ -21,7 +21,7 @@ from planwerk.core.language import Language, detect_language
 from planwerk.events import RetrievalEvent, ServerErrorEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.nodes.common import context_of, lost_model_calls, reply_text, usage_of
+from planwerk.graph.nodes.common import context_of, lost_model_calls, question_of, reply_text, usage_of
 from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import AgentState, add_usage
 from planwerk.prompts.texts import texts_for
@@ -51,7 +51,7 @@ async def retrieve(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     hits: list[Any] = []
     query: str | None = None
     usage: dict[str, float] = {}
-    question = state["question"]
+    question = question_of(state)
     if deps.retriever is not None and profile.corpus is not None:
         # A multilingual embedder matches across languages; a small model's translation can lose the question.
         translate = context.translate_queries and not is_multilingual(context.embedding_model)

@@ -15,7 +15,7 @@ from planwerk.core.vote import vote
 from planwerk.events import AskUserEvent, ReplanEvent
 from planwerk.graph.context import Context
 from planwerk.graph.nodes.chat import question_message
-from planwerk.graph.nodes.common import context_of, person_texts
+from planwerk.graph.nodes.common import context_of, person_texts, question_of
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
 from planwerk.prompts.render import render_result
@@ -24,7 +24,7 @@ from planwerk.prompts.texts import PromptTexts, texts_for
 
 async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Done, self-correct or replan (failed calls back to the planner), ask the user, or give up honestly."""
-    plan = Plan.model_validate(state["plan"])
+    plan = Plan.from_stored(state["plan"])
     # Ids may be reused by a corrected plan: judge each call of this plan by its latest record.
     latest = {c["id"]: c for c in state.get("calls", [])}
     last_calls = [latest[call.id] for _, call in plan.calls() if call.id in latest]
@@ -50,10 +50,10 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         runtime.stream_writer(
             ReplanEvent(event="replan", reason=outcome.reason, decision=outcome.decision, attempt=attempts)
         )
-        problems, reply = _failure_feedback(state, outcome.reason, texts, profile_of(context).plan_format)
+        problems, reply = _failure_feedback(state, plan, outcome.reason, texts, profile_of(context).plan_format)
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
-        asked = person_texts(state.get("question", ""), profile)  # the person's language, not the planner's
+        asked = person_texts(question_of(state), profile)  # the person's language, not the planner's
         question = asked.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         update["pending_question"] = question
@@ -63,12 +63,14 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     return update
 
 
-def _failure_feedback(state: AgentState, reason: str, texts: PromptTexts, plan_format: PlanFormat) -> tuple[str, str]:
+def _failure_feedback(
+    state: AgentState, plan: Plan, reason: str, texts: PromptTexts, plan_format: PlanFormat
+) -> tuple[str, str]:
     """The planner's feedback after failed calls, and the failed plan as the planner's own earlier reply: in the
     form it writes plans (an expression planner shown JSON answers in JSON)."""
     if plan_format == "expression":
         try:
-            return texts.expression_failed_calls.format(problems=reason), plan_expression(state["plan"])
+            return texts.expression_failed_calls.format(problems=reason), plan_expression(plan)
         except ValueError:
             pass  # a plan that is no expression (it calls nothing): shown as JSON like any plan
     available = {k: render_result(v, texts)[:300] for k, v in results_of(state.get("calls", [])).items()}
