@@ -10,4 +10,5 @@ unset LANGSMITH_API_KEY LANGCHAIN_API_KEY LANGSMITH_TRACING LANGCHAIN_TRACING_V2
 # Lint and formatting are part of the test command: a red ruff is a red CI.
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-exec .venv/bin/python -m pytest --all-tiers "$@"
+# One process (-n 0, not the fast tier's -n auto): each worker would load the real models and start PostgreSQL again.
+exec .venv/bin/python -m pytest -n 0 --all-tiers "$@"
