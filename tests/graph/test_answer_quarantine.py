@@ -10,14 +10,12 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage
-from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.bank_server import ATTACKER_IBAN, PLANTED
 from planwerk.agent import Agent
-from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import open_tools
-from tests.helpers import bank_server
+from tests.helpers import bank_server, make_agent
 
 CONFIG = {"mcpServers": {"bank": bank_server()}}
 BILL = "bill-december-2026.txt"
@@ -52,8 +50,7 @@ async def bank() -> AsyncIterator[Any]:
 
 def agent(model: ReplayChatModel, tools: Any, **context: Any) -> Agent:
     options = {"today": "2026-11-26", "plan_examples": 2, "embedding_model": "none", **context}
-    return Agent(model=model, profile="generic-en", tools=tools, retriever=False, checkpointer=InMemorySaver(),
-                 context=Context(**options))  # fmt: skip
+    return make_agent(model, tools=tools, profile="generic-en", **options)
 
 
 async def test_the_answer_model_never_reads_the_planted_text_so_its_answer_cannot_follow_it(bank: Any) -> None:

@@ -16,14 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.bank_server import ATTACKER_IBAN, PLANTED
 from planwerk.agent import Agent
-from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.mcp import open_tools
-from tests.helpers import bank_server
+from tests.helpers import bank_server, make_agent
 
 HERE = Path(__file__).resolve().parent
 PROBE = HERE / "probe_server.py"
@@ -57,9 +55,14 @@ def profile_file(tmp_path: Path, **settings: Any) -> str:
 
 
 def agent(model: ReplayChatModel, tools: Any, profile: str) -> Agent:
-    context = Context(plan_examples=1, embedding_model="none", approve_destructive=False)
-    return Agent(
-        model=model, profile=profile, tools=tools, retriever=False, checkpointer=InMemorySaver(), context=context
+    return make_agent(
+        model,
+        tools=tools,
+        profile=profile,
+        today=None,
+        plan_examples=1,
+        embedding_model="none",
+        approve_destructive=False,
     )
 
 

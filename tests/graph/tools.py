@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
 from planwerk.agent import Agent
 from planwerk.core.tools import ToolError
-from planwerk.graph.context import Context
 from planwerk.models.replay import ReplayChatModel
 from planwerk.tools.base import FunctionToolSource
+from tests.helpers import make_agent
 
 
 class Coordinates(BaseModel):
@@ -78,10 +77,4 @@ def plan_json(*steps: list[dict], final: str | None = None) -> str:
 def replay_agent(model: ReplayChatModel, **context: Any) -> Agent:
     """An agent on :func:`travel_tools`, no retrieval, an in-memory checkpointer and today 2026-11-22 (``context``
     adds or overrides ``Context`` fields)."""
-    return Agent(
-        model=model,
-        tools=travel_tools(),
-        retriever=False,
-        checkpointer=InMemorySaver(),
-        context=Context(**{"today": "2026-11-22", **context}),
-    )
+    return make_agent(model, tools=travel_tools(), **{"today": "2026-11-22", **context})
