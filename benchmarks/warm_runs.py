@@ -14,7 +14,9 @@ stdio) and the math profile:
 
 Per run: the graph load the server logs (``graph load: … ms``, the time langgraph's factory took, which it reports
 as "Slow graph load" at warning level above 100 ms and at error level above 250 ms), the time from sending the run to
-its first planwerk event (``start``, stream mode ``custom``) and to its end. ``--model replay`` (default) plans
+its first planwerk event (``start``, stream mode ``custom``), to the first message a chat shows (stream mode
+``messages-tuple``, as agent-chat-ui streams: the progress message), to the first piece of the answer there, and to
+its end. ``--model replay`` (default) plans
 ``add(2, 3)`` from a script, so the figures are the server's own; ``--model default`` uses the packaged model.
 Prints a table; with ``--json`` the last line of stdout is one JSON object. Progress goes to stderr.
 """
@@ -170,6 +172,14 @@ def _replay(folder: Path, index: int) -> str:
     return f"replay:{path}"
 
 
+ANSWER_NODES = frozenset({"answer", "regenerate", "fallback", "check_answer", "deliver"})
+"""The nodes whose AI messages are the answer (a draft streamed as decoded, or the checked text)."""
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return round(seconds, 3) if seconds is not None else None
+
+
 async def _runs(server: _Server, count: int, model: str) -> list[dict[str, Any]]:
     from langgraph_sdk import get_client
 
@@ -181,27 +191,42 @@ async def _runs(server: _Server, count: int, model: str) -> list[dict[str, Any]]
         context = {"profile": "math", "model": spec}
         started = time.perf_counter()
         first: float | None = None
+        shown: float | None = None  # the first message a chat draws
+        answering: float | None = None  # the first piece of the answer a chat draws
         answer = None
         async for part in client.runs.stream(
             thread,
             "planwerk",
             input={"messages": [{"role": "user", "content": QUESTION}]},
             context=context,
-            stream_mode="custom",
+            stream_mode=["custom", "messages-tuple"],
         ):
+            now = time.perf_counter() - started
             if part.event == "custom" and first is None:
-                first = time.perf_counter() - started
+                first = now
             if part.event == "custom" and isinstance(part.data, dict) and part.data.get("event") == "final_answer":
                 answer = part.data.get("answer")
+            if part.event == "messages" and isinstance(part.data, list) and part.data:
+                message, metadata = part.data[0], part.data[-1]
+                if isinstance(message, dict) and message.get("type") in ("ai", "AIMessageChunk"):
+                    shown = now if shown is None else shown
+                    node = metadata.get("langgraph_node") if isinstance(metadata, dict) else None
+                    if answering is None and node in ANSWER_NODES and message.get("content"):
+                        answering = now
         total = time.perf_counter() - started
         figures.append(
             {
-                "first_event_s": round(first, 3) if first is not None else None,
+                "first_event_s": _rounded(first),
+                "first_chat_message_s": _rounded(shown),
+                "first_answer_text_s": _rounded(answering),
                 "run_s": round(total, 3),
                 "answer": answer,
             }
         )
-        _progress(f"  run {index + 1}: first event after {first or 0:.2f} s, done after {total:.2f} s")
+        _progress(
+            f"  run {index + 1}: first event after {first or 0:.2f} s, first chat message after {shown or 0:.2f} s, "
+            f"answer text after {answering or 0:.2f} s, done after {total:.2f} s"
+        )
     loads = GRAPH_LOAD.findall(server.text())
     for figure, (ms, kind) in zip(figures, loads[-count:], strict=False):
         figure["graph_load_ms"] = float(ms)
@@ -252,9 +277,13 @@ def main(
     for result in results:
         loads = ", ".join(f"{f.get('graph_load_ms', '?')}" for f in result["runs"])
         firsts = ", ".join(f"{f['first_event_s']}" for f in result["runs"])
+        shown = ", ".join(f"{f['first_chat_message_s']}" for f in result["runs"])
+        answering = ", ".join(f"{f['first_answer_text_s']}" for f in result["runs"])
         print(f"{result['mode']}: warm start {result['warm_start_s'] or '-'}")
         print(f"  graph load ms per run: {loads} (p50 {result['graph_load_ms_p50']})")
         print(f"  first event s per run: {firsts}")
+        print(f"  first chat message s per run: {shown}")
+        print(f"  first answer text s per run: {answering}")
         print(
             f"  'Slow graph load' log lines: {result['slow_graph_load_errors']} at error level, "
             f"{result['slow_graph_load_warnings']} at warning level"
