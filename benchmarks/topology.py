@@ -300,9 +300,8 @@ def input_state(plan: dict[str, Any]) -> dict[str, Any]:
         for i in range(4)
     ]
     return {
-        "messages": [HumanMessage(QUESTION)],
-        "question": QUESTION,
-        "user": {"raw": QUESTION},
+        "messages": [HumanMessage(QUESTION)],  # the question: the nodes derive it from its message
+        "user": {"raw": QUESTION},  # the baseline node reads user fields as they were stored in b98cfc2
         "hits": hits,
         "plan": plan,
         "next_step": 0,

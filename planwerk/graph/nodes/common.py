@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.func import task
 from langgraph.runtime import Runtime
 
-from planwerk.checks import build_answer_check
+from planwerk.checks import AnswerCheck, build_answer_check
 from planwerk.core.extract import EXTRACT_TOOL, extract_spec
 from planwerk.core.language import detect_language
 from planwerk.core.tools import ToolSpec
@@ -24,7 +24,6 @@ from planwerk.prompts.texts import ANSWER_INSTRUCTIONS, texts_for
 from planwerk.tools.base import ToolSource
 
 if TYPE_CHECKING:
-    from planwerk.checks import AnswerCheck
     from planwerk.graph.deps import Deps
     from planwerk.prompts.texts import PromptTexts
 
