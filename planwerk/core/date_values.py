@@ -25,9 +25,9 @@ from typing import Any
 
 from planwerk.core.plan import Plan
 from planwerk.core.refs import ref_text
-from planwerk.core.scope import argument_places
+from planwerk.core.scope import argument_places, takes_places
 from planwerk.text.dates import find_dates
-from planwerk.text.places import MAX_PLACE_ARGUMENT_WORDS, Gazetteer, find_places
+from planwerk.text.places import MAX_PLACE_ARGUMENT_WORDS, Gazetteer
 from planwerk.text.words import words
 
 DATE_FORMATS = frozenset({"date", "date-time"})
@@ -57,12 +57,6 @@ def is_date_expression(value: str, today: date) -> bool:
     said = {word.lower() for mention in found for word in _WORD.findall(mention.text)}
     fillers = {word.lower() for word in words().date_fillers}
     return not [word for word in _WORD.findall(value) if word.lower() not in said | fillers]
-
-
-def takes_places(parameter: Mapping[str, Any], gazetteer: Gazetteer) -> bool:
-    """Whether a parameter's schema names places: its description or examples name one the gazetteer knows."""
-    texts = [str(parameter.get("description") or ""), *map(str, parameter.get("examples") or [])]
-    return any(find_places(text, gazetteer) for text in texts if text)
 
 
 def date_values(

@@ -40,7 +40,8 @@ from functools import partial
 from typing import Any, Literal
 
 from planwerk.core.plan import Plan
-from planwerk.core.refs import dependencies, ref_text, rename_refs
+from planwerk.core.refs import Ref, dependencies, iter_refs, ref_text, rename_refs
+from planwerk.core.tools import ToolSpec
 from planwerk.text.conversation import referent_question
 from planwerk.text.places import (
     MAX_PLACE_ARGUMENT_WORDS,
@@ -180,7 +181,46 @@ def place_not_given(
     attempts in a row)."""
     if not problems or any(problem.kind != "invented" for problem in problems):
         return False
+    return names_no_place(question, conversation, gazetteer)
+
+
+def names_no_place(question: str, conversation: Iterable[str], gazetteer: Gazetteer) -> bool:
+    """Whether neither the question nor any other source names a place the gazetteer knows."""
     return not any(find_places(text, gazetteer) for text in (question, *conversation))
+
+
+def takes_places(parameter: Mapping[str, Any], gazetteer: Gazetteer) -> bool:
+    """Whether a parameter's schema names places: its description or examples name one the gazetteer knows."""
+    texts = [str(parameter.get("description") or ""), *map(str, parameter.get("examples") or [])]
+    return any(find_places(text, gazetteer) for text in texts if text)
+
+
+def unplanned_place_result(
+    plan: Plan, specs: Mapping[str, ToolSpec], gazetteer: Gazetteer, available: Collection[str] = ()
+) -> bool:
+    """Whether ``plan`` reads a field from a call it does not contain (nor an earlier result in ``available``)
+    that only a tool taking a place gives: ``{"$ref": "geo.lat"}`` with no call ``geo``, where the loaded
+    geocoder takes a place and returns ``lat``. The place that call would have named is missing from the plan.
+    A small model planned the weather with references to a geocoding call it left out, for questions that named
+    no place (issue 32); there is no place literal in such a plan for the place check to see."""
+    planned = {call.id for _, call in plan.calls()} | set(available)
+    read = {
+        ref.path[0]
+        for _, call in plan.calls()
+        for ref in iter_refs(call.arguments)
+        if isinstance(ref, Ref) and not ref.is_user and ref.root not in planned and ref.path
+        and isinstance(ref.path[0], str)
+    }  # fmt: skip
+    if not read:
+        return False
+    for spec in specs.values():
+        returns = (spec.output_schema or {}).get("properties") or {}
+        parameters = (spec.input_schema or {}).get("properties") or {}
+        if read & set(returns) and any(
+            takes_places(parameter, gazetteer) for parameter in parameters.values() if isinstance(parameter, Mapping)
+        ):
+            return True
+    return False
 
 
 def _unplanned(claims: Iterable[PlaceClaim], planned: Sequence[tuple[str, _Mention]]) -> list[PlaceClaim]:

@@ -31,9 +31,11 @@ from planwerk.core.scope import (
     Substitution,
     complete_missing_places,
     name_inflected_places,
+    names_no_place,
     place_not_given,
     place_problems,
     substitute_invented_place,
+    unplanned_place_result,
 )
 from planwerk.core.tools import ToolSpec
 from planwerk.core.vote import Candidate, merge_candidates
@@ -229,13 +231,26 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
 
 async def _place_to_ask(plan: Plan, state: AgentState, context: Context, deps: Deps) -> str | None:
     """The question for the user when ``plan`` (malformed or not) takes a place nobody gave: a date word or an
-    invented city as a place argument while no source names a place; ``None`` otherwise."""
+    invented city as a place argument, or a result only a place-taking tool gives read from a call the plan
+    left out, while no source names a place; ``None`` otherwise."""
     dated = await asyncio.to_thread(_date_values, plan, state, context, deps)
     invented = [PlaceProblem("invented", d.value, d.call_id) for d in dated if d.takes_places]
     invented += [p for p in await asyncio.to_thread(place_check, state, plan) if p.kind == "invented"]
-    if not invented or not await asyncio.to_thread(_place_not_given, state, invented):
-        return None
-    return person_texts(question_of(state), profile_of(context)).place_not_given
+    if invented:
+        asked = await asyncio.to_thread(_place_not_given, state, invented)
+    else:
+        asked = await asyncio.to_thread(_unplanned_place, plan, state, deps)
+    return person_texts(question_of(state), profile_of(context)).place_not_given if asked else None
+
+
+def _unplanned_place(plan: Plan, state: AgentState, deps: Deps) -> bool:
+    """Whether ``plan`` reads a place-taking tool's result from a call it left out while no source names a place
+    (:func:`planwerk.core.scope.unplanned_place_result`). Blocking (the gazetteer): runs in a worker thread."""
+    gazetteer = default_gazetteer()
+    available = results_of(state.get("calls", [])).keys()
+    if not unplanned_place_result(plan, deps.tools.specs, gazetteer, available):
+        return False
+    return names_no_place(question_of(state), place_sources(state), gazetteer)
 
 
 def parse_reply(text: str, plan_format: PlanFormat, specs: Mapping[str, ToolSpec]) -> Plan:
