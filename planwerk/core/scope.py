@@ -199,10 +199,10 @@ def unplanned_place_result(
     plan: Plan, specs: Mapping[str, ToolSpec], gazetteer: Gazetteer, available: Collection[str] = ()
 ) -> bool:
     """Whether ``plan`` reads a field from a call it does not contain (nor an earlier result in ``available``)
-    that only a tool taking a place gives: ``{"$ref": "geo.lat"}`` with no call ``geo``, where the loaded
-    geocoder takes a place and returns ``lat``. The place that call would have named is missing from the plan.
-    A small model planned the weather with references to a geocoding call it left out, for questions that named
-    no place (issue 32); there is no place literal in such a plan for the place check to see."""
+    that only a tool taking a place gives: ``{"$ref": "a.x"}`` with no call ``a``, where a loaded tool has a
+    parameter that takes places (:func:`takes_places`) and returns ``x`` (its output schema). The place that call
+    would have named is missing from the plan, and there is no place literal in it for the place check to see
+    (a small model left such a call out for questions that named no place, issue 32)."""
     planned = {call.id for _, call in plan.calls()} | set(available)
     read = {
         ref.path[0]
