@@ -286,6 +286,13 @@ UNPLANNED_GEO = plan_json([WEATHER])
 """get_weather reading ``geo.lat`` and ``geo.lon`` from a geocoding call the plan left out."""
 
 
+async def first_run(model: ReplayChatModel, tools: FunctionToolSource, question: str) -> dict[str, Any]:
+    """The graph's first run on ``question`` (a fresh thread, the tests' today): its output, interrupt included."""
+    graph = build_graph(Deps(chat_model=model, tools=tools), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "first"}}
+    return await graph.ainvoke({"messages": [("user", question)]}, config, context=Context(today="2026-11-22"))
+
+
 @pytest.mark.parametrize(
     ("question", "asked"),
     [
@@ -299,12 +306,7 @@ async def test_a_plan_reading_a_geocoder_it_left_out_asks_for_the_place(question
     # such a plan has no place literal for the place check to see.
     model = ReplayChatModel.of([UNPLANNED_GEO])
     log: list = []
-    graph = build_graph(Deps(chat_model=model, tools=coordinate_tools(log)), checkpointer=InMemorySaver())
-    first = await graph.ainvoke(
-        {"messages": [("user", question)]},
-        {"configurable": {"thread_id": "unplanned"}},
-        context=Context(today="2026-11-22"),
-    )
+    first = await first_run(model, coordinate_tools(log), question)
     [pending] = first["__interrupt__"]
     assert pending.value["question"] == asked and model.calls == 1 and log == []
 
@@ -312,12 +314,7 @@ async def test_a_plan_reading_a_geocoder_it_left_out_asks_for_the_place(question
 async def test_a_plan_reading_a_geocoder_it_left_out_is_planned_again_when_the_question_names_the_place() -> None:
     model = ReplayChatModel.of([UNPLANNED_GEO, plan_json([GEO], [WEATHER]), "In Barcelona 17 °C."])
     log: list = []
-    graph = build_graph(Deps(chat_model=model, tools=coordinate_tools(log)), checkpointer=InMemorySaver())
-    done = await graph.ainvoke(
-        {"messages": [("user", "How warm is it in Barcelona today?")]},
-        {"configurable": {"thread_id": "named"}},
-        context=Context(today="2026-11-22"),
-    )
+    done = await first_run(model, coordinate_tools(log), "How warm is it in Barcelona today?")
     assert "__interrupt__" not in done and model.calls == 3
     assert log[0] == ("geocode", {"destination": "Barcelona"})
 
@@ -327,12 +324,7 @@ async def test_a_left_out_call_of_a_tool_that_names_no_place_is_planned_again() 
     # plan goes back to the planner; the next plan's invented city is what is asked about.
     model = ReplayChatModel.of([UNPLANNED_GEO, plan_json([GEO], [WEATHER])])
     log: list = []
-    graph = build_graph(Deps(chat_model=model, tools=travel_tools(log)), checkpointer=InMemorySaver())
-    first = await graph.ainvoke(
-        {"messages": [("user", "How warm will it be this weekend?")]},
-        {"configurable": {"thread_id": "no-place-tool"}},
-        context=Context(today="2026-11-22"),
-    )
+    first = await first_run(model, travel_tools(log), "How warm will it be this weekend?")
     [pending] = first["__interrupt__"]
     assert pending.value["question"] == ENGLISH.place_not_given and model.calls == 2 and log == []
 
