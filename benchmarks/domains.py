@@ -554,6 +554,7 @@ def profile_files(folder: Path) -> dict[str, str]:
         path = folder / f"{name}-no-examples.toml"
         path.write_text(
             f"persona = {json.dumps(profile.persona)}\nlanguage = {json.dumps(profile.language)}\n"
+            f"answer_persona = {json.dumps(profile.answer_persona)}\n"
             f'examples = "no-examples.json"\n\n[refusals]\n{refusals}',
             encoding="utf-8",
         )

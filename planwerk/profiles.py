@@ -40,6 +40,10 @@ class Profile:
     name: str
     persona: str
     """The system prompt's first part: who the assistant is and what it refuses."""
+    answer_persona: str | None = None
+    """The finalizer's system prompt once a tool call has delivered, when it differs from :attr:`persona`: who the
+    assistant is without the rule for declining (declining is the planner's decision; a finalizer shown the refusal
+    sentence copied it although results were there). ``None``: :attr:`persona`."""
     allowed_tools: frozenset[str] | None = None
     """Tool names plans may use (enforced by the plan check); ``None`` allows every loaded tool."""
     corpus: str | None = "default"
@@ -95,6 +99,11 @@ class Profile:
     """What the answer checks know of the profile's domain (tool labels, condition words, field units, estimate
     flags; a profile file's ``[answers]`` table, :class:`~planwerk.checks.domain.AnswerDomain`)."""
 
+    def persona_for_answer(self, delivered: bool) -> str:
+        """The finalizer's system prompt: :attr:`answer_persona` when a call delivered (``delivered``) and the
+        profile has one, else :attr:`persona`."""
+        return self.answer_persona if delivered and self.answer_persona else self.persona
+
 
 def packaged_domain(name: str) -> Domain:
     """The domain knowledge of a packaged profile: the ``[answers]`` table of ``data/profiles/<name>-answers.toml``."""
@@ -132,6 +141,7 @@ PROFILES: dict[str, Profile] = {
     "generic": Profile(
         name="generic",
         persona=generic.PERSONA_DE,
+        answer_persona=generic.ANSWER_PERSONA_DE,
         corpus=None,
         examples="generic",
         language="de",
@@ -141,6 +151,7 @@ PROFILES: dict[str, Profile] = {
     "generic-en": Profile(
         name="generic-en",
         persona=generic.PERSONA_EN,
+        answer_persona=generic.ANSWER_PERSONA_EN,
         corpus=None,
         examples="generic",
         language="en",
@@ -220,6 +231,9 @@ class ProfileFile(BaseModel):
     ``endpoint:...``."""
     refusals: dict[Language, Text] = {}
     """The sentence for an out-of-domain question, by language; default: the generic refusal."""
+    answer_persona: Text | None = None
+    """The finalizer's system prompt once a tool has delivered (the persona without its rule for declining);
+    omitted: ``persona``."""
     enforce_roots: bool = False
     """Refuse tool calls whose arguments name a file outside the MCP server's ``roots`` (kind ``forbidden``)."""
     extract_step: bool = True
@@ -287,6 +301,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
     return Profile(
         name=parsed.name or file.stem,
         persona=parsed.persona,
+        answer_persona=parsed.answer_persona,
         allowed_tools=frozenset(parsed.allowed_tools) if parsed.allowed_tools is not None else None,
         corpus=_corpus(parsed.corpus, file),
         examples=_examples(parsed.examples, file),

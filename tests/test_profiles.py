@@ -287,6 +287,8 @@ def test_the_documented_profile_file_and_examples_are_valid(tmp_path: Path) -> N
     assert library(profile.examples)[0].tools == frozenset({"get_current_time"})
     servers = load_config(config_block).servers
     assert servers["work"].tool_prefix == "job" and servers["home"].tool_prefix is None
+    # The finalizer reads the persona without its rule for declining once a tool has delivered.
+    assert "Refuse" in profile.persona_for_answer(False) and "Refuse" not in profile.persona_for_answer(True)
 
 
 def test_the_generic_persona_refuses_only_when_no_tool_fits() -> None:

@@ -54,6 +54,19 @@ async def test_the_planner_sees_examples_built_from_tools_no_library_example_cov
     assert reply.metadata["tool_calls"] == 1 and "1810" in (reply.answer or "")
 
 
+async def test_the_finalizer_after_a_delivered_call_is_not_shown_the_rule_for_declining(bank: Any) -> None:
+    """Declining is the planner's decision: the 1.5B model, shown the refusal sentence while answering from a
+    delivered result, wrote it as its answer twice (the domain set: every answer a fallback)."""
+    from planwerk.prompts.generic import REFUSAL_OUT_OF_SCOPE_EN
+
+    model = ReplayChatModel.of([plan({"id": "b", "name": "get_balance", "arguments": {}}), "Your balance is 1810.0."])
+    async with agent(model, bank) as planwerk:
+        await planwerk.ask("What is my current account balance?")
+    planner, finalizer = (str(prompt[0].content) for prompt in model.prompts)
+    assert REFUSAL_OUT_OF_SCOPE_EN in planner
+    assert REFUSAL_OUT_OF_SCOPE_EN not in finalizer and finalizer.startswith("You are a helpful assistant")
+
+
 EMPTY = json.dumps({"steps": [], "final": None})
 
 

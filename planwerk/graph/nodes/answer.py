@@ -206,7 +206,7 @@ def answer_messages(
             domain=profile.domain,
         )
     return build_answer_messages(
-        persona=profile.persona,
+        persona=profile.persona_for_answer(any(call.get("status") == "ok" for call in calls)),
         question=question_of(state),
         today=prompt_today(context, profile),
         calls=calls,

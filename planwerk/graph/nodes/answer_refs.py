@@ -121,7 +121,7 @@ def reference_answer(
         log.warning("answer grammar not usable, answering without it: %s", error)
         return ReferenceAnswer(slots, style)
     messages = build_reference_messages(
-        persona=profile.persona,
+        persona=profile.persona_for_answer(any(call.get("status") == "ok" for call in calls)),
         question=question_of(state),
         today=prompt_today(context, profile),
         calls=calls,
