@@ -91,13 +91,27 @@ def clip_text(text: Any) -> str:
     return value[:MAX_TEXT_CHARS]
 
 
-def parse_extraction(reply: str, fields: Mapping[str, FieldType]) -> dict[str, Any]:
+def parse_extraction(reply: str, fields: Mapping[str, FieldType], text: str | None = None) -> dict[str, Any]:
     """The typed values in the extracting model's reply; a field it did not give, or gave as something that is
-    not its type, is ``None`` (never a guess). ``ValueError`` when the reply holds no JSON object."""
+    not its type, is ``None`` (never a guess). With the ``text`` it read, a string value the text does not hold
+    (letters and digits compared, case folded) is ``None`` too: an extraction copies values, and the 1.5B model
+    wrote ``"null"`` as the string for a field the text lacked. ``ValueError`` when the reply holds no JSON
+    object."""
     data = _json_object(reply)
     if data is None:
         raise ValueError(f"the extraction reply holds no JSON object: {reply[:200]!r}")
-    return {name: _typed(data.get(name), kind) for name, kind in fields.items()}
+    values = {name: _typed(data.get(name), kind) for name, kind in fields.items()}
+    if text is not None:
+        held = _letters_and_digits(text)
+        values = {
+            name: None if isinstance(value, str) and _letters_and_digits(value) not in held else value
+            for name, value in values.items()
+        }
+    return values
+
+
+def _letters_and_digits(text: str) -> str:
+    return "".join(character for character in text.casefold() if character.isalnum())
 
 
 def _json_object(reply: str) -> dict[str, Any] | None:

@@ -12,8 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from planwerk.core.calls import CallRecord, call_record
+from planwerk.core.extract import EXTRACT_TOOL
 from planwerk.core.plan import Plan, PlannedCall, Step
-from planwerk.core.refs import DEFAULT_LIMITS, ArgumentLimits, RefError, dependencies, resolve_arguments
+from planwerk.core.refs import (
+    DEFAULT_LIMITS,
+    ArgumentLimits,
+    Ref,
+    RefError,
+    dependencies,
+    parse_ref,
+    ref_text,
+    resolve_arguments,
+)
 
 
 def call_dependencies(plan: Plan, available: Collection[str] = ()) -> dict[str, frozenset[str]]:
@@ -143,6 +153,7 @@ def resolve_step(
     """
     latest = {record["id"]: record for record in records}
     plan_ids = {call.id for _, call in plan.calls()}
+    extracts = {call.id for _, call in plan.calls() if call.name == EXTRACT_TOOL}
     ready: list[ReadyCall] = []
     failed: list[CallRecord] = []
     for call in plan.steps[index].tools:
@@ -157,5 +168,21 @@ def resolve_step(
         except RefError as error:
             failed.append(call_record(call.id, call.name, step=index, error=str(error), kind="ref"))
             continue
+        if missing := _not_extracted(call.arguments, args, extracts):
+            failed.append(call_record(call.id, call.name, step=index, error=missing, kind="ref"))
+            continue
         ready.append(ReadyCall(id=call.id, tool=call.name, step=index, args=args))
     return ready, failed
+
+
+def _not_extracted(arguments: Mapping[str, Any], resolved: Mapping[str, Any], extracts: set[str]) -> str | None:
+    """Why an argument that is a reference to an ``extract`` call's field cannot be passed on: the text did not
+    hold the field (the extract gave ``null``); ``None`` when every such argument has a value. A call is never
+    sent an empty value standing for one the text lacked."""
+    for name, value in arguments.items():
+        text = ref_text(value)
+        ref = parse_ref(text) if text is not None else None
+        if isinstance(ref, Ref) and ref.root in extracts and resolved.get(name) is None:
+            field = ".".join(str(part) for part in ref.path) or "?"
+            return f"argument {name!r}: the extract {ref.root!r} found no {field!r} in the text"
+    return None

@@ -33,3 +33,16 @@ def test_an_extract_of_text_written_into_the_plan_is_rejected() -> None:
     assert "text must be an earlier result" in problem
     by_string_ref = {**extract, "arguments": {"text": "$ref:user.raw", "schema": {"a": "number"}}}
     assert check_plan(Plan.model_validate({"steps": [{"tools": [by_string_ref]}]}), SPECS) == []
+
+
+def test_an_extracted_string_the_text_does_not_hold_is_none() -> None:
+    from planwerk.core.extract import parse_extraction
+
+    text = "Bill\nPay to IBAN: GB29 NWBK 6016\nNew address: 12 Harbour Road\nPortsmouth"
+    reply = '{"iban": "GB29NWBK6016", "recipient": "null", "city": "12 harbour road, Portsmouth", "amount": "98.70"}'
+    fields = {"iban": "string", "recipient": "string", "city": "string", "amount": "number"}
+    values = parse_extraction(reply, fields, text)  # type: ignore[arg-type]
+    # Spaces, line breaks, punctuation and case do not matter; "null" as a string is not in the text.
+    assert values == {"iban": "GB29NWBK6016", "recipient": None, "city": "12 harbour road, Portsmouth", "amount": 98.7}
+    # Without the text (callers that have none) the reply's strings stand.
+    assert parse_extraction(reply, fields)["recipient"] == "null"  # type: ignore[arg-type]

@@ -99,3 +99,16 @@ def test_resolve_step_resolves_references_and_records_what_cannot_run() -> None:
     assert [(r.id, r.args, r.step) for r in ready] == [("x", {"v": 1}, 1)]
     assert [(f["id"], f["kind"], f["status"]) for f in failed] == [("y", "skipped", "skipped"), ("z", "ref", "error")]
     assert "depends on failed call(s) b" in (failed[0]["error"] or "")
+
+
+def test_a_reference_to_a_field_the_extract_did_not_find_fails_the_call_instead_of_sending_an_empty_value() -> None:
+    extract = {"id": "v", "name": "extract", "arguments": {"text": ref("f"), "schema": {"iban": "string"}}}
+    plan = plan_of([c("f")], [extract], [c("s", recipient=ref("v.iban"), amount=3, note=ref("f"))])
+    ready, failed = resolve_step(plan, 2, records=[], results={"f": "a bill", "v": {"iban": None}}, user={})
+    assert ready == [] and [(r["id"], r["kind"]) for r in failed] == [("s", "ref")]
+    assert "extract 'v' found no 'iban'" in str(failed[0]["error"])
+    # A found value is passed on; a null that some other call returned is that call's data, not this rule's.
+    ready, failed = resolve_step(plan, 2, records=[], results={"f": "a bill", "v": {"iban": "DE1"}}, user={})
+    assert failed == [] and ready[0].args["recipient"] == "DE1"
+    ready, failed = resolve_step(plan, 2, records=[], results={"f": None, "v": {"iban": "DE1"}}, user={})
+    assert failed == [] and ready[0].args["note"] is None

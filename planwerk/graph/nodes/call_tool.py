@@ -187,13 +187,11 @@ async def extract_values(
     if context.constrained_decoding and isinstance(model, SupportsPlanSchema):
         model = model.with_plan_schema(json_schema(fields))
     listed = ", ".join(f"{name} ({kind})" for name, kind in fields.items())
-    messages = [
-        SystemMessage(texts.extract_instructions.format(fields=listed)),
-        HumanMessage(clip_text(args.get("text", ""))),
-    ]
+    read = clip_text(args.get("text", ""))
+    messages = [SystemMessage(texts.extract_instructions.format(fields=listed)), HumanMessage(read)]
     reply = await model.ainvoke(messages, config={"tags": list(EXTRACT_TAGS)})
     try:
-        values = parse_extraction(str(reply.content), fields)
+        values = parse_extraction(str(reply.content), fields, read)
     except ValueError as error:
         return call_record(task["id"], task["tool"], step=task["step"], args=args, error=str(error), kind="error",
                            duration_s=time.monotonic() - started)  # fmt: skip
