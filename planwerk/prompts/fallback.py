@@ -135,9 +135,26 @@ def is_free_text(value: Any) -> bool:
     return "\n" in text or len(text.split()) > MAX_VALUE_WORDS or len(text) > DEFAULT_SLOT_LIMITS.max_text
 
 
+MAX_LIST_LINES = 20
+"""A text of at most this many lines, each a short value, is a list of values (a folder's listing), not prose."""
+
+
+def value_lines(value: Any) -> list[str] | None:
+    """The lines of a text that is a list of short values (each no free text, at most :data:`MAX_LIST_LINES`), such
+    as ``"[FILE] budget.csv\n[FILE] letter.txt"``; ``None`` for any other value. One long line (a sentence, a
+    planted instruction) makes the whole text prose again."""
+    if not isinstance(value, str) or "\n" not in value.strip():
+        return None
+    lines = [line.strip() for line in value.strip().splitlines() if line.strip()]
+    return lines if len(lines) <= MAX_LIST_LINES and not any(is_free_text(line) for line in lines) else None
+
+
 def values_only(result: Any, texts: FallbackTexts) -> Any:
-    """``result`` with every free-text value replaced by :attr:`FallbackTexts.free_text` (its length only)."""
+    """``result`` with every free-text value replaced by :attr:`FallbackTexts.free_text` (its length only); a text
+    that is a list of short values (:func:`value_lines`) becomes that list."""
     result = as_data(result)
+    if (lines := value_lines(result)) is not None:
+        return lines
     if is_free_text(result):
         return texts.free_text.format(chars=len(result))
     if isinstance(result, Mapping):

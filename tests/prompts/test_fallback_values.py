@@ -25,3 +25,17 @@ def test_free_text_of_a_result_is_not_shown_raw_but_its_short_values_are() -> No
         assert "GB29NWBK60161331926819" in answer and ("98.7" if language == "en" else "98,7") in answer
     assert f"({len(BILL)} characters of text)" in fallback_answer(calls, "en")
     assert f"({len(PLANTED)} Zeichen Text)" in fallback_answer(calls, "de")
+
+
+def test_a_text_whose_lines_are_each_a_short_value_is_a_list_of_values() -> None:
+    # A folder's listing is data, not prose: the answer model and the deterministic answer see its entries. One long
+    # line (a planted instruction) makes the whole text free text again.
+    from planwerk.prompts.fallback import result_lines
+
+    listing = {"id": "l", "tool": "list_directory", "status": "ok", "args": {"path": "/w"},
+               "result": "[FILE] budget.csv\n[FILE] letter.txt\n"}  # fmt: skip
+    assert result_lines([listing], "en") == ["l = list_directory(/w): [FILE] budget.csv; [FILE] letter.txt"]
+    answer = fallback_answer([listing], "en")
+    assert "budget.csv" in answer and "letter.txt" in answer
+    planted = {**listing, "result": f"[FILE] budget.csv\n{PLANTED}"}
+    assert "IGNORE" not in fallback_answer([planted], "en") and "characters of text" in result_lines([planted], "en")[0]
