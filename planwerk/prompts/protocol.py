@@ -234,6 +234,9 @@ RESULT_FIELDS_SEEN = "Ergebnisfelder (aus einem Ergebnis)"
 ZERO_SHOT_PARALLEL = "{frame}, einmal mit {first} und einmal mit {second}."
 """A two-call example of one tool called twice in one step (takes ``{frame}``, ``{first}``, ``{second}``)."""
 ZERO_SHOT_WITH_VALUES = "{frame}, mit {values}."
+ZERO_SHOT_BOTH = "{first}; und {second}."
+"""An example of two tools called side by side in one step (takes ``{first}``, ``{second}``: each a task with its
+values)."""
 """An example's question with the values its arguments take (takes ``{frame}`` and ``{values}``)."""
 
 # Labels of the rendered prompts (planwerk.prompts.render).

@@ -217,6 +217,9 @@ RESULT_FIELDS_SEEN = "result fields (seen in one result)"
 ZERO_SHOT_PARALLEL = "{frame}, once with {first} and once with {second}."
 """A two-call example of one tool called twice in one step (takes ``{frame}``, ``{first}``, ``{second}``)."""
 ZERO_SHOT_WITH_VALUES = "{frame}, with {values}."
+ZERO_SHOT_BOTH = "{first}; and {second}."
+"""An example of two tools called side by side in one step (takes ``{first}``, ``{second}``: each a task with its
+values)."""
 """An example's question with the values its arguments take (takes ``{frame}`` and ``{values}``)."""
 
 # Labels of the rendered prompts (planwerk.prompts.render).

@@ -117,6 +117,8 @@ class PromptTexts:
     """Takes ``{frame}``, ``{first}`` and ``{second}``: one tool called twice in one step, with two sets of values."""
     zero_shot_with_values: str
     """Takes ``{frame}`` and ``{values}``: an example's question with its argument values."""
+    zero_shot_both: str
+    """Takes ``{first}`` and ``{second}``: two tools asked for side by side (each part a task with its values)."""
     tools_heading: str
     no_tools: str
     result_fields: str

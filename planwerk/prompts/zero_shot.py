@@ -34,9 +34,11 @@ and only ``Context.plan_examples`` of them are shown, but ranking embeds each on
 MAX_CHAINS = 12
 """Two-call chains at most."""
 MAX_EXTRACT_CHAINS = 6
+"""Read-extract-act chains at most."""
 MAX_PARALLEL = 6
 """Examples of one tool called twice in one step, at most (the tools sorted by name)."""
-"""Read-extract-act chains at most."""
+MAX_SIDE_BY_SIDE = 10
+"""Examples of two different tools called side by side in one step, at most (pairs in the tools' name order)."""
 MAX_TASK_CHARS = 120
 """A tool description's first sentence is cut to this many characters in an example's question."""
 MAX_FIELD_DEPTH = 3
@@ -66,6 +68,7 @@ def tool_examples(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> tuple[Ex
     candidates += list(_chains(specs, texts))[:MAX_CHAINS]
     candidates += list(_extract_chains(specs, texts))[:MAX_EXTRACT_CHAINS]
     candidates += list(_parallel_calls(specs, texts))[:MAX_PARALLEL]
+    candidates += list(_side_by_side(specs, texts))[:MAX_SIDE_BY_SIDE]
     return tuple(
         example
         for example in candidates
@@ -116,6 +119,28 @@ def _parallel_calls(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterat
         task = task_text(spec)
         question = texts.zero_shot_parallel.format(frame=task, first=_values(first), second=_values(second))
         yield Example(question, {"steps": [{"description": task, "tools": calls}], "final": None})
+
+
+def _side_by_side(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterator[Example]:
+    """Two different tools called side by side in one step, each with the values its part of the question states
+    ("…, with a 12; and …, with b 3."): the examples otherwise showed one tool a question, or one tool twice, and a
+    small model asked for two things by two tools planned only one of them (BFCL's parallel-multiple entries,
+    issue 29). The built-in ``extract`` is left out: it reads an earlier result, never a question's values."""
+    names = [name for name in sorted(specs) if name != EXTRACT_TOOL]
+    for index, left in enumerate(names):
+        for right in names[index + 1 :]:
+            first = _sample_arguments(specs[left], skip=())
+            second = _sample_arguments(specs[right], skip=(), start=len(first or {}))
+            if not first or not second:
+                continue
+            calls = [
+                {"id": _call_id(left), "name": left, "arguments": first},
+                {"id": _call_id(right), "name": right, "arguments": second},
+            ]
+            parts = [_question(texts, task_text(specs[n]), a).rstrip(".") for n, a in ((left, first), (right, second))]
+            question = texts.zero_shot_both.format(first=parts[0], second=_lower_first(parts[1]))
+            task = f"{task_text(specs[left])}; {_lower_first(task_text(specs[right]))}"
+            yield Example(question, {"steps": [{"description": task, "tools": calls}], "final": None})
 
 
 def _chains(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterator[Example]:

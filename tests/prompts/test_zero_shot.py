@@ -81,13 +81,14 @@ def test_a_chain_passes_a_field_of_the_first_result_to_the_argument_named_like_i
     assert chain.question == 'Lists the stored items, then closes one item, with kind "open", note "done".'
     # An acting tool does not start a chain.
     built = by_tools(tool_examples(SPECS, ENGLISH))
-    assert not any(names[0] == "close_item" and names[1:] not in ((), ("close_item",)) for names in built)
+    chains = [names for names, example in built.items() if len(example.plan["steps"]) > 1]
+    assert chains and not any(names[0] == "close_item" for names in chains)
 
 
 def test_every_built_example_passes_the_plan_check_and_the_frame_is_the_profiles_language() -> None:
     for texts in (ENGLISH, GERMAN):
         examples = tool_examples(SPECS, texts)
-        assert len(examples) == 6  # 3 single calls, 1 chain, 2 tools called twice
+        assert len(examples) == 9  # 3 single calls, 1 chain, 2 tools called twice, 3 pairs side by side
         for example in examples:
             assert check_plan(Plan.model_validate(example.plan), SPECS) == []
     german = by_tools(tool_examples(SPECS, GERMAN))[("list_items", "close_item")]
@@ -109,6 +110,19 @@ def test_one_tool_twice_in_one_step_with_two_sets_of_values_the_question_states(
     assert ("list_items", "list_items") not in built
     german = by_tools(tool_examples(SPECS, GERMAN))[("rename", "rename")]
     assert german.question == 'Renames the store, einmal mit title "title A" und einmal mit title "title B".'
+
+
+def test_two_different_tools_side_by_side_in_one_step_each_with_its_part_of_the_question() -> None:
+    built = by_tools(tool_examples(SPECS, ENGLISH))
+    both = built[("close_item", "list_items")]
+    assert len(both.plan["steps"]) == 1
+    close, listing = both.plan["steps"][0]["tools"]
+    assert close["arguments"] == {"itemId": 12, "note": "done"} and listing["arguments"] == {"kind": "open"}
+    said = 'Closes one item, with itemId 12, note "done"; and lists the stored items, with kind "open".'
+    assert both.question == said
+    assert by_tools(tool_examples(SPECS, GERMAN))[("close_item", "list_items")].question.count("; und ") == 1
+    # Pairs follow the tools' name order, once each ("list_items" before "close_item" is the two-step chain).
+    assert len(built[("list_items", "close_item")].plan["steps"]) == 2
 
 
 def test_the_library_wins_when_it_fits_the_tools_else_the_tools_examples() -> None:
