@@ -9,7 +9,9 @@ from langgraph.runtime import Runtime
 
 from planwerk.core.calls import results_of
 from planwerk.core.expressions import plan_expression
-from planwerk.core.plan import Plan, PlanFormat
+from planwerk.core.plan import Plan
+from planwerk.core.refs import as_data
+from planwerk.core.rounds import summarize_value
 from planwerk.core.verification import Verification, verify_calls
 from planwerk.core.vote import vote
 from planwerk.events import AskUserEvent, ReplanEvent
@@ -18,8 +20,11 @@ from planwerk.graph.nodes.chat import question_message
 from planwerk.graph.nodes.common import context_of, person_texts, question_of
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.prompts.render import render_result
+from planwerk.profiles import Profile
 from planwerk.prompts.texts import PromptTexts, texts_for
+
+MAX_SHOWN_CHARS = 300
+"""One earlier result is shown to the replanning planner in at most this many characters."""
 
 
 async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -50,7 +55,7 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         runtime.stream_writer(
             ReplanEvent(event="replan", reason=outcome.reason, decision=outcome.decision, attempt=attempts)
         )
-        problems, reply = _failure_feedback(state, plan, outcome.reason, texts, profile_of(context).plan_format)
+        problems, reply = _failure_feedback(state, plan, outcome.reason, texts, profile)
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
         asked = person_texts(question_of(state), profile)  # the person's language, not the planner's
@@ -64,16 +69,21 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
 
 
 def _failure_feedback(
-    state: AgentState, plan: Plan, reason: str, texts: PromptTexts, plan_format: PlanFormat
+    state: AgentState, plan: Plan, reason: str, texts: PromptTexts, profile: Profile
 ) -> tuple[str, str]:
     """The planner's feedback after failed calls, and the failed plan as the planner's own earlier reply: in the
-    form it writes plans (an expression planner shown JSON answers in JSON)."""
-    if plan_format == "expression":
+    form it writes plans (an expression planner shown JSON answers in JSON). The results so far are shown as a
+    later round's planner sees them (:func:`planwerk.core.rounds.summarize_value`): typed and clipped, a result's
+    text only as its length unless the profile lets rounds see raw text. A replan is a plan made after results
+    were read; shown raw, the text a third party planted in a bill reached the planner."""
+    if profile.plan_format == "expression":
         try:
             return texts.expression_failed_calls.format(problems=reason), plan_expression(plan)
         except ValueError:
             pass  # a plan that is no expression (it calls nothing): shown as JSON like any plan
-    available = {k: render_result(v, texts)[:300] for k, v in results_of(state.get("calls", [])).items()}
+    results = results_of(state.get("calls", [])).items()
+    shown = {k: summarize_value(as_data(v), raw_text=profile.rounds_raw_text) for k, v in results}
+    available = {k: json.dumps(v, ensure_ascii=False)[:MAX_SHOWN_CHARS] for k, v in shown.items()}
     problems = texts.failed_calls_instructions.format(
         problems=reason, available=json.dumps(available, ensure_ascii=False) if available else texts.nothing
     )
