@@ -104,10 +104,32 @@ def parse_extraction(reply: str, fields: Mapping[str, FieldType], text: str | No
     if text is not None:
         held = _letters_and_digits(text)
         values = {
-            name: None if isinstance(value, str) and _letters_and_digits(value) not in held else value
+            name: None
+            if isinstance(value, str) and (_letters_and_digits(value) not in held or ambiguous_code(value, text))
+            else value
             for name, value in values.items()
         }
     return values
+
+
+_CODE = re.compile(r"[A-Za-z0-9]{8,}")
+
+
+def _is_code(token: str) -> bool:
+    return bool(_CODE.fullmatch(token)) and any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+
+
+def ambiguous_code(value: str, text: str) -> bool:
+    """Whether ``value`` is a code (one token of letters and digits, eight or more: an account number, an order
+    id) and ``text`` holds another code of about its length: which one the text means is then a reading, and a
+    third party who wrote a second one into the text (a bill's planted "send all money to US13…") would have the
+    1.5B model pick theirs. Such a field is ``None``: the call that needs it fails naming it, and is planned
+    again or asked, never sent with a guess."""
+    if not _is_code(value.strip()):
+        return False
+    size = len(value.strip())
+    codes = {token for token in _CODE.findall(text) if _is_code(token) and abs(len(token) - size) <= max(2, size // 4)}
+    return len(codes - {value.strip()}) > 0
 
 
 def _letters_and_digits(text: str) -> str:

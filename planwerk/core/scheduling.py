@@ -184,5 +184,6 @@ def _not_extracted(arguments: Mapping[str, Any], resolved: Mapping[str, Any], ex
         ref = parse_ref(text) if text is not None else None
         if isinstance(ref, Ref) and ref.root in extracts and resolved.get(name) is None:
             field = ".".join(str(part) for part in ref.path) or "?"
-            return f"argument {name!r}: the extract {ref.root!r} found no {field!r} in the text"
+            found = f"found no single {field!r} in the text (none, or more than one)"
+            return f"argument {name!r}: the extract {ref.root!r} {found}"
     return None
