@@ -54,6 +54,7 @@ def build_answer_check(
     retrieval_query: str | None = None,
     refusals: Sequence[str] = (),
     acting: Collection[str] | None = None,
+    changing: Collection[str] = (),
     earlier: Sequence[str] = (),
     language: str | None = None,
     domain: Domain = NO_DOMAIN,
@@ -65,9 +66,11 @@ def build_answer_check(
     user's earlier questions (a follow-up's referent); ``today``: the date the prompts named, ``None`` for a profile
     without dates; ``retrieval_query``: the question as retrieval searched it (translated into the corpus's
     language); ``refusals``: the profile's refusal sentences; ``acting``: the tools that act (``None``: claimed
-    actions are not checked); ``language``: the question's language (``None``: not checked); ``domain``: the
-    profile's domain knowledge; ``instructions``: the answer prompt's instructions (an answer repeating them is an
-    ``echo``; :data:`planwerk.prompts.texts.ANSWER_INSTRUCTIONS`; empty: not checked)."""
+    actions are not checked); ``changing``: the tools declared to change something (MCP ``destructiveHint``, the
+    profile's ``approve`` list), whose successful call an answer may confirm with the request's own values;
+    ``language``: the question's language (``None``: not checked); ``domain``: the profile's domain knowledge;
+    ``instructions``: the answer prompt's instructions (an answer repeating them is an ``echo``;
+    :data:`planwerk.prompts.texts.ANSWER_INSTRUCTIONS`; empty: not checked)."""
     consumed = consumed_calls(plan)
     referent = referent_question(question, earlier) or ""
     own = [m.day for m in find_dates(question, today)] if today is not None else []
@@ -103,6 +106,7 @@ def build_answer_check(
         place_reports=place_results(calls, gazetteer, uncounted=consumed),
         actions=acting is not None,
         acted=acting is not None and any(call.get("status") == "ok" and call.get("tool") in acting for call in calls),
+        changed=any(call.get("status") == "ok" and call.get("tool") in changing for call in calls),
     )
     return AnswerCheck(sources, settings, facts, last_result, context_answers(searched, hits, analyze=analyze))
 

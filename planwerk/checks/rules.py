@@ -156,6 +156,9 @@ class CheckSettings:
     """Whether claimed actions are checked (the run knows which tools act)."""
     acted: bool = False
     """Whether a call of a tool that acts succeeded."""
+    changed: bool = False
+    """Whether a call of a tool declared to change something (MCP ``destructiveHint``, or the profile's ``approve``
+    list) succeeded: an answer confirming it may state only the request's own values."""
 
 
 @dataclass(frozen=True)
@@ -339,7 +342,7 @@ def _repeats(a: Answer) -> Iterator[Problem]:
     s = a.settings
     if s.instructions and echoes(a.text, s.instructions):
         yield Problem("echo")
-    if s.question and restates(a.text, s.question):
+    if s.question and not s.changed and restates(a.text, s.question):  # "I sent 25 EUR to …" confirms a transfer
         yield Problem("restated")
     if s.refusals and a.sources.delivered_calls and echoes(a.text, s.refusals):
         yield Problem("refused")
@@ -447,11 +450,14 @@ def _context(a: Answer) -> Iterator[Problem]:
 
 
 def _says_no_result(a: Answer) -> bool:
-    """Tools delivered results the answer should report (no withheld value, no context question), and it states
-    none of them."""
+    """Tools delivered results the answer should report (no withheld value, no context question, no call that
+    changed something), and it states none of them. A call declared to change something answers by being done: its
+    result repeats the request ("sent 25 to DE44… on 2026-11-27"), and an answer confirming it states only what the
+    question said (the domain set: 3 of 12 confirmations rejected for it). Tools without annotations are not taken
+    for such calls here: a read would then need to report nothing."""
     s = a.settings
     return bool(
-        s.report_results and a.sources.delivered_calls and not s.withheld and s.context is None
+        s.report_results and a.sources.delivered_calls and not s.withheld and s.context is None and not s.changed
         and not states_a_result(a)
     )  # fmt: skip
 

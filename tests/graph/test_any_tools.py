@@ -269,3 +269,14 @@ async def test_a_call_the_planner_wrote_twice_side_by_side_runs_once(bank: Any) 
     async with agent(model, bank) as planwerk:
         reply = await planwerk.ask("What is my current account balance?")
     assert reply.metadata["tool_calls"] == 1 and model.calls == 2
+
+
+async def test_an_answer_confirming_a_transfer_with_the_requests_own_values_is_kept(bank: Any) -> None:
+    # send_money is declared destructive: its result repeats the request, and so does a right confirmation (the
+    # domain set: such confirmations were rejected as stating nothing the tools delivered, and fell back).
+    args = {"recipient": "DE44500105175407324931", "amount": 25, "subject": "Books", "date": "2026-11-27"}
+    said = "I sent 25 EUR to DE44500105175407324931 with the subject 'Books', dated 2026-11-27."
+    model = ReplayChatModel.of([plan({"id": "s", "name": "send_money", "arguments": args}), said, "x"])
+    async with agent(model, bank, approve_destructive=False) as planwerk:
+        reply = await planwerk.ask("Send 25 EUR to DE44500105175407324931 with the subject 'Books', dated 2026-11-27.")
+    assert reply.answer == said and reply.metadata["answer_source"] == "model"

@@ -86,6 +86,7 @@ def answer_check_for(state: AgentState, context: Context, profile: Profile, deps
         retrieval_query=state.get("retrieval_query"),
         refusals=tuple(profile.refusals.values()),
         acting={name for name, spec in deps.tools.specs.items() if spec.acts} | profile.approve,
+        changing={name for name, spec in deps.tools.specs.items() if spec.destructive} | profile.approve,
         earlier=[str(m.content) for m in history if isinstance(m, HumanMessage)],
         language=detect_language(question_of(state), default=profile.language),
         domain=profile.domain,
