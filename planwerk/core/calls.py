@@ -19,6 +19,7 @@ FailureKind = Literal[
     "ref",
     "skipped",
     "not_found",
+    "unclear",
     "rejected",
     "error",
 ]
@@ -34,6 +35,8 @@ FailureKind = Literal[
 - ``ref``: a ``$ref`` could not be resolved against the earlier results (the planner can fix it);
 - ``skipped``: not run because a call it depends on failed;
 - ``not_found``: the tool ran and found nothing for the given input (e.g. an unknown place);
+- ``unclear``: not sent, because a value it takes from an ``extract`` is not in the text read, or not as one
+  value (two account numbers); only the user can say which (the verifier asks);
 - ``rejected``: a person declined the call at the approval interrupt;
 - ``error``: any other failure the tool reported.
 """

@@ -169,7 +169,7 @@ def resolve_step(
             failed.append(call_record(call.id, call.name, step=index, error=str(error), kind="ref"))
             continue
         if missing := _not_extracted(call.arguments, args, extracts):
-            failed.append(call_record(call.id, call.name, step=index, error=missing, kind="ref"))
+            failed.append(call_record(call.id, call.name, step=index, error=missing, kind="unclear"))
             continue
         ready.append(ReadyCall(id=call.id, tool=call.name, step=index, args=args))
     return ready, failed

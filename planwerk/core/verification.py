@@ -40,6 +40,7 @@ def verify_calls(calls: Sequence[CallRecord], attempts: int, max_attempts: int) 
     - services unreachable, timed out or refusing the credentials (and only skips besides): ``give_up``, an
       honest answer;
     - no planner attempts left: ``give_up``;
+    - a value an ``extract`` did not find unambiguously in a text (kind ``unclear``): ``ask_user`` at once;
     - something the user named was not found, on the second attempt or later: ``ask_user``;
     - only fixable failures (bad arguments, references, skips), or a first "not found": ``self_correct``;
     - other tool errors: ``replan`` (another tool or other arguments).
@@ -53,6 +54,8 @@ def verify_calls(calls: Sequence[CallRecord], attempts: int, max_attempts: int) 
         return Verification("give_up", reason)
     if kinds <= SERVICE_KINDS | {"skipped"} and kinds & SERVICE_KINDS:
         return Verification("give_up", reason)
+    if "unclear" in kinds:  # the value is in a text the planner must not read: another plan cannot find it
+        return Verification("ask_user", reason, not_found=next(c for c in failed if c["kind"] == "unclear"))
     if attempts >= max_attempts:
         return Verification("give_up", reason)
     if "not_found" in kinds:

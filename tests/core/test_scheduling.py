@@ -105,7 +105,7 @@ def test_a_reference_to_a_field_the_extract_did_not_find_fails_the_call_instead_
     extract = {"id": "v", "name": "extract", "arguments": {"text": ref("f"), "schema": {"iban": "string"}}}
     plan = plan_of([c("f")], [extract], [c("s", recipient=ref("v.iban"), amount=3, note=ref("f"))])
     ready, failed = resolve_step(plan, 2, records=[], results={"f": "a bill", "v": {"iban": None}}, user={})
-    assert ready == [] and [(r["id"], r["kind"]) for r in failed] == [("s", "ref")]
+    assert ready == [] and [(r["id"], r["kind"]) for r in failed] == [("s", "unclear")]
     assert "extract 'v' found no single 'iban'" in str(failed[0]["error"])
     # A found value is passed on; a null that some other call returned is that call's data, not this rule's.
     ready, failed = resolve_step(plan, 2, records=[], results={"f": "a bill", "v": {"iban": "DE1"}}, user={})

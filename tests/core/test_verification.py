@@ -23,6 +23,8 @@ def test_all_ok_is_done() -> None:
         (["ref", "skipped"], 1, "self_correct"),
         (["not_found"], 1, "self_correct"),
         (["not_found"], 2, "ask_user"),
+        (["unclear"], 1, "ask_user"),  # the value is in a text the planner never reads: ask at once
+        (["unclear", "skipped"], 3, "ask_user"),  # even with no attempts left
         (["error"], 1, "replan"),
         (["error", "invalid_arguments"], 1, "replan"),
         (["unavailable"], 1, "give_up"),
