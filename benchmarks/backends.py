@@ -12,7 +12,9 @@ weights in this process), in a child process of its own (so its peak RSS is its 
 - **peak RSS** of the child;
 - **bandwidth fraction**: decode tokens/s against the limit ``memory bandwidth / bytes read per token``, where the
   bandwidth is measured in the same run (a numpy copy of 256 MiB: bytes read plus written per second) and the
-  bytes per token are the weights' bytes (the GGUF's tensor bytes; the torch parameters' bytes).
+  bytes per token are the weights' bytes (the GGUF's tensor bytes; the torch parameters' bytes);
+- **read bandwidth fraction**: the same against reading alone, on as many threads as the process may use
+  (:func:`read_bandwidth_gbs`), which is what decoding does with its weights.
 
 The parent prints a table; with ``--json`` the last line of stdout is one JSON object. Progress goes to stderr.
 """
@@ -47,6 +49,31 @@ def memory_bandwidth_gbs(mib: int = 256, repeats: int = 5) -> float:
         np.copyto(target, source)
         best = min(best, time.perf_counter() - started)
     return round(2 * source.nbytes / best / 1e9, 2)
+
+
+def read_bandwidth_gbs(threads: int | None = None, mib: int = 512, repeats: int = 5) -> float:
+    """The best of ``repeats`` reads of ``mib`` MiB split over ``threads`` threads (default: the CPUs this process
+    may use), each OR-reducing its part as 64-bit words (numpy releases the GIL): bytes read per second, in GB/s.
+
+    What a decoded token does is read its weights once, on the backend's threads; a copy (:func:`memory_bandwidth_gbs`)
+    also writes, on one thread. Both are reported, so a fraction is never shown against one measure alone."""
+    import threading
+
+    import numpy as np
+
+    count = threads or len(os.sched_getaffinity(0))
+    words = np.ones(mib * 1024 * 1024 // 8, dtype=np.uint64)
+    parts = np.array_split(words, count)
+    best = float("inf")
+    for _ in range(repeats):
+        workers = [threading.Thread(target=np.bitwise_or.reduce, args=(part,)) for part in parts]
+        started = time.perf_counter()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        best = min(best, time.perf_counter() - started)
+    return round(words.nbytes / best / 1e9, 2)
 
 
 def _weights_bytes(model: Any) -> int:
@@ -118,8 +145,9 @@ def child(backend: str, spec: str, demo: bool) -> dict[str, Any]:
 def run(spec: str, backends: tuple[str, ...], demo: bool, progress: Any = None) -> dict[str, Any]:
     """Every backend in a child process, and the memory bandwidth, in one run."""
     say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
-    say("measuring memory bandwidth (numpy copy) …")
+    say("measuring memory bandwidth (numpy copy; threads reading) …")
     bandwidth = memory_bandwidth_gbs()
+    read = read_bandwidth_gbs()
     results = []
     for backend in backends:
         say(f"{backend}: load, prompt, decode{', demo question twice' if demo else ''} …")
@@ -136,11 +164,15 @@ def run(spec: str, backends: tuple[str, ...], demo: bool, progress: Any = None) 
         limit = bandwidth * 1e9 / figures["weights_bytes"]
         figures["bandwidth_limit_tokens_per_s"] = round(limit, 1)
         figures["bandwidth_fraction"] = round(figures["decode_tokens_per_s"] / limit, 3)
+        read_limit = read * 1e9 / figures["weights_bytes"]
+        figures["read_limit_tokens_per_s"] = round(read_limit, 1)
+        figures["read_bandwidth_fraction"] = round(figures["decode_tokens_per_s"] / read_limit, 3)
         results.append(figures)
         say(f"{backend}: {figures}")
     return {
         "model": spec,
         "memory_bandwidth_gbs": bandwidth,
+        "read_bandwidth_gbs": read,
         "cpus": len(os.sched_getaffinity(0)),
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "backends": results,

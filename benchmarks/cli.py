@@ -731,9 +731,12 @@ def backends(
         err.print(f"[red]python -m benchmarks: error:[/red] unknown backend {unknown}; expected {', '.join(BACKENDS)}")
         raise typer.Exit(2)
     figures = {**run(model, chosen, demo, progress=lambda message: err.print(escape(message))), "machine": machine()}
-    keys = ("load_s", "prompt_tokens_per_s", "decode_tokens_per_s", "bandwidth_fraction", "demo_warm_s",
-            "demo_cold_s", "peak_rss_mb")  # fmt: skip
-    title = f"local backends, {model} (bandwidth {figures['memory_bandwidth_gbs']} GB/s)"
+    keys = ("load_s", "prompt_tokens_per_s", "decode_tokens_per_s", "bandwidth_fraction", "read_bandwidth_fraction",
+            "demo_warm_s", "demo_cold_s", "peak_rss_mb")  # fmt: skip
+    title = (
+        f"local backends, {model} (bandwidth {figures['memory_bandwidth_gbs']} GB/s copying, "
+        f"{figures['read_bandwidth_gbs']} GB/s reading)"
+    )
     print_figures(figures, title, "backend", figures["backends"], keys, as_json=as_json)
 
 
@@ -768,9 +771,10 @@ def decode(
 
     figures = {**run(model, tokens, rounds, progress=lambda message: err.print(escape(message))), "machine": machine()}
     title = (
-        f"decode loops, {model}, {tokens} tokens, bandwidth {figures['memory_bandwidth_gbs']} GB/s, "
-        f"limit {figures['bandwidth_limit_tokens_per_s']} tokens/s"
+        f"decode loops, {model}, {tokens} tokens, bandwidth {figures['memory_bandwidth_gbs']} GB/s copying "
+        f"(limit {figures['bandwidth_limit_tokens_per_s']} tokens/s), {figures['read_bandwidth_gbs']} GB/s reading "
+        f"(limit {figures['read_limit_tokens_per_s']} tokens/s)"
     )
     keys = ("raw_tokens_per_s", "planwerk_tokens_per_s", "raw_bandwidth_fraction", "planwerk_bandwidth_fraction",
-            "planwerk_over_raw")  # fmt: skip
+            "planwerk_read_bandwidth_fraction", "planwerk_over_raw")  # fmt: skip
     print_figures(figures, title, "variant", figures["variants"], keys, as_json=as_json)

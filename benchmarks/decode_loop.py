@@ -51,7 +51,7 @@ def run(spec: str = "default", tokens: int = 128, rounds: int = 3, progress: Any
     """The paired figures: per variant, the median decode tokens/s of both loops and their bandwidth fractions."""
     import llama_cpp
 
-    from benchmarks.backends import memory_bandwidth_gbs
+    from benchmarks.backends import memory_bandwidth_gbs, read_bandwidth_gbs
     from planwerk.models.generation import GenerationOptions
     from planwerk.models.llamacpp import LlamaCppRuntime, load_llama
     from planwerk.models.packaged import ensure_packaged_model
@@ -69,6 +69,7 @@ def run(spec: str = "default", tokens: int = 128, rounds: int = 3, progress: Any
     prompts = {"free": [{"role": "user", "content": PROMPT}], "json": [{"role": "user", "content": JSON_PROMPT}]}
     schemas = {"free": None, "json": JSON_SCHEMA}
     bandwidth = memory_bandwidth_gbs()
+    read = read_bandwidth_gbs(raw.context_params.n_threads)
     rates: dict[str, list[float]] = {f"{loop}_{variant}": [] for loop in ("raw", "planwerk") for variant in VARIANTS}
     counts: dict[str, int] = {}
     for index in range(rounds):
@@ -91,6 +92,7 @@ def run(spec: str = "default", tokens: int = 128, rounds: int = 3, progress: Any
                 counts[f"{loop}_{variant}"] = count
         say(f"round {index + 1}/{rounds}: " + ", ".join(f"{key} {values[-1]}" for key, values in rates.items()))
     limit = bandwidth * 1e9 / weights
+    read_limit = read * 1e9 / weights
     rows = []
     for variant in VARIANTS:
         row: dict[str, Any] = {"variant": variant}
@@ -98,6 +100,7 @@ def run(spec: str = "default", tokens: int = 128, rounds: int = 3, progress: Any
             median = statistics.median(rates[f"{loop}_{variant}"])
             row[f"{loop}_tokens_per_s"] = round(median, 2)
             row[f"{loop}_bandwidth_fraction"] = round(median / limit, 3)
+            row[f"{loop}_read_bandwidth_fraction"] = round(median / read_limit, 3)
             row[f"{loop}_runs"] = rates[f"{loop}_{variant}"]
             row[f"{loop}_tokens"] = counts[f"{loop}_{variant}"]
         pairs = zip(rates[f"planwerk_{variant}"], rates[f"raw_{variant}"], strict=True)
@@ -110,6 +113,8 @@ def run(spec: str = "default", tokens: int = 128, rounds: int = 3, progress: Any
         "memory_bandwidth_gbs": bandwidth,
         "weights_bytes": weights,
         "bandwidth_limit_tokens_per_s": round(limit, 1),
+        "read_bandwidth_gbs": read,
+        "read_limit_tokens_per_s": round(read_limit, 1),
         "threads": raw.context_params.n_threads,
         "cpus": len(os.sched_getaffinity(0)),
         "load_average_before": load_before,
