@@ -81,6 +81,14 @@ def check_plan(
             # The extract step reads a result the planner does not see; a text written into the plan is one the
             # planner made up (seen: a formula invented as the text, its "values" then passed on).
             problems.append(f'{where}: text must be an earlier result, {{"$ref": "<id>"}}, not text written here')
+        for name, value in call.arguments.items():
+            if isinstance(value, str) and step_of.get(value.strip(), index) < index:
+                # An earlier call's id written as a value: its result was meant (seen after an extract found
+                # nothing: the recipient "values", the extract's id, was sent to the bank).
+                problems.append(
+                    f"{where}: argument {name} = {value!r} is the id of an earlier call; take its result with "
+                    f'{{"$ref": "{value.strip()}.<field>"}} or write the value itself'
+                )
         for ref in iter_refs(call.arguments):
             if isinstance(ref, RefError):
                 problems.append(f"{where}: {ref}")

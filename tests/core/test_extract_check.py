@@ -63,3 +63,22 @@ def test_a_code_the_text_holds_beside_another_of_its_form_is_ambiguous_and_none(
     assert parse_extraction('{"iban": "GB29NWBK60161331926819"}', {"iban": "string"}, alone) == {
         "iban": "GB29NWBK60161331926819"
     }
+
+
+def test_an_earlier_calls_id_written_as_a_value_is_sent_back() -> None:
+    specs = {
+        "read": ToolSpec("read", input_schema={"type": "object", "properties": {}}),
+        "pay": ToolSpec("pay", input_schema={"type": "object", "properties": {"to": {"type": "string"}}}),
+    }
+    steps = [{"description": "", "tools": [{"id": "values", "name": "read", "arguments": {}}]}]
+    wrote_id = Plan.model_validate({"steps": [*steps, {"description": "", "tools": [
+        {"id": "p", "name": "pay", "arguments": {"to": "values"}}]}]})  # fmt: skip
+    [problem] = check_plan(wrote_id, specs)
+    assert "to = 'values' is the id of an earlier call" in problem and '{"$ref": "values.<field>"}' in problem
+    # The same word as the value of a call in the same step (no earlier call has that id) is a value.
+    side_by_side = [
+        {"id": "values", "name": "read", "arguments": {}},
+        {"id": "p", "name": "pay", "arguments": {"to": "values"}},
+    ]
+    same_step = Plan.model_validate({"steps": [{"description": "", "tools": side_by_side}]})
+    assert check_plan(same_step, specs) == []
