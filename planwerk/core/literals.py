@@ -10,7 +10,7 @@ radius_km=100)``, coordinates no source held, and the parks service was asked ab
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,21 +53,30 @@ def _numbers(value: Any, path: str) -> Iterator[tuple[str, float]]:
             yield from _numbers(item, f"{path}.{index}")
 
 
-def precise_literals(plan: Plan) -> list[tuple[str, str, float, int]]:
-    """(call id, argument path, value, decimals) of each literal argument with at least
-    :data:`MIN_PRECISE_DECIMALS` decimals: the only ones that need a source."""
+def precise_literals(
+    plan: Plan, min_decimals: int = MIN_PRECISE_DECIMALS, calls: Collection[str] | None = None
+) -> list[tuple[str, str, float, int]]:
+    """(call id, argument path, value, decimals) of each literal argument with at least ``min_decimals`` decimals
+    (:data:`MIN_PRECISE_DECIMALS`: the only ones that need a source), of the calls whose ids are in ``calls``
+    (``None``: every call)."""
     found = []
     for _, call in plan.calls():
+        if calls is not None and call.id not in calls:
+            continue
         for path, value in _numbers(call.arguments, ""):
-            if (places := decimals(value)) >= MIN_PRECISE_DECIMALS:
+            if (places := decimals(value)) >= min_decimals:
                 found.append((call.id, path, value, places))
     return found
 
 
-def invented_numbers(plan: Plan, sources: Sequence[str]) -> list[InventedNumber]:
-    """The literal arguments of ``plan`` with at least :data:`MIN_PRECISE_DECIMALS` decimals that none of the
-    ``sources`` (question, conversation, context, earlier results) contains, rounded or not."""
-    literals = precise_literals(plan)
+def invented_numbers(
+    plan: Plan, sources: Sequence[str], min_decimals: int = MIN_PRECISE_DECIMALS, calls: Collection[str] | None = None
+) -> list[InventedNumber]:
+    """The literal arguments of ``plan`` with at least ``min_decimals`` decimals (of the calls in ``calls``,
+    ``None``: all) that none of the ``sources`` (question, conversation, context, earlier results) contains, rounded
+    or not. With ``min_decimals`` 0 every number counts: the amount of a transfer is no choice the planner may
+    make."""
+    literals = precise_literals(plan, min_decimals, calls)
     if not literals:
         return []  # most plans: no source text needs reading
     known = [number for text in sources for number in source_numbers_in_text(text)]

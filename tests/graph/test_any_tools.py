@@ -280,3 +280,22 @@ async def test_an_answer_confirming_a_transfer_with_the_requests_own_values_is_k
     async with agent(model, bank, approve_destructive=False) as planwerk:
         reply = await planwerk.ask("Send 25 EUR to DE44500105175407324931 with the subject 'Books', dated 2026-11-27.")
     assert reply.answer == said and reply.metadata["answer_source"] == "model"
+
+
+async def test_a_transfer_amount_nobody_gave_is_sent_back_before_anything_is_sent(bank: Any) -> None:
+    # send_money is declared destructive: each of its numbers must come from the question, the conversation or a
+    # result (after an extract found no amount, the 1.5B model planned a transfer of 100).
+    args = {"recipient": "DE44500105175407324931", "subject": "Books", "date": "2026-11-27"}
+    invented = plan({"id": "s", "name": "send_money", "arguments": {**args, "amount": 100}})
+    asked = json.dumps({"steps": [], "final": None, "ask_user": "How much should I send?"})
+    model = ReplayChatModel.of([invented, asked])
+    async with agent(model, bank, approve_destructive=False) as planwerk:
+        reply = await planwerk.ask("Send money to DE44500105175407324931 for the books, dated 2026-11-27.")
+    [rejected] = [e for e in reply.events if e["event"] == "replan" and e["decision"] == "rejected"]
+    assert "call s sets amount = 100" in rejected["reason"]
+    assert not [e for e in reply.events if e["event"] == "tool_call"] and reply.interrupts[0]["kind"] == "ask_user"
+    # Stated in the question, the same amount runs.
+    model = ReplayChatModel.of([invented, "I sent 100 EUR to DE44500105175407324931 for the books."])
+    async with agent(model, bank, approve_destructive=False) as planwerk:
+        reply = await planwerk.ask("Send 100 EUR to DE44500105175407324931 for the books, dated 2026-11-27.")
+    assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["send_money"]

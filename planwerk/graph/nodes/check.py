@@ -289,6 +289,15 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
             texts.invented_number.format(call=found.call_id, argument=found.argument, value=format_value(found.value))
             for found in invented_numbers(plan, sources)
         ]
+    # A call declared to change something (destructiveHint, or the profile's approve list) takes no number nobody
+    # gave: after an extract found no amount, the 1.5B model planned a transfer of 100 (the domain set's bill).
+    changing = {c.id for _, c in plan.calls() if c.name in profile.approve or _declared_destructive(c.name, deps)}
+    if changing and precise_literals(plan, 0, changing):
+        sources = [question_of(state), *place_sources(state)]
+        problems += [
+            texts.invented_number.format(call=found.call_id, argument=found.argument, value=format_value(found.value))
+            for found in invented_numbers(plan, sources, 0, changing)
+        ]
     # A sample value of an example built from the tools ("cell shape A") is no value the user gave.
     asked = " ".join([question_of(state), *(str(c.get("answer", "")) for c in state.get("clarifications", []))])
     problems += [
@@ -422,6 +431,11 @@ def place_check(state: AgentState, plan: Plan) -> list[PlaceProblem]:
     return place_problems(
         plan, question=question_of(state), conversation=place_sources(state), gazetteer=default_gazetteer()
     )
+
+
+def _declared_destructive(tool: str, deps: Deps) -> bool:
+    spec = deps.tools.specs.get(tool)
+    return spec is not None and spec.destructive
 
 
 def place_sources(state: AgentState) -> list[str]:
