@@ -7,6 +7,7 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``empty``: nothing said (no text, or a bare number no call delivered; where results must be reported, a bare
   unitless number unless it is the last call's one-number result);
 - ``repetitive`` / ``raw``: the same items again and again, or JSON instead of sentences;
+- ``call_text``: a tool that ran written out as a call ("you can use ``send_money(…)``") instead of what it did;
 - ``number`` / ``date`` / ``place``: a number (with its unit), clock time, date or place no source holds;
 - ``withheld``: a value (or a condition word of the profile) a failed call would have delivered;
 - ``failure_unnamed``: a call failed because its service is down, and no sentence names it with a failure word;
@@ -68,7 +69,7 @@ from planwerk.text.places import (
 ProblemKind = Literal[
     "empty", "number", "date", "place", "withheld", "failure_unnamed", "last_result", "source_missing",
     "context_facts", "echo", "restated", "refused", "unstated", "repetitive", "raw", "estimate_unnamed",
-    "unbacked_action", "language", "referent", "off_topic", "misplaced", "unreported",
+    "unbacked_action", "language", "referent", "off_topic", "misplaced", "unreported", "call_text",
 ]  # fmt: skip
 """What is wrong with an answer (the module docstring says each)."""
 
@@ -243,6 +244,10 @@ def _form(a: Answer) -> Iterator[Problem]:
         yield Problem("repetitive")
     if _JSON_OBJECT.search(a.text):
         yield Problem("raw")
+    # The 1.5B model answered a transfer it had just scheduled with "you can use `schedule_transaction(…)`". Only
+    # the name touching its parenthesis: "get_weather (Barcelona, …)" is how the deterministic answer names a call.
+    if called := next((t for t in a.sources.tools if re.search(rf"\b{re.escape(t)}\(", a.text)), None):
+        yield Problem("call_text", called)
 
 
 def _withheld_owner(number: NumberClaim, withheld: Sequence[Withheld]) -> Withheld | None:

@@ -34,6 +34,8 @@ class Sources:
     """The question and the conversation."""
     delivered_calls: int = 0
     """How many calls succeeded."""
+    tools: list[str] = field(default_factory=list)
+    """The tools the successful calls called (an answer writing one out as a call talks about it, not its result)."""
     result_numbers: list[SourceNumber] = field(default_factory=list)
     """Numbers of the successful calls' results an answer reports (not their arguments, not intermediate ones)."""
     result_texts: list[str] = field(default_factory=list)
@@ -90,6 +92,7 @@ def collect_sources(
     for call in calls:
         if call.get("status") == "ok":
             sources.delivered_calls += 1
+            sources.tools.append(str(call.get("tool")))
             _walk(call.get("args") or {}, None, sources, domain)
             numbers, texts = len(sources.numbers), len(sources.texts)
             _walk(call.get("result"), None, sources, domain)

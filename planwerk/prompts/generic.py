@@ -49,12 +49,18 @@ exactly this sentence: "{REFUSAL_OUT_OF_SCOPE_EN}"
 When a tool fits, that sentence is wrong: call the tool with the values the question gives."""
 """Who the assistant is in the generic profile (English protocol)."""
 
-ANSWER_PERSONA_DE = _CORE_DE
+ANSWER_PERSONA_DE = f"""{_CORE_DE}
+
+Die Werkzeuge sind für diese Frage schon aufgerufen worden: sag, was ihre Ergebnisse sind oder was getan wurde;
+erkläre nie, wie man ein Werkzeug aufruft."""
 """The German persona as the finalizer reads it once a tool has delivered: without the rule for declining.
 Declining is the planner's decision; the 1.5B model, shown the refusal sentence while answering from results,
 wrote it as its answer twice in a row on the domain set (issue 29: 25 of 25 answers were fallbacks)."""
 
-ANSWER_PERSONA_EN = _CORE_EN
+ANSWER_PERSONA_EN = f"""{_CORE_EN}
+
+The tools have already been called for this question: say what their results are or what was done; never explain
+how to call a tool."""
 """The same in English."""
 
 REFUSALS: dict[str, str] = {"de": REFUSAL_OUT_OF_SCOPE_DE, "en": REFUSAL_OUT_OF_SCOPE_EN}

@@ -846,3 +846,18 @@ def test_every_problem_kind_can_be_told_in_every_language(language: str) -> None
     for kind in get_args(ProblemKind):
         text = describe(Problem(kind, "22 °C", "get_weather", "unavailable", source="a.txt", place="Rom"), language)
         assert text and "{" not in text, kind
+
+
+@pytest.mark.parametrize(
+    ("answer", "flagged"),
+    [
+        ("You can use the command `get_weather(41.38, 2.17, '2026-12-01')` to get it.", True),
+        ("Call get_weather(lat, lon) for that.", True),
+        ("get_weather (Barcelona, 2026-12-01): up to 17.2 °C.", False),  # the deterministic answer's form
+        ("In Barcelona it will be up to 17.2 °C on 1 December 2026.", False),
+        ("The get_weather service says up to 17.2 °C.", False),  # naming a tool is no call written out
+    ],
+)
+def test_a_tool_that_ran_written_out_as_a_call_is_call_text(answer: str, flagged: bool) -> None:
+    found = [p for p in problems(answer, calls=[GEO, WEATHER_OK]) if p.kind == "call_text"]
+    assert (found == [Problem("call_text", "get_weather")]) is flagged
