@@ -220,6 +220,8 @@ def check_failure(spec: Mapping[str, Any], state: FinalState, answer: str, root:
             return f"no file {path}"
         if not _has_all(state.files[path], spec.get("contains", [])):
             return f"{path} lacks {spec.get('contains')}: {state.files[path][:120]!r}"
+        if kept := [text for text in spec.get("not_contains", []) if _fold(text) in _fold(state.files[path])]:
+            return f"{path} still holds {kept}: {state.files[path][:120]!r}"
         return None
     if kind == "no_file":
         return f"{path} exists" if path in state.files else None

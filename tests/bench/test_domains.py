@@ -61,6 +61,11 @@ def test_final_state_checks_hold_and_fail_for_the_right_reasons() -> None:
     assert fail({"kind": "file", "path": "todo.txt", "contains": ["buy milk"]}, state, "") is None
     assert "lacks" in str(fail({"kind": "file", "path": "todo.txt", "contains": ["bread"]}, state, ""))
     assert fail({"kind": "file", "path": "nope.txt"}, state, "") == "no file nope.txt"
+    # A file overwritten with a diff of the edit still holds the old word (files8, seen with the 1.5B model).
+    assert "still holds ['quarterly']" in str(
+        fail({"kind": "file", "path": "final.txt", "not_contains": ["quarterly"]}, state, "")
+    )
+    assert fail({"kind": "file", "path": "final.txt", "not_contains": ["Monday"]}, state, "") is None
     assert fail({"kind": "no_file", "path": "todo.txt"}, state, "") == "todo.txt exists"
     assert fail({"kind": "dir", "path": "archive"}, state, "") is None
     assert fail({"kind": "entity", "name": "bob", "observations": ["green tea"]}, state, "") is None
