@@ -166,6 +166,8 @@ def find_places(text: str, gazetteer: Gazetteer) -> list[PlaceClaim]:
     lexicon = words()
     claims = []
     for name, previous, ids, start, end in _names(text, gazetteer.max_words, gazetteer.lookup):
+        if "_" in (text[start - 1 : start], text[end : end + 1]):
+            continue  # part of an identifier: "York" of the time zone "America/New_York" is no place named
         folded = fold(name)
         single = " " not in folded
         common = single and (folded in gazetteer.common_words or folded.removesuffix("s") in gazetteer.common_words)

@@ -861,3 +861,9 @@ def test_every_problem_kind_can_be_told_in_every_language(language: str) -> None
 def test_a_tool_that_ran_written_out_as_a_call_is_call_text(answer: str, flagged: bool) -> None:
     found = [p for p in problems(answer, calls=[GEO, WEATHER_OK]) if p.kind == "call_text"]
     assert (found == [Problem("call_text", "get_weather")]) is flagged
+
+
+def test_a_place_word_inside_an_identifier_is_no_place_named() -> None:
+    # BFCL parallel_multiple_175: "York" out of the time zone "America/New_York" was completed as a third city.
+    text = "the time in New York, in the 'America/New_York' timezone, and in Paris"
+    assert [p.text for p in find_places(text, default_gazetteer())] == ["New York", "Paris"]
