@@ -265,6 +265,25 @@ def copied_sample_numbers(plan: Plan, question: str) -> list[tuple[str, str, flo
     return found
 
 
+def copied_sample_calls(plan: Plan, question: str) -> list[tuple[str, str, str]]:
+    """``(call id, arguments, values)`` for each call with two or more number arguments that are all sample numbers
+    of the examples built from the tools (:func:`copied_sample_numbers`) and none stated in ``question``: a call
+    copied whole from an example, not one whose numbers were chosen (BFCL irrelevance_150: ``red 12, green 3, blue
+    7`` and ``red 40, green 5, blue 9``, the samples in order, for a question that gave no colour). A single number
+    ("steps 3") may be a choice, so it is not judged here."""
+    copied: dict[str, list[tuple[str, float]]] = {}
+    for call_id, name, value in copied_sample_numbers(plan, question):
+        copied.setdefault(call_id, []).append((name, value))
+    found = []
+    for _, call in plan.calls():
+        numbers = [v for v in call.arguments.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        if len(numbers) >= 2 and len(copied.get(call.id, [])) == len(numbers):
+            names = ", ".join(name for name, _ in copied[call.id])
+            values = ", ".join(f"{value:g}" for _, value in copied[call.id])
+            found.append((call.id, names, values))
+    return found
+
+
 def uses_built_examples(tool_names: Collection[str], library_examples: Iterable[Example]) -> bool:
     """Whether the planner is shown examples built from the tools: no example of the library (or saved) calls
     only loaded tools (the condition :func:`examples_for_question` decides by)."""

@@ -299,3 +299,37 @@ async def test_a_transfer_amount_nobody_gave_is_sent_back_before_anything_is_sen
     async with agent(model, bank, approve_destructive=False) as planwerk:
         reply = await planwerk.ask("Send 100 EUR to DE44500105175407324931 for the books, dated 2026-11-27.")
     assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["send_money"]
+
+
+async def test_a_call_copied_whole_from_a_built_example_is_sent_back() -> None:
+    # BFCL irrelevance_150: "red 12, green 3, blue 7" and "red 40, green 5, blue 9", the built examples' sample
+    # numbers in order, for a question that gave no colour. A single sample number may be chosen; it stands.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def to_pantone(red: int, green: int, blue: int) -> str:
+        """Converts an RGB colour to its Pantone name."""
+        return "P 1"
+
+    async def wait(seconds: int) -> str:
+        """Waits a number of seconds."""
+        return "done"
+
+    tools = FunctionToolSource([to_pantone, wait])
+    copied = plan({"id": "p", "name": "to_pantone", "arguments": {"red": 12, "green": 3, "blue": 7}})
+    asked = json.dumps({"steps": [], "final": None, "ask_user": "Which colour?"})
+    model = ReplayChatModel.of([copied, asked])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask("What is the Pantone name of my favourite colour?")
+    [rejected] = [e for e in reply.events if e["event"] == "replan" and e["decision"] == "rejected"]
+    assert 'call p sets red, green, blue = "12, 3, 7", the placeholder of an example' in rejected["reason"]
+    assert not [e for e in reply.events if e["event"] == "tool_call"]
+    # Stated numbers, or one sample number, are the user's or a choice: they run.
+    for question, arguments in (
+        ("Convert red 12, green 3, blue 7 to Pantone.", {"red": 12, "green": 3, "blue": 7}),
+        ("Wait a moment, then say done.", {"seconds": 3}),
+    ):
+        name = "to_pantone" if "red" in arguments else "wait"
+        model = ReplayChatModel.of([plan({"id": "c", "name": name, "arguments": arguments}), "Done: P 1."])
+        async with agent(model, tools) as planwerk:
+            reply = await planwerk.ask(question)
+        assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == [name], question

@@ -55,8 +55,9 @@ from planwerk.graph.nodes.common import (
 )
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
+from planwerk.prompts.examples import library
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
-from planwerk.prompts.zero_shot import copied_placeholders, task_text
+from planwerk.prompts.zero_shot import copied_placeholders, copied_sample_calls, task_text, uses_built_examples
 from planwerk.rag.lexical import analyze
 from planwerk.text.gazetteer import default_gazetteer
 from planwerk.text.numbers import format_value
@@ -304,10 +305,14 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         texts.copied_placeholder.format(call=call_id, argument=argument, value=value)
         for call_id, argument, value in copied_placeholders(plan, asked)
     ]
-    # Not wired: the built examples' sample numbers (12, 3, …) sent back when the question does not state them
-    # (prompts.zero_shot.copied_sample_numbers). It also sent back plans whose small numbers were the user's intent
-    # or a tool's sensible value (steps 3 for "run the long operation", tick 0..4 for "count"): three tests of the
-    # whole suite, so it stays off until it can tell a copied sample from a chosen value.
+    # A call whose every number (two or more) is a built example's sample number, none stated: copied whole. Single
+    # sample numbers are not judged: "steps 3" for "run the long operation" or tick 0..4 for "count" were chosen,
+    # and sending them back failed three tests of the whole suite (prompts.zero_shot.copied_sample_numbers).
+    if uses_built_examples(deps.tools.specs, library(profile.examples)):
+        problems += [
+            texts.copied_placeholder.format(call=call_id, argument=names, value=values)
+            for call_id, names, values in copied_sample_calls(plan, asked)
+        ]
     # A tool of a server that is down is missing from the catalog: say why, not only "unknown tool".
     down: Mapping[str, str] = getattr(deps.tools, "unavailable", {})
     if down and any(call.name not in deps.tools.specs for _, call in plan.calls()):
