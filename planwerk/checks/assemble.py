@@ -107,6 +107,9 @@ def build_answer_check(
         actions=acting is not None,
         acted=acting is not None and any(call.get("status") == "ok" and call.get("tool") in acting for call in calls),
         changed=any(call.get("status") == "ok" and call.get("tool") in changing for call in calls),
+        all_failed=()
+        if any(call.get("status") == "ok" for call in calls)
+        else tuple((str(c.get("tool")), c.get("kind")) for c in calls if c.get("kind") not in ("skipped", "rejected")),
     )
     return AnswerCheck(sources, settings, facts, last_result, context_answers(searched, hits, analyze=analyze))
 

@@ -10,7 +10,8 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``call_text``: a tool that ran written out as a call ("you can use ``send_money(…)``") instead of what it did;
 - ``number`` / ``date`` / ``place``: a number (with its unit), clock time, date or place no source holds;
 - ``withheld``: a value (or a condition word of the profile) a failed call would have delivered;
-- ``failure_unnamed``: a call failed because its service is down, and no sentence names it with a failure word;
+- ``failure_unnamed``: a call failed because its service is down, or every call failed, and no sentence names it
+  with a failure word (or, for the latter, the answer is not the profile's refusal);
 - ``last_result``: the last call's result is not stated (profiles whose answer is the last result);
 - ``echo`` / ``restated`` / ``refused``: the prompt's instructions repeated, the question only restated, or the
   profile's refusal although a call delivered;
@@ -157,6 +158,9 @@ class CheckSettings:
     """Whether claimed actions are checked (the run knows which tools act)."""
     acted: bool = False
     """Whether a call of a tool that acts succeeded."""
+    all_failed: tuple[tuple[str, FailureKind | None], ...] = ()
+    """(tool, failure kind) of the calls when calls ran and none succeeded: the answer must say so (a call a person
+    rejected is their decision, not a failure to report)."""
     changed: bool = False
     """Whether a call of a tool declared to change something (MCP ``destructiveHint``, or the profile's ``approve``
     list) succeeded: an answer confirming it may state only the request's own values."""
@@ -308,6 +312,19 @@ def _failed_service(a: Answer) -> Iterator[Problem]:
         if withheld.conditions:
             said = [w for w in domain.condition_words if re.search(rf"\b{re.escape(w)}", lowered) and w not in asked]
             yield from (Problem("withheld", w, withheld.tool, withheld.kind) for w in said[:1])
+
+
+def _all_failed(a: Answer) -> Iterator[Problem]:
+    """Calls ran and every one failed: the answer names one of them with a failure word, or is the profile's
+    refusal. Without this rule only a service that was down had to be named; after calls that failed on their
+    arguments the 0.5B model answered "Die Zeit in Berlin ist 15:00 Uhr" (the question's own time) and "Diese
+    Antwort ist korrekt", and both passed (the answer set's time questions)."""
+    s = a.settings
+    if not s.all_failed or (s.refusals and echoes(a.text, s.refusals)):
+        return
+    if not any(names_failure(a.text, tool, s.domain.tool_labels.get(tool, ())) for tool, _ in s.all_failed):
+        tool, kind = s.all_failed[0]
+        yield Problem("failure_unnamed", tool=tool, failure=kind)
 
 
 def _last_result(a: Answer) -> Iterator[Problem]:
@@ -488,6 +505,7 @@ RULES: tuple[Rule, ...] = (
     Rule("places", _grounded_places),
     Rule("pairs", _pairs),
     Rule("failed_service", _failed_service),
+    Rule("all_failed", _all_failed),
     Rule("last_result", _last_result),
     Rule("repeats", _repeats),
     Rule("language", _language),

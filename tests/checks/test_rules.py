@@ -867,3 +867,21 @@ def test_a_place_word_inside_an_identifier_is_no_place_named() -> None:
     # BFCL parallel_multiple_175: "York" out of the time zone "America/New_York" was completed as a third city.
     text = "the time in New York, in the 'America/New_York' timezone, and in Paris"
     assert [p.text for p in find_places(text, default_gazetteer())] == ["New York", "Paris"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "flagged"),
+    [
+        ("Die Zeit in Berlin ist 15:00 Uhr.", True),  # the question's own time, after the conversion failed
+        ("Diese Antwort ist korrekt und nicht fehlgeschlagen.", True),  # a failure word, but no call named
+        ("convert_time ist fehlgeschlagen (ungültige Argumente).", False),
+        ("Die Umrechnung mit convert time ist fehlgeschlagen.", False),
+    ],
+)
+def test_after_calls_that_all_failed_the_answer_names_a_failure(answer: str, flagged: bool) -> None:
+    failed = call_record("c", "convert_time", args={"time": "15:00 Uhr"}, error="bad time", kind="invalid_arguments")
+    refusal = "Diese Frage kann ich nicht beantworten: keines der Werkzeuge liefert dafür verlässliche Daten."
+    settings = CheckSettings(all_failed=(("convert_time", "invalid_arguments"),), refusals=(refusal,))
+    report = check_answer(answer, collect_sources(calls=[failed], asked=["Wie spät ist es in New York?"]), settings)
+    assert (Problem("failure_unnamed", tool="convert_time", failure="invalid_arguments") in report.problems) is flagged
+    assert check_answer(refusal, collect_sources(calls=[failed]), settings).ok  # the refusal stands
