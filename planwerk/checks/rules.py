@@ -315,12 +315,15 @@ def _failed_service(a: Answer) -> Iterator[Problem]:
 
 
 def _all_failed(a: Answer) -> Iterator[Problem]:
-    """Calls ran and every one failed: the answer names one of them with a failure word, or is the profile's
-    refusal. Without this rule only a service that was down had to be named; after calls that failed on their
-    arguments the 0.5B model answered "Die Zeit in Berlin ist 15:00 Uhr" (the question's own time) and "Diese
-    Antwort ist korrekt", and both passed (the answer set's time questions)."""
+    """Calls ran and every one failed, and the answer states a number, date or clock time (which then only the
+    question can hold): it must name one of the calls with a failure word, or be the profile's refusal. Without
+    this rule only a service that was down had to be named; after calls that failed on their arguments the 0.5B
+    model answered "Die Zeit in Berlin ist 15:00 Uhr" (the question's own time) and a bare date, and both passed
+    (the answer set's time questions). An answer that states no value ("Atlantis kenne ich nicht.") may say the
+    failure in its own words."""
     s = a.settings
-    if not s.all_failed or (s.refusals and echoes(a.text, s.refusals)):
+    states_value = a.numbers or a.dates or CLOCK_TIME.search(a.text)
+    if not s.all_failed or not states_value or (s.refusals and echoes(a.text, s.refusals)):
         return
     if not any(names_failure(a.text, tool, s.domain.tool_labels.get(tool, ())) for tool, _ in s.all_failed):
         tool, kind = s.all_failed[0]

@@ -873,7 +873,8 @@ def test_a_place_word_inside_an_identifier_is_no_place_named() -> None:
     ("answer", "flagged"),
     [
         ("Die Zeit in Berlin ist 15:00 Uhr.", True),  # the question's own time, after the conversion failed
-        ("Diese Antwort ist korrekt und nicht fehlgeschlagen.", True),  # a failure word, but no call named
+        ("Diese Antwort ist korrekt und nicht fehlgeschlagen: 2026-11-26.", True),  # a failure word, no call named
+        ("Den Ort kenne ich nicht.", False),  # no value stated: the failure in its own words
         ("convert_time ist fehlgeschlagen (ungültige Argumente).", False),
         ("Die Umrechnung mit convert time ist fehlgeschlagen.", False),
     ],
