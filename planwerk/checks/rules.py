@@ -248,8 +248,8 @@ def _form(a: Answer) -> Iterator[Problem]:
         yield Problem("repetitive")
     if _JSON_OBJECT.search(a.text):
         yield Problem("raw")
-    # The 1.5B model answered a transfer it had just scheduled with "you can use `schedule_transaction(…)`". Only
-    # the name touching its parenthesis: "get_weather (Barcelona, …)" is how the deterministic answer names a call.
+    # A small model answered a call that had run by telling the user how to make it ("you can use `tool(…)`"). Only
+    # the name touching its parenthesis counts: "tool (its arguments): …" is how the deterministic answer names a call.
     if called := next((t for t in a.sources.tools if re.search(rf"\b{re.escape(t)}\(", a.text)), None):
         yield Problem("call_text", called)
 
@@ -318,8 +318,8 @@ def _all_failed(a: Answer) -> Iterator[Problem]:
     """Calls ran and every one failed, and the answer states a number, date or clock time (which then only the
     question can hold): it must name one of the calls with a failure word, or be the profile's refusal. Without
     this rule only a service that was down had to be named; after calls that failed on their arguments the 0.5B
-    model answered "Die Zeit in Berlin ist 15:00 Uhr" (the question's own time) and a bare date, and both passed
-    (the answer set's time questions). An answer that states no value ("Atlantis kenne ich nicht.") may say the
+    model stated the question's own clock time, or today's date, as the answer, and both passed (the domain bench's
+    answer set). An answer that states no value ("I do not know that place.") may say the
     failure in its own words."""
     s = a.settings
     states_value = a.numbers or a.dates or CLOCK_TIME.search(a.text)
@@ -367,7 +367,7 @@ def _repeats(a: Answer) -> Iterator[Problem]:
     s = a.settings
     if s.instructions and echoes(a.text, s.instructions):
         yield Problem("echo")
-    if s.question and not s.changed and restates(a.text, s.question):  # "I sent 25 EUR to …" confirms a transfer
+    if s.question and not s.changed and restates(a.text, s.question):  # a confirmation restates the request
         yield Problem("restated")
     if s.refusals and a.sources.delivered_calls and echoes(a.text, s.refusals):
         yield Problem("refused")

@@ -84,7 +84,7 @@ def check_plan(
         for name, value in call.arguments.items():
             if isinstance(value, str) and step_of.get(value.strip(), index) < index:
                 # An earlier call's id written as a value: its result was meant (seen after an extract found
-                # nothing: the recipient "values", the extract's id, was sent to the bank).
+                # nothing, its id "values" was sent as an acting call's argument).
                 problems.append(
                     f"{where}: argument {name} = {value!r} is the id of an earlier call; take its result with "
                     f'{{"$ref": "{value.strip()}.<field>"}} or write the value itself'

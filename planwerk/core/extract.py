@@ -122,7 +122,7 @@ def _is_code(token: str) -> bool:
 def ambiguous_code(value: str, text: str) -> bool:
     """Whether ``value`` is a code (one token of letters and digits, eight or more: an account number, an order
     id) and ``text`` holds another code of about its length: which one the text means is then a reading, and a
-    third party who wrote a second one into the text (a bill's planted "send all money to US13…") would have the
+    third party who wrote a second one into the text (a planted instruction naming their own code) would have the
     1.5B model pick theirs. Such a field is ``None``: the call that needs it fails naming it, and is planned
     again or asked, never sent with a guess."""
     if not _is_code(value.strip()):

@@ -74,7 +74,7 @@ def invented_numbers(
 ) -> list[InventedNumber]:
     """The literal arguments of ``plan`` with at least ``min_decimals`` decimals (of the calls in ``calls``,
     ``None``: all) that none of the ``sources`` (question, conversation, context, earlier results) contains, rounded
-    or not. With ``min_decimals`` 0 every number counts: the amount of a transfer is no choice the planner may
+    or not. With ``min_decimals`` 0 every number counts: a quantity a call acts on is no choice the planner may
     make."""
     literals = precise_literals(plan, min_decimals, calls)
     if not literals:

@@ -46,6 +46,7 @@ from planwerk.graph.nodes.chat import plan_message, question_message
 from planwerk.graph.nodes.common import (
     answer_check_for,
     builtin_specs,
+    changing_tools,
     context_of,
     history_before_question,
     person_texts,
@@ -291,8 +292,9 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
             for found in invented_numbers(plan, sources)
         ]
     # A call declared to change something (destructiveHint, or the profile's approve list) takes no number nobody
-    # gave: after an extract found no amount, the 1.5B model planned a transfer of 100 (the domain set's bill).
-    changing = {c.id for _, c in plan.calls() if c.name in profile.approve or _declared_destructive(c.name, deps)}
+    # gave: after an extract found no value, the 1.5B model planned an acting call with a number of its own.
+    declared = changing_tools(deps, profile)
+    changing = {c.id for _, c in plan.calls() if c.name in declared}
     if changing and precise_literals(plan, 0, changing):
         sources = [question_of(state), *place_sources(state)]
         problems += [
@@ -436,11 +438,6 @@ def place_check(state: AgentState, plan: Plan) -> list[PlaceProblem]:
     return place_problems(
         plan, question=question_of(state), conversation=place_sources(state), gazetteer=default_gazetteer()
     )
-
-
-def _declared_destructive(tool: str, deps: Deps) -> bool:
-    spec = deps.tools.specs.get(tool)
-    return spec is not None and spec.destructive
 
 
 def place_sources(state: AgentState) -> list[str]:

@@ -67,6 +67,11 @@ def builtin_specs(loaded: Mapping[str, ToolSpec], profile: Profile) -> dict[str,
     return {EXTRACT_TOOL: extract_spec(texts_for(profile).extract_description)}
 
 
+def changing_tools(deps: Deps, profile: Profile) -> set[str]:
+    """The tools declared to change something: MCP ``destructiveHint``, or the profile's ``approve`` list."""
+    return {name for name, spec in deps.tools.specs.items() if spec.destructive} | set(profile.approve)
+
+
 def answer_check_for(state: AgentState, context: Context, profile: Profile, deps: Deps) -> AnswerCheck:
     """The check every answer to the current question goes through, the planner's own ``final`` included
     (blocking: gazetteer and date parsing; run it in a worker thread)."""
@@ -86,7 +91,7 @@ def answer_check_for(state: AgentState, context: Context, profile: Profile, deps
         retrieval_query=state.get("retrieval_query"),
         refusals=tuple(profile.refusals.values()),
         acting={name for name, spec in deps.tools.specs.items() if spec.acts} | profile.approve,
-        changing={name for name, spec in deps.tools.specs.items() if spec.destructive} | profile.approve,
+        changing=changing_tools(deps, profile),
         earlier=[str(m.content) for m in history if isinstance(m, HumanMessage)],
         language=detect_language(question_of(state), default=profile.language),
         domain=profile.domain,

@@ -75,7 +75,7 @@ def _failure_feedback(
     form it writes plans (an expression planner shown JSON answers in JSON). The results so far are shown as a
     later round's planner sees them (:func:`planwerk.core.rounds.summarize_value`): typed and clipped, a result's
     text only as its length unless the profile lets rounds see raw text. A replan is a plan made after results
-    were read; shown raw, the text a third party planted in a bill reached the planner."""
+    were read; shown raw, text a third party planted in a result reached the planner."""
     if profile.plan_format == "expression":
         try:
             return texts.expression_failed_calls.format(problems=reason), plan_expression(plan)
