@@ -8,7 +8,8 @@ under a JSON-schema grammar, in alternating order (raw first in even rounds, pla
 machine's other load falls on both alike. Decode tokens/s: the tokens after the first over the time they took.
 
 The bandwidth limit is the memory bandwidth measured in the same run (a numpy copy:
-:func:`benchmarks.backends.memory_bandwidth_gbs`) divided by the weights' bytes (what one decoded token reads); the
+:func:`benchmarks.backends.memory_bandwidth_gbs`) divided by the bytes one decoded token reads (the weights less
+the token-embedding table, of which it reads one row: :func:`benchmarks.backends.bytes_read_per_token`); the
 fraction is decode tokens/s over that limit. The last line of stdout is one JSON object with ``--json``.
 """
 
@@ -51,7 +52,7 @@ def run(spec: str = "default", tokens: int = 128, rounds: int = 3, progress: Any
     """The paired figures: per variant, the median decode tokens/s of both loops and their bandwidth fractions."""
     import llama_cpp
 
-    from benchmarks.backends import memory_bandwidth_gbs, read_bandwidth_gbs
+    from benchmarks.backends import gguf_bytes_read_per_token, memory_bandwidth_gbs, read_bandwidth_gbs
     from planwerk.models.generation import GenerationOptions
     from planwerk.models.llamacpp import LlamaCppRuntime, load_llama
     from planwerk.models.packaged import ensure_packaged_model
@@ -66,6 +67,7 @@ def run(spec: str = "default", tokens: int = 128, rounds: int = 3, progress: Any
     raw = load_llama(path)
     runtime = LlamaCppRuntime(load_llama(path), state_store=None)
     weights = int(llama_cpp.llama_model_size(raw._model.model))
+    per_token = gguf_bytes_read_per_token(path)
     prompts = {"free": [{"role": "user", "content": PROMPT}], "json": [{"role": "user", "content": JSON_PROMPT}]}
     schemas = {"free": None, "json": JSON_SCHEMA}
     bandwidth = memory_bandwidth_gbs()
@@ -91,8 +93,8 @@ def run(spec: str = "default", tokens: int = 128, rounds: int = 3, progress: Any
                 rates[f"{loop}_{variant}"].append(round(rate, 2))
                 counts[f"{loop}_{variant}"] = count
         say(f"round {index + 1}/{rounds}: " + ", ".join(f"{key} {values[-1]}" for key, values in rates.items()))
-    limit = bandwidth * 1e9 / weights
-    read_limit = read * 1e9 / weights
+    limit = bandwidth * 1e9 / per_token
+    read_limit = read * 1e9 / per_token
     rows = []
     for variant in VARIANTS:
         row: dict[str, Any] = {"variant": variant}
@@ -112,6 +114,7 @@ def run(spec: str = "default", tokens: int = 128, rounds: int = 3, progress: Any
         "rounds": rounds,
         "memory_bandwidth_gbs": bandwidth,
         "weights_bytes": weights,
+        "read_bytes_per_token": per_token,
         "bandwidth_limit_tokens_per_s": round(limit, 1),
         "read_bandwidth_gbs": read,
         "read_limit_tokens_per_s": round(read_limit, 1),
