@@ -1,10 +1,10 @@
 """The built-in ``extract`` step: typed values out of untrusted text, read by a quarantined model call.
 
-Read-then-act needs values that only a result's free text holds (an IBAN in a bill, an address in a letter). The
+Read-then-act needs values that only a result's free text holds (a code in a document, an address in a letter). The
 planner must not read that text: what a third party wrote there could then change which tools are called. So the
-planner writes ``extract(text={"$ref": "f"}, schema={"iban": "string", "amount": "number"})`` like any call; at
+planner writes ``extract(text={"$ref": "f"}, schema={"code": "string", "total": "number"})`` like any call; at
 run time a separate model call, with no tools and decoded under the JSON schema where the model supports it, pulls
-the values out, and later calls take them with ``{"$ref": "<id>.iban"}`` (the quarantined-extractor pattern of
+the values out, and later calls take them with ``{"$ref": "<id>.code"}`` (the quarantined-extractor pattern of
 CaMeL and of the plan-then-execute literature). The planner's choices are fixed before any text is read; a planted
 instruction can at most change a value, and a call of a tool that acts with such a value waits for a person's
 approval by default (``Profile.approve_extracted``).
@@ -60,7 +60,7 @@ def extract_spec(description: str) -> ToolSpec:
 def field_types(schema: Any) -> dict[str, FieldType]:
     """The fields an ``extract`` call asks for, checked: ``ValueError`` saying what is wrong and what is expected."""
     if not isinstance(schema, Mapping) or not schema:
-        raise ValueError('schema must be an object of field names and types, e.g. {"iban": "string"}')
+        raise ValueError('schema must be an object of field names and types, e.g. {"name": "string"}')
     if len(schema) > MAX_FIELDS:
         raise ValueError(f"schema asks for {len(schema)} fields; at most {MAX_FIELDS}")
     fields: dict[str, FieldType] = {}

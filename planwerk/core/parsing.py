@@ -175,6 +175,9 @@ def _load(candidate: str) -> Any:
     except (ValueError, RecursionError):
         pass
     if _is_truncated(candidate):
+        looped = _until_repeated(candidate)
+        if looped is not None:
+            return looped
         raise PlanParseError(
             f"the JSON is cut off after {len(candidate)} characters (unclosed brackets); write a shorter plan"
         )
@@ -185,6 +188,42 @@ def _load(candidate: str) -> Any:
     if repaired in ("", None):
         raise PlanParseError("the reply is not valid JSON and could not be repaired")
     return repaired
+
+
+def _until_repeated(truncated: str) -> dict[str, Any] | None:
+    """A plan cut off because the model wrote it again and again: its steps up to the first call that repeats an
+    earlier one (same tool, same arguments), or ``None`` when nothing repeats.
+
+    A small model that has written every call a question needs often starts over, call by call or step by step,
+    until the token limit cuts it off (measured: three calls and then the same three again; one step five times).
+    A repeated call is the evidence that the plan was complete before it: the same call twice never adds anything.
+    A cut-off plan without a repeat may lack calls the model meant to write, so it stays an error."""
+    try:
+        data = json_repair.loads(truncated)
+    except Exception:  # best effort, as in _load
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+        return None
+    seen: set[str] = set()
+    kept: list[Any] = []
+    for step in data["steps"]:
+        key = next((k for k in ("tools", *_TOOLS_ALIASES) if isinstance(step, dict) and k in step), "tools")
+        calls = step.get(key) if isinstance(step, dict) else None
+        if not isinstance(calls, list):
+            return None
+        fresh: list[Any] = []
+        for call in calls:
+            same = json.dumps(
+                [call.get("name"), call.get("arguments")] if isinstance(call, dict) else call, sort_keys=True
+            )
+            if same in seen:
+                if fresh:
+                    kept.append({**step, key: fresh})
+                return {**{k: v for k, v in data.items() if k != "steps"}, "steps": kept} if kept else None
+            seen.add(same)
+            fresh.append(call)
+        kept.append(step)
+    return None
 
 
 class _DuplicateKey(ValueError):

@@ -4,7 +4,7 @@ A plan whose later calls need values only a read can tell may end its first roun
 its calls run, and the planner plans the rest with a summary of their results. Plans are made before results are
 read, and that is what keeps text a third party planted in a result from changing which tools are called; a round
 would break it if the planner read the results. So by default the summary is *typed and clipped*: numbers,
-booleans, nulls and short single-token strings (ids, IBANs, dates, amounts written as text) are shown; any string
+booleans, nulls and short single-token strings (ids, codes, dates, amounts written as text) are shown; any string
 with spaces or longer than :data:`MAX_TOKEN_CHARS` shows only as ``<text, N characters>``, and a later call takes
 values out of it with the ``extract`` step (the planner still never reads it). A profile may let rounds see raw
 text (``Profile.rounds_raw_text``); then strings are shown clipped. Pure: no I/O.
@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 MAX_TOKEN_CHARS = 64
-"""A string longer than this is text, not a typed value (an IBAN has 34 characters at most, an ISO time 30)."""
+"""A string longer than this is text, not a typed value (an international account code has 34 characters at most,
+an ISO time 30)."""
 MAX_RAW_CHARS = 300
 """A string shown raw (profiles whose rounds may see raw text) is cut to this many characters."""
 MAX_ITEMS = 5

@@ -180,8 +180,9 @@ CLARIFICATION_TURN = "\nRückfrage: {question}\nAntwort des Nutzers: {answer}"
 """How an earlier ``ask_user`` exchange is appended to the question for the planner."""
 
 EXTRACT_DESCRIPTION = (
-    "Liest typisierte Werte aus einem Text (z. B. einem Dateiinhalt per $ref) nach einem Schema wie "
-    '{"iban": "string", "betrag": "number"}; spätere Aufrufe nehmen sie per {"$ref": "<id>.<feld>"}. '
+    "Liest typisierte Werte aus einem Text (z. B. einem Dateiinhalt per $ref) nach einem Schema aus Feldnamen und "
+    'Typen, {"<feld>": "string", "<feld>": "number"} (oder "integer", "boolean"); spätere Aufrufe nehmen sie per '
+    '{"$ref": "<id>.<feld>"}. '
     "Den Text liest ein eigenes Modell, nicht du."
 )
 """The built-in ``extract`` tool's description in the catalog."""

@@ -163,8 +163,9 @@ CLARIFICATION_TURN = "\nFollow-up question: {question}\nUser's answer: {answer}"
 """How an earlier ``ask_user`` exchange is appended to the question for the planner."""
 
 EXTRACT_DESCRIPTION = (
-    "Pulls typed values out of a text (e.g. a file's content by $ref) by a schema such as "
-    '{"iban": "string", "amount": "number"}; later calls take them with {"$ref": "<id>.<field>"}. '
+    "Pulls typed values out of a text (e.g. a file's content by $ref) by a schema of field names and types, "
+    '{"<field>": "string", "<field>": "number"} (or "integer", "boolean"); later calls take them with '
+    '{"$ref": "<id>.<field>"}. '
     "A separate model reads the text, not you."
 )
 """The built-in ``extract`` tool's description in the catalog."""

@@ -132,7 +132,7 @@ def render_tool(
     their values, arrays with their item type), the description, what each argument means, the output fields.
 
     Every argument's description is shown (``all_meanings``): a tool description that mentions an argument's name
-    ("Sends money to a recipient") does not say what the argument is ("IBAN of the recipient"), and a planner
+    ("Sends a message to a recipient") does not say what the argument is ("the recipient's address"), and a planner
     without it invents the value's form. Only a description the tool's description already contains word for word
     is left out. Calculation functions (expression catalogs) pass ``all_meanings=False``: their descriptions are
     formulas over the arguments (``subtract(arg_0, arg_1) = arg_0 - arg_1``) that explain them already, and the

@@ -96,6 +96,33 @@ def test_unrepairable_output_gives_a_precise_error(text: str, expected: str) -> 
         parse_plan(text)
 
 
+def _call(index: int, name: str, **arguments: object) -> str:
+    return json.dumps({"id": f"{name}_{index}", "name": name, "arguments": arguments})
+
+
+def test_a_plan_cut_off_while_the_model_writes_its_calls_again_keeps_the_calls_before_the_first_repeat() -> None:
+    # Measured (a function-calling benchmark's parallel entry, 0.5B model): three calls, then the same three with new
+    # ids until the token limit.
+    values = [("A", 5), ("B", 8), ("C", 10)]
+    calls = [_call(i, "future_value", stock=s, years=y) for i, (s, y) in enumerate(values * 3, start=1)]
+    text = '{"steps": [{"description": "values", "tools": [' + ", ".join(calls)[:-40]
+    plan = parse_plan(text)
+    assert [(c.name, c.arguments["stock"]) for _, c in plan.calls()] == [("future_value", s) for s, _ in values]
+
+
+def test_a_step_written_again_and_again_is_kept_once() -> None:
+    step = '{"description": "d", "tools": [' + _call(1, "lookup", year=2019) + "]}"
+    plan = parse_plan('{"steps": [' + ", ".join([step] * 4)[:-20])
+    assert [(c.name, c.arguments) for _, c in plan.calls()] == [("lookup", {"year": 2019})]
+
+
+def test_a_cut_off_plan_whose_calls_all_differ_stays_an_error() -> None:
+    # Without a repeat, the calls after the cut may be ones the plan needs.
+    calls = [_call(i, "future_value", stock=s, years=i) for i, s in enumerate("ABCDEF", start=1)]
+    with pytest.raises(PlanParseError, match="cut off"):
+        parse_plan('{"steps": [{"description": "d", "tools": [' + ", ".join(calls)[:-10])
+
+
 @pytest.mark.parametrize(
     ("written", "stored"),
     [
