@@ -71,6 +71,12 @@ class Profile:
     come from ``geocode``; math: no, a constant such as 2.54 is the model's to write."""
     plan_format: PlanFormat = "json"
     """How the planner writes its plan (see :data:`PlanFormat`); the examples are shown in the same form."""
+    every_question_number: bool = False
+    """Whether a plan whose calls take some of the numbers the question states but not others is asked once per
+    planning round whether those are further values, one call each
+    (:func:`planwerk.core.literals.unused_question_numbers`). On for the generic profiles and profile files: a
+    question about foreign tools often lists several values for one tool. Off for travel and math, whose questions
+    state numbers no call takes (a budget, a word problem's data)."""
     extract_step: bool = False
     """Whether the planner may call the built-in ``extract`` step (:mod:`planwerk.core.extract`): typed values out
     of a result's text, read by a separate model call, so a later call can take them without the planner reading
@@ -147,6 +153,7 @@ PROFILES: dict[str, Profile] = {
         language="de",
         refusals=generic.REFUSALS,
         extract_step=True,
+        every_question_number=True,
     ),
     "generic-en": Profile(
         name="generic-en",
@@ -157,6 +164,7 @@ PROFILES: dict[str, Profile] = {
         language="en",
         refusals=generic.REFUSALS,
         extract_step=True,
+        every_question_number=True,
     ),
 }
 
@@ -226,6 +234,9 @@ class ProfileFile(BaseModel):
     """Precise numbers in a plan's arguments must come from the question, the context or earlier results."""
     plan_format: PlanFormat = "json"
     """``json`` plans, or ``expression``: one arithmetic expression compiled into the calls (calculation tools)."""
+    every_question_number: bool = True
+    """Ask a plan once whether numbers of the question that no call takes, while calls take others, are further
+    values (one call each)."""
     model: Text = "default"
     """The chat model spec for runs that name none: ``default``, ``qwen2.5-coder-1.5b``, ``hf:...``, ``gguf:...``,
     ``endpoint:...``."""
@@ -312,6 +323,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         answer_is_last_result=parsed.answer_is_last_result,
         sourced_numbers=parsed.sourced_numbers,
         plan_format=parsed.plan_format,
+        every_question_number=parsed.every_question_number,
         model=parsed.model,
         enforce_roots=parsed.enforce_roots,
         extract_step=parsed.extract_step,

@@ -10,13 +10,14 @@ radius_km=100)``, coordinates no source held, and the parks service was asked ab
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from planwerk.core.plan import Plan
 from planwerk.core.refs import ref_text
-from planwerk.text.numbers import NumberClaim, number_grounded, source_numbers_in_text
+from planwerk.text.numbers import NumberClaim, SourceNumber, find_numbers, number_grounded, source_numbers_in_text
 
 MIN_PRECISE_DECIMALS = 2
 """A literal with this many decimals or more is a measurement that needs a source."""
@@ -85,3 +86,31 @@ def invented_numbers(
         for call_id, path, value, places in literals
         if not number_grounded(NumberClaim(repr(value), ((value, places),), None, 0, 0), known)
     ]
+
+
+def _taken(claim: NumberClaim, held: Sequence[SourceNumber]) -> bool:
+    """Whether an argument holds the stated number (a percentage also as its fraction: "2%" as 0.02)."""
+    if number_grounded(claim, held):
+        return True
+    if claim.unit != "%":
+        return False
+    fraction = NumberClaim(claim.text, tuple((v / 100, d + 2) for v, d in claim.readings), None, 0, 0)
+    return number_grounded(fraction, [SourceNumber(n.value) for n in held])
+
+
+def unused_question_numbers(plan: Plan, question: str) -> list[str]:
+    """The numbers ``question`` states (as written) that no argument of ``plan`` holds, as a literal or inside a
+    string, when its calls take at least one other of them; ``[]`` otherwise.
+
+    A question that lists several values for one tool ("the prime factors of 45, 100 and 150", "filed in 2019,
+    also those filed in 2018") needs one call per value; a small model often writes the first call only (measured
+    on a function-calling benchmark's parallel entries, 0.5B model). A plan that takes none of the question's
+    numbers uses them some other way, or not at all, and is not asked about."""
+    if not plan.call_count:
+        return []
+    stated = find_numbers(question)
+    if len(stated) < 2:
+        return []
+    held = source_numbers_in_text(json.dumps([call.arguments for _, call in plan.calls()], ensure_ascii=False))
+    unused = [claim.text for claim in stated if not _taken(claim, held)]
+    return list(dict.fromkeys(unused)) if len(unused) < len(stated) else []

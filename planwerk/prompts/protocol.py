@@ -115,6 +115,12 @@ COPIED_PLACEHOLDER = (
     "passt."
 )
 """Plan check: a built example's sample value copied into a plan (takes ``{call}``, ``{argument}``, ``{value}``)."""
+UNUSED_NUMBERS = (
+    "Die Frage nennt auch {numbers}, was kein Aufruf verwendet. Sind das weitere Werte für ein Werkzeug, schreibe "
+    "einen Aufruf je Wert (Aufrufe, die nichts voneinander brauchen, stehen nebeneinander in einem Schritt); nimmt "
+    "kein Werkzeug sie, schreibe denselben Plan noch einmal."
+)
+"""Plan check, asked once per planning round: numbers of the question no call takes while calls take others."""
 
 MISSING_PLACE = (
     "Die Frage nennt {place}, aber kein Aufruf des Plans verwendet diesen Ort; plane für jeden Ort der Frage."

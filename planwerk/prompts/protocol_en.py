@@ -102,6 +102,12 @@ COPIED_PLACEHOLDER = (
     'the value from the question, ask for it with {{"ask_user": "<question>"}}, or call nothing when no tool fits.'
 )
 """Plan check: a built example's sample value copied into a plan (takes ``{call}``, ``{argument}``, ``{value}``)."""
+UNUSED_NUMBERS = (
+    "the question also states {numbers}, which no call takes. If they are further values for a tool, write one call "
+    "per value (calls that need nothing from each other stand side by side in one step); if no tool takes them, "
+    "write the same plan again."
+)
+"""Plan check, asked once per planning round: numbers of the question no call takes while calls take others."""
 
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""

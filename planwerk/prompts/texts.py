@@ -66,9 +66,11 @@ class PromptTexts:
     """Plan check: a date expression given as a value to a parameter that takes no date (``planwerk.core.date_values``).
     Takes ``{call}``, ``{argument}`` and ``{value}``."""
     invented_number: str
+    """Takes ``{call}``, ``{argument}`` and ``{value}``: a precise literal no source contains."""
     copied_placeholder: str
     """Takes ``{call}``, ``{argument}`` and ``{value}``: an example's sample value copied into a plan."""
-    """Takes ``{call}``, ``{argument}`` and ``{value}``: a precise literal no source contains."""
+    unused_numbers: str
+    """Takes ``{numbers}``: numbers the question states that no call takes, while calls take others of them."""
     servers_down: str
     """Takes ``{servers}``: why tools the plan names may be missing (their MCP server is down)."""
     echoed_question: str

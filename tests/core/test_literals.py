@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planwerk.core.literals import InventedNumber, decimals, invented_numbers
+from planwerk.core.literals import InventedNumber, decimals, invented_numbers, unused_question_numbers
 from planwerk.core.plan import Plan
 
 
@@ -39,3 +39,25 @@ def test_numbers_a_source_holds_references_and_choices_pass() -> None:
         ("points.0.lat", 48.85),
         ("points.0.lon", 2.35),
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "arguments", "unused"),
+    [
+        # A function-calling benchmark's parallel entries (0.5B model): the first value only.
+        ("What are the prime factors of the numbers 45, 100, and 150?", [{"number": 45}], ["100", "150"]),
+        ("List cases filed in 2019, also those filed in 2018.", [{"year": 2019}], ["2018"]),
+        # Percentages count as their fraction too; the values taken elsewhere are not asked about.
+        ("Growth of 500 at 2% for 10 years, or at 1.5%?", [{"n": 500, "rate": 0.02, "years": 10}], ["1.5%"]),
+        ("What are the prime factors of 45, 100 and 150?", [{"number": n} for n in (45, 100, 150)], []),
+        # Numbers inside strings (a date) are taken; a plan that takes none of them is not asked about.
+        ("Weather from 19 to 20 January 2026?", [{"start": "2026-01-19", "end": "2026-01-20"}], []),
+        ("Send the 3 files from 2019 to me.", [{"folder": "inbox"}], []),
+        ("What is 7 times 6?", [{"a": 7}], ["6"]),
+        ("Add 7.", [{"a": 7}], []),
+    ],
+)
+def test_numbers_of_the_question_no_call_takes_while_calls_take_others(
+    question: str, arguments: list[dict[str, object]], unused: list[str]
+) -> None:
+    assert unused_question_numbers(_plan(*arguments), question) == unused

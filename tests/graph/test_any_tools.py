@@ -333,3 +333,30 @@ async def test_a_call_copied_whole_from_a_built_example_is_sent_back() -> None:
         async with agent(model, tools) as planwerk:
             reply = await planwerk.ask(question)
         assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == [name], question
+
+
+async def test_a_plan_taking_one_of_the_values_the_question_lists_is_asked_once_about_the_others() -> None:
+    # A function-calling benchmark's parallel entries: "the prime factors of 45, 100 and 150" planned as one call.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def prime_factors(number: int) -> list[int]:
+        """The prime factors of a number."""
+        return [number]
+
+    tools = FunctionToolSource([prime_factors])
+    question = "What are the prime factors of the numbers 45, 100, and 150?"
+    one = plan({"id": "p", "name": "prime_factors", "arguments": {"number": 45}})
+    step = [{"id": f"p{n}", "name": "prime_factors", "arguments": {"number": n}} for n in (45, 100, 150)]
+    three = json.dumps({"steps": [{"description": "", "tools": step}], "final": None})
+    model = ReplayChatModel.of([one, three, "45, 100 and 150 have these factors."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask(question)
+    [rejected] = [e for e in reply.events if e["event"] == "replan"]
+    assert "the question also states 100, 150, which no call takes" in rejected["reason"]
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"number": n} for n in (45, 100, 150)]
+    # Asked once: the same plan written again stands (the numbers may be no tool's values).
+    model = ReplayChatModel.of([one, one, "45 has these factors."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask(question)
+    assert [e["event"] for e in reply.events].count("replan") == 1
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"number": 45}]

@@ -20,7 +20,7 @@ from planwerk.core.date_values import DateValue, date_values
 from planwerk.core.duplicates import merge_identical_calls
 from planwerk.core.empty_plan import call_skeleton, fitting_tools
 from planwerk.core.expressions import parse_expression_plan
-from planwerk.core.literals import invented_numbers, precise_literals
+from planwerk.core.literals import invented_numbers, precise_literals, unused_question_numbers
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan, PlanFormat
 from planwerk.core.refs import user_fields
@@ -98,10 +98,13 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         # A plan that calls nothing answers in its own words: what it states must be backed like any answer, or
         # the planner tries again with the tools (on its last attempt the finalizer's check has the final word).
         problems = await asyncio.to_thread(_unbacked_final, parsed, state, context, deps)
-    questioned = False
+    questioned: str | None = None  # the kind of a question asked once per planning round
     if not problems and parsed is not None and attempts < context.max_plan_attempts:
         problems = await asyncio.to_thread(_empty_plan, parsed, state, context, deps)
-        questioned = bool(problems)
+        questioned = EMPTY_PLAN_FEEDBACK if problems else None
+    if not problems and parsed is not None and attempts < context.max_plan_attempts:
+        problems = _unused_numbers(parsed, state, context)
+        questioned = UNUSED_NUMBERS_FEEDBACK if problems else None
     if problems and checked.ask is not None and not state.get("clarifications"):
         # The plan invented a value nobody gave: planning again invents the next one; the user is asked.
         runtime.stream_writer(
@@ -120,7 +123,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
             "problems": texts_for(profile).repair_request("\n".join(problems), profile.plan_format),
         }
         if questioned:
-            rejected["kind"] = EMPTY_PLAN_FEEDBACK
+            rejected["kind"] = questioned
         update: dict[str, Any] = {
             "plan": None,
             "reply": None,
@@ -373,6 +376,23 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
     skeleton = call_skeleton(best, texts.empty_plan_value, task_text(best))
     question = texts.empty_plan.format(tools=", ".join(fitting), reason=reason)
     return [question + texts.empty_plan_call.format(plan=skeleton)]
+
+
+UNUSED_NUMBERS_FEEDBACK = "unused_numbers"
+"""The ``kind`` of a feedback item that asked about numbers of the question no call takes (once per round)."""
+
+
+def _unused_numbers(plan: Plan, state: AgentState, context: Context) -> list[str]:
+    """The check's question to a plan whose calls take some of the numbers the question states but not others
+    (:func:`planwerk.core.literals.unused_question_numbers`), where the profile asks it
+    (``Profile.every_question_number``): once per planning round, so a plan that meant to leave them out stands."""
+    profile = profile_of(context)
+    if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
+        return []
+    if any(item.get("kind") == UNUSED_NUMBERS_FEEDBACK for item in state.get("feedback", [])):
+        return []
+    unused = unused_question_numbers(plan, question_of(state))
+    return [texts_for(profile).unused_numbers.format(numbers=", ".join(unused))] if unused else []
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:
