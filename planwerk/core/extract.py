@@ -31,7 +31,8 @@ MAX_FIELDS = 12
 """An extraction asks for at most this many fields (a small model's reply stays short)."""
 MAX_TEXT_CHARS = 6_000
 """The text is cut to this many characters for the extracting model."""
-_FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+"""What an extracted field may be called: a short identifier (a later call names it in a reference)."""
 
 
 def extract_spec(description: str) -> ToolSpec:
@@ -65,7 +66,7 @@ def field_types(schema: Any) -> dict[str, FieldType]:
         raise ValueError(f"schema asks for {len(schema)} fields; at most {MAX_FIELDS}")
     fields: dict[str, FieldType] = {}
     for name, kind in schema.items():
-        if not isinstance(name, str) or not _FIELD_NAME.match(name):
+        if not isinstance(name, str) or not FIELD_NAME.match(name):
             raise ValueError(f"field name {name!r}: expected a short identifier (letters, digits, _)")
         if kind not in FIELD_TYPES:
             raise ValueError(f"field {name!r}: type {kind!r}; expected one of {', '.join(FIELD_TYPES)}")

@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planwerk.core.plan import Plan
+from planwerk.core.plan import Plan, PlanData
 from planwerk.core.refs import ref_text
 from planwerk.text.numbers import NumberClaim, SourceNumber, find_numbers, number_grounded, source_numbers_in_text
 
@@ -98,6 +98,28 @@ def _taken(claim: NumberClaim, held: Sequence[SourceNumber]) -> bool:
     return number_grounded(fraction, [SourceNumber(n.value) for n in held])
 
 
+@dataclass(frozen=True)
+class _Taken:
+    """A stated number one call's top-level argument holds (``value`` as written there: 0.02 for "2%")."""
+
+    claim: NumberClaim
+    call_id: str
+    tool: str
+    argument: str
+    value: float | int
+
+
+def _taken_by(plan: Plan, claim: NumberClaim) -> _Taken | None:
+    """The first top-level number argument of ``plan`` that holds ``claim``."""
+    for _, call in plan.calls():
+        for argument, value in call.arguments.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            if _taken(claim, [SourceNumber(float(value))]):
+                return _Taken(claim, call.id, call.name, argument, value)
+    return None
+
+
 def unused_question_numbers(plan: Plan, question: str) -> list[str]:
     """The numbers ``question`` states (as written) that no argument of ``plan`` holds, as a literal or inside a
     string, when its calls take at least one other of them; ``[]`` otherwise.
@@ -106,11 +128,61 @@ def unused_question_numbers(plan: Plan, question: str) -> list[str]:
     also those filed in 2018") needs one call per value; a small model often writes the first call only (measured
     on a function-calling benchmark's parallel entries, 0.5B model). A plan that takes none of the question's
     numbers uses them some other way, or not at all, and is not asked about."""
+    return [claim.text for claim in _unused(plan, question)]
+
+
+def _unused(plan: Plan, question: str) -> list[NumberClaim]:
     if not plan.call_count:
         return []
     stated = find_numbers(question)
     if len(stated) < 2:
         return []
     held = source_numbers_in_text(json.dumps([call.arguments for _, call in plan.calls()], ensure_ascii=False))
-    unused = [claim.text for claim in stated if not _taken(claim, held)]
-    return list(dict.fromkeys(unused)) if len(unused) < len(stated) else []
+    unused = [claim for claim in stated if not _taken(claim, held)]
+    if len(unused) == len(stated):
+        return []
+    return list({claim.text: claim for claim in unused}.values())
+
+
+def one_call_per_value(plan: Plan, question: str, fixed: Collection[str] = ()) -> PlanData | None:
+    """``plan`` with a copy of a call for each number of the question no call takes (:func:`unused_question_numbers`):
+    the copy of the call whose argument holds the nearest stated number of the same unit, that argument set to the
+    unused number (scaled as the taken one was: "1.5%" as 0.015 where "2%" was written 0.02), placed beside it in
+    its step; ``None`` when no number has such a call. Calls of the tools in ``fixed`` (tools that change something)
+    are not copied. A proposal shown to the planner, never run as is: whether the numbers are further values of
+    that argument is the planner's to say."""
+    unused = _unused(plan, question)
+    taken = [
+        t
+        for claim in find_numbers(question)
+        if claim not in unused and (t := _taken_by(plan, claim)) is not None and t.tool not in fixed
+    ]
+    copies: dict[str, list[dict[str, Any]]] = {}
+    ids = {call.id for _, call in plan.calls()}
+    calls = {call.id: call for _, call in plan.calls()}
+    for claim in unused:
+        alike = [t for t in taken if t.claim.unit == claim.unit]
+        if not alike or not claim.readings:
+            continue
+        nearest = min(alike, key=lambda t: abs(t.claim.start - claim.start))
+        stated, _ = claim.readings[0]
+        shown, _ = nearest.claim.readings[0]
+        scaled = stated * (float(nearest.value) / shown) if shown else stated
+        whole = isinstance(nearest.value, int) and scaled == int(scaled)
+        value: float | int = int(scaled) if whole else round(scaled, 9)
+        source = calls[nearest.call_id]
+        number = 2
+        while f"{source.id}_{number}" in ids:
+            number += 1
+        ids.add(new_id := f"{source.id}_{number}")
+        arguments = {**source.arguments, nearest.argument: value}
+        copies.setdefault(source.id, []).append({"id": new_id, "name": source.name, "arguments": arguments})
+    if not copies:
+        return None
+    data = plan.stored()
+    for step in data["steps"]:
+        tools: list[Any] = []
+        for call in step["tools"]:
+            tools += [call, *copies.get(call["id"], [])]
+        step["tools"] = tools
+    return data

@@ -121,6 +121,8 @@ UNUSED_NUMBERS = (
     "kein Werkzeug sie, schreibe denselben Plan noch einmal."
 )
 """Plan check, asked once per planning round: numbers of the question no call takes while calls take others."""
+UNUSED_NUMBERS_PLAN = " Mit einem Aufruf je Wert wäre der Plan:\n{plan}"
+"""Shown after ``UNUSED_NUMBERS``: the plan with a copy of a call per number (takes ``{plan}``)."""
 
 MISSING_PLACE = (
     "Die Frage nennt {place}, aber kein Aufruf des Plans verwendet diesen Ort; plane für jeden Ort der Frage."
@@ -184,6 +186,14 @@ NOT_FOUND_QUESTION = "Ich konnte mit {tool} nichts finden ({error}). Kannst du d
 
 CLARIFICATION_TURN = "\nRückfrage: {question}\nAntwort des Nutzers: {answer}"
 """How an earlier ``ask_user`` exchange is appended to the question for the planner."""
+
+FIELDS_OF_TEXT = (
+    "Das Ergebnis von {id} ist Text und hat keine Felder: lies die Werte zuerst mit einem Aufruf "
+    '{{"id": "werte", "name": "extract", "arguments": {{"text": {{"$ref": "{id}"}}, "schema": {schema}}}}} '
+    'in einem eigenen Schritt heraus, und spätere Aufrufe nehmen {{"$ref": "werte.{field}"}}.'
+)
+"""Failed-calls feedback: a plan referred to fields of a text result (takes ``{id}``, ``{schema}``, the fields it
+referred to as an extract schema, and ``{field}``, the first of them)."""
 
 EXTRACT_DESCRIPTION = (
     "Liest typisierte Werte aus einem Text (z. B. einem Dateiinhalt per $ref) nach einem Schema aus Feldnamen und "

@@ -108,6 +108,8 @@ UNUSED_NUMBERS = (
     "write the same plan again."
 )
 """Plan check, asked once per planning round: numbers of the question no call takes while calls take others."""
+UNUSED_NUMBERS_PLAN = " With one call per value, the plan would be:\n{plan}"
+"""Shown after ``UNUSED_NUMBERS``: the plan with a copy of a call per number (takes ``{plan}``)."""
 
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
@@ -167,6 +169,14 @@ NOT_FOUND_QUESTION = "I found nothing with {tool} ({error}). Could you be more s
 
 CLARIFICATION_TURN = "\nFollow-up question: {question}\nUser's answer: {answer}"
 """How an earlier ``ask_user`` exchange is appended to the question for the planner."""
+
+FIELDS_OF_TEXT = (
+    "The result of {id} is text, which has no fields: take the values out of it first with a call "
+    '{{"id": "values", "name": "extract", "arguments": {{"text": {{"$ref": "{id}"}}, "schema": {schema}}}}} '
+    'in a step of its own, and let later calls take {{"$ref": "values.{field}"}}.'
+)
+"""Failed-calls feedback: a plan referred to fields of a text result (takes ``{id}``, ``{schema}``, the fields it
+referred to as an extract schema, and ``{field}``, the first of them)."""
 
 EXTRACT_DESCRIPTION = (
     "Pulls typed values out of a text (e.g. a file's content by $ref) by a schema of field names and types, "

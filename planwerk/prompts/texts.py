@@ -71,6 +71,8 @@ class PromptTexts:
     """Takes ``{call}``, ``{argument}`` and ``{value}``: an example's sample value copied into a plan."""
     unused_numbers: str
     """Takes ``{numbers}``: numbers the question states that no call takes, while calls take others of them."""
+    unused_numbers_plan: str
+    """Takes ``{plan}``: the plan with one call per number, shown after ``unused_numbers``."""
     servers_down: str
     """Takes ``{servers}``: why tools the plan names may be missing (their MCP server is down)."""
     echoed_question: str
@@ -93,6 +95,9 @@ class PromptTexts:
     """Takes ``{tool}`` and ``{error}``."""
     clarification_turn: str
     """Takes ``{question}`` and ``{answer}``."""
+    fields_of_text: str
+    """Takes ``{id}``, ``{schema}`` and ``{field}``: the plan read fields of a text result; values come out of text
+    by ``extract``."""
     extract_description: str
     """The built-in ``extract`` tool's description in the catalog."""
     extract_instructions: str

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from planwerk.core.literals import InventedNumber, decimals, invented_numbers, unused_question_numbers
+from planwerk.core.literals import (
+    InventedNumber,
+    decimals,
+    invented_numbers,
+    one_call_per_value,
+    unused_question_numbers,
+)
 from planwerk.core.plan import Plan
 
 
@@ -61,3 +67,27 @@ def test_numbers_of_the_question_no_call_takes_while_calls_take_others(
     question: str, arguments: list[dict[str, object]], unused: list[str]
 ) -> None:
     assert unused_question_numbers(_plan(*arguments), question) == unused
+
+
+def _calls(data: object) -> list[tuple[str, dict[str, object]]]:
+    plan = Plan.model_validate(data)
+    return [(call.id, call.arguments) for _, call in plan.calls()]
+
+
+def test_the_proposal_copies_the_call_whose_number_is_nearest_for_each_unused_one() -> None:
+    question = "Estimate 500 elephants at 2% growth for 10 years, and at 1.5% and 2.5%."
+    proposal = one_call_per_value(_plan({"n": 500, "rate": 0.02, "years": 10}), question)
+    assert _calls(proposal) == [  # percentages scaled as the taken one was written
+        ("c0", {"n": 500, "rate": 0.02, "years": 10}),
+        ("c0_2", {"n": 500, "rate": 0.015, "years": 10}),
+        ("c0_3", {"n": 500, "rate": 0.025, "years": 10}),
+    ]
+    assert _calls(one_call_per_value(_plan({"year": 2019}), "Cases of 2019, also of 2018.")) == [
+        ("c0", {"year": 2019}),
+        ("c0_2", {"year": 2018}),
+    ]
+
+
+def test_no_proposal_without_a_number_of_the_same_unit_or_for_calls_that_change_something() -> None:
+    assert one_call_per_value(_plan({"amount": 2}), "Send 2 EUR for 3 books.") is None  # EUR is no plain number
+    assert one_call_per_value(_plan({"number": 45}), "Factors of 45, 100 and 150?", fixed={"t"}) is None

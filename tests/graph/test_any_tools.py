@@ -353,6 +353,9 @@ async def test_a_plan_taking_one_of_the_values_the_question_lists_is_asked_once_
         reply = await planwerk.ask(question)
     [rejected] = [e for e in reply.events if e["event"] == "replan"]
     assert "the question also states 100, 150, which no call takes" in rejected["reason"]
+    # The plan with one call per value is shown (told in words, the 0.5B model wrote one call again).
+    shown = json.loads(rejected["reason"].split("the plan would be:\n", 1)[1].splitlines()[0])
+    assert [c["arguments"] for c in shown["steps"][0]["tools"]] == [{"number": n} for n in (45, 100, 150)]
     assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"number": n} for n in (45, 100, 150)]
     # Asked once: the same plan written again stands (the numbers may be no tool's values).
     model = ReplayChatModel.of([one, one, "45 has these factors."])
@@ -360,3 +363,23 @@ async def test_a_plan_taking_one_of_the_values_the_question_lists_is_asked_once_
         reply = await planwerk.ask(question)
     assert [e["event"] for e in reply.events].count("replan") == 1
     assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"number": 45}]
+
+
+async def test_a_plan_reading_fields_of_a_text_result_is_told_to_extract_them(bank: Any) -> None:
+    # The domain set (1.5B model): update_user_info took {"$ref": "f.street"} of a file's text twice; a text has no
+    # fields, and the feedback named no way to get them.
+    read = {"id": "f", "name": "read_file", "arguments": {"file_path": "address-change.txt"}}
+    update = {
+        "id": "u",
+        "name": "update_user_info",
+        "arguments": {"street": {"$ref": "f.street"}, "city": {"$ref": "f.city"}},
+    }
+    steps = [{"description": "", "tools": [read]}, {"description": "", "tools": [update]}]
+    asked = json.dumps({"steps": [], "final": None, "ask_user": "Which address?"})
+    model = ReplayChatModel.of([json.dumps({"steps": steps, "final": None}), asked])
+    async with agent(model, bank, approve_destructive=False) as planwerk:
+        reply = await planwerk.ask("Update my address to the one in the file address-change.txt.")
+    feedback = str(model.prompts[1][-1].content)
+    assert "The result of f is text, which has no fields" in feedback
+    assert '"schema": {"street": "string", "city": "string"}' in feedback and '{"$ref": "values.street"}' in feedback
+    assert reply.interrupts and reply.interrupts[0]["kind"] == "ask_user"

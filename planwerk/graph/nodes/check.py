@@ -20,7 +20,7 @@ from planwerk.core.date_values import DateValue, date_values
 from planwerk.core.duplicates import merge_identical_calls
 from planwerk.core.empty_plan import call_skeleton, fitting_tools
 from planwerk.core.expressions import parse_expression_plan
-from planwerk.core.literals import invented_numbers, precise_literals, unused_question_numbers
+from planwerk.core.literals import invented_numbers, one_call_per_value, precise_literals, unused_question_numbers
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan, PlanFormat
 from planwerk.core.refs import user_fields
@@ -103,7 +103,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         problems = await asyncio.to_thread(_empty_plan, parsed, state, context, deps)
         questioned = EMPTY_PLAN_FEEDBACK if problems else None
     if not problems and parsed is not None and attempts < context.max_plan_attempts:
-        problems = _unused_numbers(parsed, state, context)
+        problems = _unused_numbers(parsed, state, context, deps)
         questioned = UNUSED_NUMBERS_FEEDBACK if problems else None
     if problems and checked.ask is not None and not state.get("clarifications"):
         # The plan invented a value nobody gave: planning again invents the next one; the user is asked.
@@ -382,17 +382,25 @@ UNUSED_NUMBERS_FEEDBACK = "unused_numbers"
 """The ``kind`` of a feedback item that asked about numbers of the question no call takes (once per round)."""
 
 
-def _unused_numbers(plan: Plan, state: AgentState, context: Context) -> list[str]:
+def _unused_numbers(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
     """The check's question to a plan whose calls take some of the numbers the question states but not others
     (:func:`planwerk.core.literals.unused_question_numbers`), where the profile asks it
-    (``Profile.every_question_number``): once per planning round, so a plan that meant to leave them out stands."""
+    (``Profile.every_question_number``) and a call that reads could take them: once per planning round, so a plan
+    that meant to leave them out stands. The plan with one call per value is shown: told in words, the 0.5B model
+    wrote the same one call again, or one call for another of the numbers."""
     profile = profile_of(context)
     if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
         return []
     if any(item.get("kind") == UNUSED_NUMBERS_FEEDBACK for item in state.get("feedback", [])):
         return []
-    unused = unused_question_numbers(plan, question_of(state))
-    return [texts_for(profile).unused_numbers.format(numbers=", ".join(unused))] if unused else []
+    question = question_of(state)
+    proposal = one_call_per_value(plan, question, changing_tools(deps, profile))
+    if proposal is None:
+        return []
+    texts = texts_for(profile)
+    unused = ", ".join(unused_question_numbers(plan, question))
+    shown = json.dumps(proposal, ensure_ascii=False)
+    return [texts.unused_numbers.format(numbers=unused) + texts.unused_numbers_plan.format(plan=shown)]
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:

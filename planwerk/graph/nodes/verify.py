@@ -9,8 +9,9 @@ from langgraph.runtime import Runtime
 
 from planwerk.core.calls import results_of
 from planwerk.core.expressions import plan_expression
+from planwerk.core.extract import FIELD_NAME
 from planwerk.core.plan import Plan
-from planwerk.core.refs import as_data
+from planwerk.core.refs import Ref, as_data, iter_refs
 from planwerk.core.rounds import summarize_value
 from planwerk.core.verification import Verification, verify_calls
 from planwerk.core.vote import vote
@@ -87,4 +88,23 @@ def _failure_feedback(
     problems = texts.failed_calls_instructions.format(
         problems=reason, available=json.dumps(available, ensure_ascii=False) if available else texts.nothing
     )
+    if profile.extract_step:
+        for text_id, names in _fields_of_text(plan, dict(results)).items():
+            schema = json.dumps(dict.fromkeys(names, "string"), ensure_ascii=False)
+            problems += "\n" + texts.fields_of_text.format(id=text_id, schema=schema, field=names[0])
     return problems, json.dumps(state["plan"], ensure_ascii=False)
+
+
+def _fields_of_text(plan: Plan, results: dict[str, Any]) -> dict[str, list[str]]:
+    """The fields the plan read from text results, by result id (``{"$ref": "f.street"}`` of a file's text): a text
+    has no fields, and its values come out with the ``extract`` step (the domain set: the 1.5B model referred to
+    fields of a file's text twice, and the values were never taken)."""
+    found: dict[str, list[str]] = {}
+    for _, call in plan.calls():
+        for ref in iter_refs(call.arguments):
+            if not isinstance(ref, Ref) or not ref.path or not isinstance(as_data(results.get(ref.root)), str):
+                continue
+            name = str(ref.path[-1] if ref.path[0] == "result" else ref.path[0])
+            if FIELD_NAME.match(name) and name not in found.setdefault(ref.root, []):
+                found[ref.root].append(name)
+    return {text_id: names for text_id, names in found.items() if names}
