@@ -80,7 +80,10 @@ def check_plan(
         if isinstance(text, str) and ref_text(text) is None:
             # The extract step reads a result the planner does not see; a text written into the plan is one the
             # planner made up (seen: a formula invented as the text, its "values" then passed on).
-            problems.append(f'{where}: text must be an earlier result, {{"$ref": "<id>"}}, not text written here')
+            problems.append(
+                f'{where}: text must be an earlier result, {{"$ref": "<id>"}}, not text written here; a value the '
+                "question states goes straight into the argument of the tool that needs it"
+            )
         for name, value in call.arguments.items():
             if isinstance(value, str) and step_of.get(value.strip(), index) < index:
                 # An earlier call's id written as a value: its result was meant (seen after an extract found

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from planwerk.core.plan import Plan, PlannedCall
-from planwerk.core.refs import rename_refs
+from planwerk.core.refs import Ref, iter_refs, rename_refs
 
 
 def merge_identical_calls(plan: Plan) -> Plan | None:
@@ -40,3 +40,33 @@ def merge_identical_calls(plan: Plan) -> Plan | None:
 
 def _renamed(call: PlannedCall, renamed: dict[str, str]) -> PlannedCall:
     return call.model_copy(update={"arguments": rename_refs(call.arguments, renamed)})
+
+
+def distinct_ids(plan: Plan) -> Plan | None:
+    """``plan`` with a fresh id (``<id>_2``, …) for each later call that reuses an earlier call's id, when no
+    reference names that id (it is then plain which call each reference means: none); ``None`` when no id is reused
+    or a reused one is referred to. Seen on a function-calling benchmark (0.5B model): three different calls of two
+    tools, each tool's calls under one id (the tool's name), so the plan was sent back and the next one left calls
+    out."""
+    referred = {ref.root for _, call in plan.calls() for ref in iter_refs(call.arguments) if isinstance(ref, Ref)}
+    taken = {call.id for _, call in plan.calls()}
+    seen: set[str] = set()
+    steps = []
+    changed = False
+    for step in plan.steps:
+        calls = []
+        for call in step.tools:
+            if call.id in seen:
+                if call.id in referred:
+                    return None
+                number = 2
+                while f"{call.id}_{number}" in taken:
+                    number += 1
+                fresh = f"{call.id}_{number}"
+                taken.add(fresh)
+                call = call.model_copy(update={"id": fresh})
+                changed = True
+            seen.add(call.id)
+            calls.append(call)
+        steps.append(step.model_copy(update={"tools": calls}))
+    return plan.model_copy(update={"steps": steps}) if changed else None

@@ -383,3 +383,22 @@ async def test_a_plan_reading_fields_of_a_text_result_is_told_to_extract_them(ba
     assert "The result of f is text, which has no fields" in feedback
     assert '"schema": {"street": "string", "city": "string"}' in feedback and '{"$ref": "values.street"}' in feedback
     assert reply.interrupts and reply.interrupts[0]["kind"] == "ask_user"
+
+
+async def test_two_different_calls_under_one_id_run_under_ids_of_their_own() -> None:
+    from planwerk.tools.base import FunctionToolSource
+
+    async def prime_factors(number: int) -> list[int]:
+        """The prime factors of a number."""
+        return [number]
+
+    step = [{"id": "p", "name": "prime_factors", "arguments": {"number": n}} for n in (45, 100)]
+    reused = json.dumps({"steps": [{"description": "", "tools": step}], "final": None})
+    model = ReplayChatModel.of([reused, "45 and 100 have these factors."])
+    async with agent(model, FunctionToolSource([prime_factors])) as planwerk:
+        reply = await planwerk.ask("What are the prime factors of 45 and 100?")
+    assert [e["event"] for e in reply.events].count("replan") == 0
+    assert [(e["id"], e["args"]) for e in reply.events if e["event"] == "tool_call"] == [
+        ("p", {"number": 45}),
+        ("p_2", {"number": 100}),
+    ]

@@ -17,7 +17,7 @@ from planwerk.checks import ProblemKind
 from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question
 from planwerk.core.date_values import DateValue, date_values
-from planwerk.core.duplicates import merge_identical_calls
+from planwerk.core.duplicates import distinct_ids, merge_identical_calls
 from planwerk.core.empty_plan import call_skeleton, fitting_tools
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.literals import invented_numbers, one_call_per_value, precise_literals, unused_question_numbers
@@ -197,6 +197,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
     available = results_of(state.get("calls", [])).keys()
     if (merged := merge_identical_calls(candidate)) is not None:  # one call for a call planned twice side by side
         candidate = merged
+    if (renamed := distinct_ids(candidate)) is not None:  # different calls under one id nothing refers to
+        candidate = renamed
     reordered = False
     if (valid_steps := reorder_steps(candidate, available)) is not None:
         candidate, reordered = valid_steps, True
