@@ -11,6 +11,7 @@ radius_km=100)``, coordinates no source held, and the parks service was asked ab
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from planwerk.core.plan import Plan, PlanData
 from planwerk.core.refs import ref_text
 from planwerk.text.numbers import NumberClaim, SourceNumber, find_numbers, number_grounded, source_numbers_in_text
+from planwerk.text.words import words
 
 MIN_PRECISE_DECIMALS = 2
 """A literal with this many decimals or more is a measurement that needs a source."""
@@ -186,3 +188,39 @@ def one_call_per_value(plan: Plan, question: str, fixed: Collection[str] = ()) -
             tools += [call, *copies.get(call["id"], [])]
         step["tools"] = tools
     return data
+
+
+def _list_gap() -> re.Pattern[str]:
+    joiners = "|".join(re.escape(word) for word in words().list_joiners)
+    return re.compile(rf"(?:\s|[,;/&]|\b(?:{joiners})\b)+", re.I)
+
+
+def _listed(question: str, claims: Sequence[NumberClaim]) -> list[list[NumberClaim]]:
+    """The runs of ``claims`` (in the order the question states them) that stand in one list: between two
+    neighbours only commas, semicolons, slashes and list words ("45, 100, and 150")."""
+    gap = _list_gap()
+    runs: list[list[NumberClaim]] = []
+    for claim in sorted(claims, key=lambda c: c.start):
+        if runs and gap.fullmatch(question[runs[-1][-1].end : claim.start]):
+            runs[-1].append(claim)
+        else:
+            runs.append([claim])
+    return runs
+
+
+def listed_values(plan: Plan, question: str, fixed: Collection[str] = ()) -> PlanData | None:
+    """``plan`` with one call per value where the question lists numbers ("the prime factors of 45, 100, and 150")
+    and the plan's calls take one of a list but not the others: :func:`one_call_per_value`, applied when every
+    number no call takes stands in one list with a number a call takes; ``None`` otherwise (the plan is then asked
+    about them once). Told about the other values, and shown the plan with one call each, the 0.5B model wrote its
+    one call again (a function-calling benchmark's parallel entries); a list is the question saying the values go
+    alike, as a place the question names goes into a copy of a chain planned for another place."""
+    unused = _unused(plan, question)
+    if not unused:
+        return None
+    stated = find_numbers(question)
+    taken = {claim.start for claim in stated if claim not in unused and _taken_by(plan, claim) is not None}
+    for run in _listed(question, stated):
+        if any(claim in unused for claim in run) and not any(claim.start in taken for claim in run):
+            return None  # a number no call takes outside any list with a taken one: asked, not completed
+    return one_call_per_value(plan, question, fixed)

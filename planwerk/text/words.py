@@ -38,6 +38,8 @@ class Words:
     range_words: tuple[str, ...]
     clause_ends: tuple[str, ...]
     number_range_words: tuple[str, ...]
+    list_joiners: tuple[str, ...]
+    """Words between the items of a list, besides commas ("and")."""
     continuations: tuple[str, ...]
     months: dict[str, int]
     """Month names and abbreviations (folded) → month number."""
@@ -75,6 +77,7 @@ def words(languages: tuple[str, ...] = LANGUAGES) -> Words:
         range_words=joined(data, "range_words"),
         clause_ends=joined(data, "clause_ends"),
         number_range_words=joined(data, "number_range_words"),
+        list_joiners=joined(data, "list_joiners"),
         continuations=joined(data, "continuations"),
         months={fold_case(name): number for d in data for name, number in d.get("months", {}).items()},
         units=units,

@@ -8,6 +8,7 @@ from planwerk.core.literals import (
     InventedNumber,
     decimals,
     invented_numbers,
+    listed_values,
     one_call_per_value,
     unused_question_numbers,
 )
@@ -91,3 +92,17 @@ def test_the_proposal_copies_the_call_whose_number_is_nearest_for_each_unused_on
 def test_no_proposal_without_a_number_of_the_same_unit_or_for_calls_that_change_something() -> None:
     assert one_call_per_value(_plan({"amount": 2}), "Send 2 EUR for 3 books.") is None  # EUR is no plain number
     assert one_call_per_value(_plan({"number": 45}), "Factors of 45, 100 and 150?", fixed={"t"}) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "completed"),
+    [
+        ("What are the prime factors of the numbers 45, 100, and 150?", [45, 100, 150]),
+        ("Was sind die Primfaktoren von 45, 100 und 150?", [45, 100, 150]),
+        ("Factors of 45; also of 100?", None),  # not one list: asked, not completed
+        ("Factors of 45 for 3 people?", None),
+    ],
+)
+def test_values_the_question_lists_are_completed_one_call_each(question: str, completed: list[int] | None) -> None:
+    done = listed_values(_plan({"number": 45}), question)
+    assert (done and [args["number"] for _, args in _calls(done)]) == completed

@@ -335,8 +335,9 @@ async def test_a_call_copied_whole_from_a_built_example_is_sent_back() -> None:
         assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == [name], question
 
 
-async def test_a_plan_taking_one_of_the_values_the_question_lists_is_asked_once_about_the_others() -> None:
-    # A function-calling benchmark's parallel entries: "the prime factors of 45, 100 and 150" planned as one call.
+async def test_a_plan_taking_one_value_of_a_list_in_the_question_gets_a_call_for_each_value() -> None:
+    # A function-calling benchmark's parallel entries: "the prime factors of 45, 100, and 150" planned as one call;
+    # asked about the others and shown the plan with one call each, the 0.5B model wrote its one call again.
     from planwerk.tools.base import FunctionToolSource
 
     async def prime_factors(number: int) -> list[int]:
@@ -344,25 +345,42 @@ async def test_a_plan_taking_one_of_the_values_the_question_lists_is_asked_once_
         return [number]
 
     tools = FunctionToolSource([prime_factors])
-    question = "What are the prime factors of the numbers 45, 100, and 150?"
     one = plan({"id": "p", "name": "prime_factors", "arguments": {"number": 45}})
-    step = [{"id": f"p{n}", "name": "prime_factors", "arguments": {"number": n}} for n in (45, 100, 150)]
-    three = json.dumps({"steps": [{"description": "", "tools": step}], "final": None})
-    model = ReplayChatModel.of([one, three, "45, 100 and 150 have these factors."])
+    model = ReplayChatModel.of([one, "45, 100 and 150 have these factors."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask("What are the prime factors of the numbers 45, 100, and 150?")
+    assert [e["event"] for e in reply.events].count("replan") == 0 and model.calls == 2
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"number": n} for n in (45, 100, 150)]
+
+
+async def test_a_plan_leaving_out_numbers_the_question_states_apart_is_asked_once_and_shown_a_call_each() -> None:
+    # The same benchmark: "cases filed in 2019, also those filed in 2018" planned for 2019 only. Not a list, so the
+    # planner is asked (once: the numbers may be no tool's values), with the plan of one call per value shown.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def lawsuits(company: str, year: int) -> list[str]:
+        """Lawsuits against a company filed in a year."""
+        return [f"{company} {year}"]
+
+    tools = FunctionToolSource([lawsuits])
+    question = "List the cases against Dara Inc filed in 2019. Also list those filed in 2018."
+    one = plan({"id": "l", "name": "lawsuits", "arguments": {"company": "Dara Inc", "year": 2019}})
+    step = [{"id": f"l{y}", "name": "lawsuits", "arguments": {"company": "Dara Inc", "year": y}} for y in (2019, 2018)]
+    two = json.dumps({"steps": [{"description": "", "tools": step}], "final": None})
+    model = ReplayChatModel.of([one, two, "Dara Inc 2019 and Dara Inc 2018."])
     async with agent(model, tools) as planwerk:
         reply = await planwerk.ask(question)
     [rejected] = [e for e in reply.events if e["event"] == "replan"]
-    assert "the question also states 100, 150, which no call takes" in rejected["reason"]
-    # The plan with one call per value is shown (told in words, the 0.5B model wrote one call again).
+    assert "the question also states 2018, which no call takes" in rejected["reason"]
     shown = json.loads(rejected["reason"].split("the plan would be:\n", 1)[1].splitlines()[0])
-    assert [c["arguments"] for c in shown["steps"][0]["tools"]] == [{"number": n} for n in (45, 100, 150)]
-    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"number": n} for n in (45, 100, 150)]
-    # Asked once: the same plan written again stands (the numbers may be no tool's values).
-    model = ReplayChatModel.of([one, one, "45 has these factors."])
+    assert [c["arguments"]["year"] for c in shown["steps"][0]["tools"]] == [2019, 2018]
+    assert [e["args"]["year"] for e in reply.events if e["event"] == "tool_call"] == [2019, 2018]
+    # Asked once: the same plan written again stands.
+    model = ReplayChatModel.of([one, one, "Dara Inc 2019."])
     async with agent(model, tools) as planwerk:
         reply = await planwerk.ask(question)
     assert [e["event"] for e in reply.events].count("replan") == 1
-    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"number": 45}]
+    assert [e["args"]["year"] for e in reply.events if e["event"] == "tool_call"] == [2019]
 
 
 async def test_a_plan_reading_fields_of_a_text_result_is_told_to_extract_them(bank: Any) -> None:

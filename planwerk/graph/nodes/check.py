@@ -20,7 +20,13 @@ from planwerk.core.date_values import DateValue, date_values
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
 from planwerk.core.empty_plan import call_skeleton, fitting_tools
 from planwerk.core.expressions import parse_expression_plan
-from planwerk.core.literals import invented_numbers, one_call_per_value, precise_literals, unused_question_numbers
+from planwerk.core.literals import (
+    invented_numbers,
+    listed_values,
+    one_call_per_value,
+    precise_literals,
+    unused_question_numbers,
+)
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan, PlanFormat
 from planwerk.core.refs import user_fields
@@ -199,6 +205,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = merged
     if (renamed := distinct_ids(candidate)) is not None:  # different calls under one id nothing refers to
         candidate = renamed
+    if (listed := _listed_values(candidate, state, context, deps)) is not None:  # one call per listed value
+        candidate = listed
     reordered = False
     if (valid_steps := reorder_steps(candidate, available)) is not None:
         candidate, reordered = valid_steps, True
@@ -403,6 +411,17 @@ def _unused_numbers(plan: Plan, state: AgentState, context: Context, deps: Deps)
     unused = ", ".join(unused_question_numbers(plan, question))
     shown = json.dumps(proposal, ensure_ascii=False)
     return [texts.unused_numbers.format(numbers=unused) + texts.unused_numbers_plan.format(plan=shown)]
+
+
+def _listed_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
+    """``plan`` with one call per value where the question lists numbers and the plan takes one of the list
+    (:func:`planwerk.core.literals.listed_values`), where the profile asks for every question number; the completed
+    plan is checked like any plan."""
+    profile = profile_of(context)
+    if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
+        return None
+    completed = listed_values(plan, question_of(state), changing_tools(deps, profile))
+    return Plan.model_validate(completed) if completed is not None else None
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:
