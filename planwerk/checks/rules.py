@@ -10,8 +10,9 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``call_text``: a tool that ran written out as a call ("you can use ``send_money(…)``") instead of what it did;
 - ``number`` / ``date`` / ``place``: a number (with its unit), clock time, date or place no source holds;
 - ``withheld``: a value (or a condition word of the profile) a failed call would have delivered;
-- ``failure_unnamed``: a call failed because its service is down, or every call failed, and no sentence names it
-  with a failure word (or, for the latter, the answer is not the profile's refusal);
+- ``failure_unnamed``: a call failed because its service is down, and no sentence names it with a failure word;
+- ``failed_value``: every call failed, and the answer states a number, date or clock time without naming a failure
+  (nor is it the profile's refusal); not amended in code, since the value it states is then no call's;
 - ``last_result``: the last call's result is not stated (profiles whose answer is the last result);
 - ``echo`` / ``restated`` / ``refused``: the prompt's instructions repeated, the question only restated, or the
   profile's refusal although a call delivered;
@@ -68,7 +69,7 @@ from planwerk.text.places import (
 )
 
 ProblemKind = Literal[
-    "empty", "number", "date", "place", "withheld", "failure_unnamed", "last_result", "source_missing",
+    "empty", "number", "date", "place", "withheld", "failure_unnamed", "failed_value", "last_result", "source_missing",
     "context_facts", "echo", "restated", "refused", "unstated", "repetitive", "raw", "estimate_unnamed",
     "unbacked_action", "language", "referent", "off_topic", "misplaced", "unreported", "call_text",
 ]  # fmt: skip
@@ -83,9 +84,9 @@ class Problem:
     claim: str = ""
     """The answer's text that is wrong ("22 °C", "Madrid"), or the missing value for ``last_result``."""
     tool: str = ""
-    """The failed tool (``withheld``, ``failure_unnamed``)."""
+    """The failed tool (``withheld``, ``failure_unnamed``, ``failed_value``)."""
     failure: FailureKind | None = None
-    """The failed call's kind (``withheld``, ``failure_unnamed``)."""
+    """The failed call's kind (``withheld``, ``failure_unnamed``, ``failed_value``)."""
     source: str = ""
     """The best chunk's source (``source_missing``, ``context_facts``)."""
     facts: tuple[str, ...] = ()
@@ -320,14 +321,15 @@ def _all_failed(a: Answer) -> Iterator[Problem]:
     this rule only a service that was down had to be named; after calls that failed on their arguments the 0.5B
     model stated the question's own clock time, or today's date, as the answer, and both passed (the domain bench's
     answer set). An answer that states no value ("I do not know that place.") may say the
-    failure in its own words."""
+    failure in its own words. The problem is ``failed_value``, which code does not amend: amended with the failure
+    sentence, "Es ist 12:00 Uhr in Berlin." stood beside it (the same set, three answers kept so)."""
     s = a.settings
     states_value = a.numbers or a.dates or CLOCK_TIME.search(a.text)
     if not s.all_failed or not states_value or (s.refusals and echoes(a.text, s.refusals)):
         return
     if not any(names_failure(a.text, tool, s.domain.tool_labels.get(tool, ())) for tool, _ in s.all_failed):
         tool, kind = s.all_failed[0]
-        yield Problem("failure_unnamed", tool=tool, failure=kind)
+        yield Problem("failed_value", tool=tool, failure=kind)
 
 
 def _last_result(a: Answer) -> Iterator[Problem]:

@@ -884,5 +884,5 @@ def test_after_calls_that_all_failed_the_answer_names_a_failure(answer: str, fla
     refusal = "Diese Frage kann ich nicht beantworten: keines der Werkzeuge liefert dafür verlässliche Daten."
     settings = CheckSettings(all_failed=(("convert_time", "invalid_arguments"),), refusals=(refusal,))
     report = check_answer(answer, collect_sources(calls=[failed], asked=["Wie spät ist es in New York?"]), settings)
-    assert (Problem("failure_unnamed", tool="convert_time", failure="invalid_arguments") in report.problems) is flagged
+    assert (Problem("failed_value", tool="convert_time", failure="invalid_arguments") in report.problems) is flagged
     assert check_answer(refusal, collect_sources(calls=[failed]), settings).ok  # the refusal stands

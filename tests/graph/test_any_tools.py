@@ -420,3 +420,22 @@ async def test_two_different_calls_under_one_id_run_under_ids_of_their_own() -> 
         ("p", {"number": 45}),
         ("p_2", {"number": 100}),
     ]
+
+
+async def test_an_answer_stating_a_value_after_every_call_failed_is_not_amended_but_falls_back() -> None:
+    # The answer set (0.5B): after every conversion failed, "Es ist 12:00 Uhr in Berlin." was kept with the failure
+    # sentence added in code, the wrong value beside it.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def convert(time: str, zone: str) -> str:
+        """Converts a clock time to another time zone."""
+        raise ValueError(f"unknown zone {zone}")
+
+    call = plan({"id": "c", "name": "convert", "arguments": {"time": "12:00", "zone": "Berlin"}})
+    wrong = "Es ist 12:00 Uhr in Berlin."
+    model = ReplayChatModel.of([call, call, call, wrong, wrong])
+    async with agent(model, FunctionToolSource([convert]), profile="generic") as planwerk:
+        reply = await planwerk.ask("Es ist 12:00 Uhr. Wie spät ist es dann in Berlin?")
+    assert reply.metadata["answer_source"] == "fallback" and wrong not in (reply.answer or "")
+    rejected = [e for e in reply.events if e["event"] == "answer_rejected"]
+    assert rejected and "Alle Aufrufe sind fehlgeschlagen" in rejected[0]["problems"][0]
