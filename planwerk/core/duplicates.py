@@ -16,6 +16,11 @@ from planwerk.core.plan import Plan, PlannedCall
 from planwerk.core.refs import Ref, iter_refs, rename_refs
 
 
+def call_key(name: object, arguments: object) -> str:
+    """What makes two calls the same call: the tool and its arguments, key order aside."""
+    return json.dumps([name, arguments], sort_keys=True, default=str)
+
+
 def merge_identical_calls(plan: Plan) -> Plan | None:
     """``plan`` with each call that repeats an earlier call of its step (same name, same arguments) left out and
     references to it pointing at that earlier call, or ``None`` when no call repeats another."""
@@ -25,7 +30,7 @@ def merge_identical_calls(plan: Plan) -> Plan | None:
         first: dict[str, str] = {}
         kept = []
         for call in step.tools:
-            key = json.dumps([call.name, call.arguments], sort_keys=True, default=str)
+            key = call_key(call.name, call.arguments)
             if key in first:
                 renamed[call.id] = first[key]
                 continue

@@ -16,6 +16,7 @@ from typing import Any
 import json_repair
 from pydantic import ValidationError
 
+from planwerk.core.duplicates import call_key
 from planwerk.core.plan import Plan
 from planwerk.core.sanitize import sanitize_value
 
@@ -213,9 +214,7 @@ def _until_repeated(truncated: str) -> dict[str, Any] | None:
             return None
         fresh: list[Any] = []
         for call in calls:
-            same = json.dumps(
-                [call.get("name"), call.get("arguments")] if isinstance(call, dict) else call, sort_keys=True
-            )
+            same = call_key(call.get("name"), call.get("arguments")) if isinstance(call, dict) else call_key(call, None)
             if same in seen:
                 if fresh:
                     kept.append({**step, key: fresh})

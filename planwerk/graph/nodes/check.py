@@ -408,7 +408,7 @@ def _unused_numbers(plan: Plan, state: AgentState, context: Context, deps: Deps)
     if proposal is None:
         return []
     texts = texts_for(profile)
-    unused = ", ".join(unused_question_numbers(plan, question))
+    unused = ", ".join(unused_question_numbers(plan, question))  # the proposal exists, so there are some
     shown = json.dumps(proposal, ensure_ascii=False)
     return [texts.unused_numbers.format(numbers=unused) + texts.unused_numbers_plan.format(plan=shown)]
 
