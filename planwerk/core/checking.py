@@ -111,6 +111,40 @@ def ensure_valid(plan: Plan, specs: Mapping[str, ToolSpec], **kwargs: Any) -> Pl
     return plan
 
 
+def _unknown_id(ref: Ref, call_by_id: Mapping[str, Any]) -> str:
+    """The problem of a reference to no call of the plan, naming the call it most likely meant.
+
+    Measured with the packaged 1.5B model: it began references with a name it had seen instead of a call id, the
+    file a call reads (``{"$ref": "address-change.txt.street"}`` for the call ``f`` that read that file) or a tool's
+    name. A call whose tool is that name, or whose arguments hold it, is the call meant."""
+    known = ", ".join(f"{cid} ({call.name})" for cid, call in sorted(call_by_id.items())) or "none"
+    problem = f"$ref {ref.text!r}: unknown id {ref.root!r}; ids in this plan: {known}"
+    meant = [
+        cid
+        for cid, call in sorted(call_by_id.items())
+        if ref.root == call.name
+        or any(ref.root == text or ref.text.startswith(f"{text}.") for text in _strings(call.arguments))
+    ]
+    if len(meant) == 1:
+        call = call_by_id[meant[0]]
+        problem += (
+            f"; {ref.root!r} is not an id but names the call {meant[0]!r} ({call.name}): a reference begins with the "
+            f'id of the call whose result holds the value, {{"$ref": "{meant[0]}.<field of its result>"}}'
+        )
+    return problem
+
+
+def _strings(value: Any) -> list[str]:
+    """The string literals in a call's arguments (references aside)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [] if "$ref" in value else [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
 def _check_ref(
     ref: Ref,
     step: int,
@@ -127,8 +161,7 @@ def _check_ref(
     if ref.root == own_id:
         return [f"$ref {ref.text!r} points at the call itself"]
     if ref.root not in step_of:
-        known = ", ".join(sorted(step_of)) or "none"
-        return [f"$ref {ref.text!r}: unknown id {ref.root!r}; ids in this plan: {known}"]
+        return [_unknown_id(ref, call_by_id)]
     if step_of[ref.root] >= step:
         return [
             f"$ref {ref.text!r}: {ref.root!r} runs in step {step_of[ref.root]}, not before step {step}; "

@@ -2,14 +2,16 @@
 
 A model that can constrain its decoding to a JSON schema implements :class:`SupportsPlanSchema`; the planner
 then asks it for a variant bound to the schema of valid plans for the loaded tools. One that can decode under an
-EBNF grammar implements :class:`SupportsPlanGrammar`, for plans written as expressions. A model that can sample
+EBNF grammar implements :class:`SupportsPlanGrammar`, for plans written as expressions. One that decodes in this
+process implements :class:`SupportsTextStop`, so the planner can end a reply that has started over (a plan that
+repeats a call it has already written) instead of decoding it to the token limit. A model that can sample
 implements :class:`SupportsSampling`; :func:`sampling_variant` also covers LangChain models with a ``temperature``
 field (``bind(temperature=...)``), so a retried plan is not decoded greedily into the reply that was just rejected.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
@@ -32,6 +34,16 @@ class SupportsPlanGrammar(Protocol):
 
     def with_plan_grammar(self, grammar: str) -> BaseChatModel:
         """A model that generates only text the EBNF ``grammar`` admits (the same model, differently bound)."""
+        ...
+
+
+@runtime_checkable
+class SupportsTextStop(Protocol):
+    """A chat model that can end a reply early when its text so far meets a condition (a local decode loop)."""
+
+    def with_text_stop(self, stop_when: Callable[[str], bool]) -> BaseChatModel:
+        """The same model, ending each reply (finish reason ``repetition``) once ``stop_when`` returns ``True`` for
+        the text decoded so far; it is asked after each new piece of text, so it must be cheap."""
         ...
 
 

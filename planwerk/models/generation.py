@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,9 @@ class GenerationOptions:
     """Nucleus sampling cut-off when sampling; ``None`` keeps the whole distribution."""
     seed: int | None = None
     """Seeds torch's generator before a sampling call, so the same prompt and seed give the same reply."""
+    stop_when: Callable[[str], bool] | None = None
+    """Ends the generation (finish reason ``repetition``) once this returns ``True`` for the text so far; asked
+    after each new piece of text (a planner's test for a plan that has started over)."""
 
     def __post_init__(self) -> None:
         # A negative temperature or a top_p outside (0, 1] would fail deep inside generate: say so here.
@@ -55,7 +58,8 @@ class Generation:
     input_tokens: int
     output_tokens: int
     finish_reason: str
-    """``stop`` (end token or stop string), ``length``, ``repetition`` or ``cancelled``."""
+    """``stop`` (end token or stop string), ``length``, ``repetition`` (a looping tail, or ``stop_when``) or
+    ``cancelled``."""
     cached_prefix_tokens: int
     prefill_s: float
     """Time until the first new token was chosen (includes building a prefix cache entry)."""

@@ -23,7 +23,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -39,7 +39,7 @@ from pydantic import ConfigDict, Field
 from planwerk.models.constrained import GrammarCache
 from planwerk.models.generation import DEFAULT_MAX_NEW_TOKENS, Generation, GenerationOptions, message_dicts
 from planwerk.models.prefix_cache import PrefixCache, cache_keyword
-from planwerk.models.stopping import CancelStop, RepetitionPolicy, RepetitionStop
+from planwerk.models.stopping import CancelStop, RepetitionPolicy, RepetitionStop, TextStop
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +140,9 @@ class HFRuntime:
         criteria = StoppingCriteriaList([repetition])
         if cancel is not None:
             criteria.append(CancelStop(cancel))
+        text_stop = TextStop(len(ids), self.tokenizer, options.stop_when) if options.stop_when is not None else None
+        if text_stop is not None:
+            criteria.append(text_stop)
         sampling: dict[str, Any] = {"do_sample": False}
         if options.sampling:
             # top_k off: only temperature (and top_p when asked) shape the distribution; the grammar's mask comes
@@ -186,7 +189,11 @@ class HFRuntime:
                     text = text[: text.index(stop)]
             if cancel is not None and cancel.is_set():
                 reason = "cancelled"
-            elif repetition.triggered and len(new_ids) < options.max_new_tokens and not self._ended(new_ids):
+            elif (
+                (repetition.triggered or (text_stop is not None and text_stop.triggered))
+                and len(new_ids) < options.max_new_tokens
+                and not self._ended(new_ids)
+            ):
                 reason = "repetition"
             elif self._ended(new_ids) or len(new_ids) < options.max_new_tokens:
                 reason = "stop"  # an end token, or a stop string cut the generation short
@@ -241,6 +248,8 @@ class HFChatModel(ChatHuggingFace):
     overrides it. (ChatHuggingFace has the field too; here it reaches the local generation.)"""
     top_p: float | None = None
     """Nucleus cut-off while sampling; ``None`` keeps the whole distribution. A ``top_p`` call kwarg overrides it."""
+    stop_when: Callable[[str], bool] | None = Field(default=None, exclude=True, repr=False)
+    """When set (see :meth:`with_text_stop`), a reply ends once this holds for its text so far."""
     seed: int | None = None
     """Seed of a sampling call (reproducible replies); ``None`` draws from torch's current generator state."""
 
@@ -271,6 +280,11 @@ class HFChatModel(ChatHuggingFace):
         GenerationOptions(temperature=temperature, top_p=top_p)  # a bad value fails here, not mid-graph
         return self.model_copy(update={"temperature": float(temperature), "seed": seed, "top_p": top_p})
 
+    def with_text_stop(self, stop_when: Callable[[str], bool]) -> HFChatModel:
+        """The same model (shared weights and caches), ending each reply once ``stop_when`` holds for its text so
+        far (finish reason ``repetition``): the planner's stop for a plan that starts over."""
+        return self.model_copy(update={"stop_when": stop_when})
+
     def with_free_decoding(self) -> HFChatModel:
         """The same model with constrained decoding switched off."""
         return self.model_copy(update={"constrained_decoding": False})
@@ -288,6 +302,7 @@ class HFChatModel(ChatHuggingFace):
             temperature=float(kwargs.get("temperature", self.temperature) or 0.0),
             top_p=kwargs.get("top_p", self.top_p),
             seed=kwargs.get("seed", self.seed),
+            stop_when=self.stop_when,
         )
 
     def _generate(

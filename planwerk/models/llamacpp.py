@@ -441,7 +441,9 @@ class LlamaCppRuntime:
                         break
                     if piece and on_text is not None:
                         on_text(piece)
-                    if repeating_period(new_ids[-window:], options.repetition) is not None:
+                    if repeating_period(new_ids[-window:], options.repetition) is not None or (
+                        piece and options.stop_when is not None and options.stop_when(text)
+                    ):
                         reason = "repetition"
                         break
                     if len(new_ids) >= options.max_new_tokens:
@@ -496,6 +498,8 @@ class LlamaCppChatModel(BaseChatModel):
     overrides it."""
     top_p: float | None = None
     """Nucleus cut-off while sampling; ``None`` keeps the whole distribution."""
+    stop_when: Callable[[str], bool] | None = Field(default=None, exclude=True, repr=False)
+    """When set (see :meth:`with_text_stop`), a reply ends once this holds for its text so far."""
     seed: int | None = None
     """Seed of a sampling call (reproducible replies); ``None`` draws a fresh one."""
 
@@ -527,6 +531,11 @@ class LlamaCppChatModel(BaseChatModel):
         GenerationOptions(temperature=temperature, top_p=top_p)  # a bad value fails here, not mid-graph
         return self.model_copy(update={"temperature": float(temperature), "seed": seed, "top_p": top_p})
 
+    def with_text_stop(self, stop_when: Callable[[str], bool]) -> LlamaCppChatModel:
+        """The same model (shared weights and caches), ending each reply once ``stop_when`` holds for its text so
+        far (finish reason ``repetition``): the planner's stop for a plan that starts over."""
+        return self.model_copy(update={"stop_when": stop_when})
+
     def with_free_decoding(self) -> LlamaCppChatModel:
         """The same model with constrained decoding switched off."""
         return self.model_copy(update={"constrained_decoding": False})
@@ -544,6 +553,7 @@ class LlamaCppChatModel(BaseChatModel):
             temperature=float(kwargs.get("temperature", self.temperature) or 0.0),
             top_p=kwargs.get("top_p", self.top_p),
             seed=kwargs.get("seed", self.seed),
+            stop_when=self.stop_when,
         )
 
     def _result(self, generation: Generation) -> ChatResult:

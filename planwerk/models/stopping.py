@@ -7,12 +7,15 @@ Greedy decoding of a 0.5B model falls into loops (the same call or phrase again 
 Generation runs in a worker thread, which cancelling the awaiting coroutine (a cancelled run, ``runs.cancel``)
 does not stop: it went on at 50-60 % of a core for 40 s and more. :class:`CancelStop` ends it at the next token
 once its event is set.
+
+A loop need not repeat tokens: a planner that starts its plan over writes the same calls under new ids.
+:class:`TextStop` asks a caller's test of the text so far (the planner's: :func:`planwerk.core.parsing.repeats_a_call`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,3 +79,24 @@ class CancelStop:
         import torch
 
         return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
+
+
+class TextStop:
+    """A transformers ``StoppingCriteria`` that ends a sequence once ``stop_when`` holds for its text so far."""
+
+    def __init__(self, prompt_length: int, tokenizer: Any, stop_when: Callable[[str], bool]) -> None:
+        self.prompt_length = prompt_length
+        self.tokenizer = tokenizer
+        self.stop_when = stop_when
+        self.triggered = False
+        """Set when this criterion stopped the generation (the finish reason is then ``repetition``)."""
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        done = [
+            self.stop_when(self.tokenizer.decode(row[self.prompt_length :].tolist(), skip_special_tokens=True))
+            for row in input_ids
+        ]
+        self.triggered = self.triggered or any(done)
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)

@@ -109,9 +109,29 @@ def test_references_to_unknown_ids_same_step_and_self() -> None:
     same_step = plan_of([GEO, WEATHER])
     assert any("'geo' runs in step 0, not before step 0" in p for p in check_plan(same_step, SPECS))
     unknown = plan_of([{**WEATHER, "arguments": {**WEATHER["arguments"], "lat": {"$ref": "rome.lat"}}}])
-    assert any("unknown id 'rome'; ids in this plan: wx" in p for p in check_plan(unknown, SPECS))
+    assert any("unknown id 'rome'; ids in this plan: wx (get_weather)" in p for p in check_plan(unknown, SPECS))
     itself = plan_of([GEO], [{**WEATHER, "arguments": {**WEATHER["arguments"], "lat": {"$ref": "wx.lat"}}}])
     assert any("points at the call itself" in p for p in check_plan(itself, SPECS))
+
+
+@pytest.mark.parametrize(
+    ("ref", "meant"),
+    [
+        ("Rom.lat", "geo"),  # a value the call was given, used as its id
+        ("geocode.lat", "geo"),  # the tool's name
+    ],
+)
+def test_an_unknown_id_that_names_a_call_says_which_id_was_meant(ref: str, meant: str) -> None:
+    weather = {**WEATHER, "arguments": {**WEATHER["arguments"], "lat": {"$ref": ref}}}
+    problems = check_plan(plan_of([GEO], [weather]), SPECS)
+    assert any(f"names the call {meant!r} (geocode)" in p and f'"{meant}.<field' in p for p in problems), problems
+
+
+def test_an_unknown_id_that_names_no_call_only_lists_the_ids() -> None:
+    weather = {**WEATHER, "arguments": {**WEATHER["arguments"], "lat": {"$ref": "today.lat"}}}
+    problems = check_plan(plan_of([GEO], [weather]), SPECS)
+    assert any("unknown id 'today'; ids in this plan: geo (geocode), wx (get_weather)" in p for p in problems)
+    assert not any("names the call" in p for p in problems)
 
 
 def test_list_paths_follow_the_output_schema() -> None:

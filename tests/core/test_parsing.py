@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from planwerk.core.parsing import PlanParseError, parse_plan
+from planwerk.core.parsing import PlanParseError, parse_plan, repeats_a_call
 from planwerk.core.plan import PlannedCall
 from tests.conftest import FIXTURES
 
@@ -121,6 +121,49 @@ def test_a_cut_off_plan_whose_calls_all_differ_stays_an_error() -> None:
     calls = [_call(i, "future_value", stock=s, years=i) for i, s in enumerate("ABCDEF", start=1)]
     with pytest.raises(PlanParseError, match="cut off"):
         parse_plan('{"steps": [{"description": "d", "tools": [' + ", ".join(calls)[:-10])
+
+
+def _first_stop(text: str) -> str | None:
+    """The text decoded up to where :func:`repeats_a_call` first holds, one character a step, or ``None``."""
+    return next((text[:end] for end in range(1, len(text) + 1) if repeats_a_call(text[:end])), None)
+
+
+def test_decoding_stops_where_a_call_written_again_is_closed_and_the_plan_before_it_is_kept() -> None:
+    values = [("A", 5), ("B", 8), ("C", 10)]
+    calls = [_call(i, "future_value", stock=s, years=y) for i, (s, y) in enumerate(values * 3, start=1)]
+    text = '{"steps": [{"description": "values", "tools": [' + ", ".join(calls) + "]}]}"
+    decoded = _first_stop(text)
+    assert decoded is not None and decoded.endswith(calls[3])  # the fourth call, A again, has just closed
+    plan = parse_plan(decoded)
+    assert [(c.name, c.arguments["stock"]) for _, c in plan.calls()] == [("future_value", s) for s, _ in values]
+
+
+def test_decoding_stops_after_a_step_written_again() -> None:
+    steps = [
+        '{"description": "d", "tools": [' + _call(1, "lookup", year=2019) + "]}",
+        '{"description": "e", "tools": [' + _call(2, "lookup", year=2018) + "]}",
+    ]
+    again = '{"description": "d", "tools": [' + _call(3, "lookup", year=2019) + "]}"
+    decoded = _first_stop('{"steps": [' + ", ".join([*steps, again]) + "]}")
+    assert decoded is not None and decoded.endswith(_call(3, "lookup", year=2019))
+    assert [c.arguments["year"] for _, c in parse_plan(decoded).calls()] == [2019, 2018]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # every call differs
+        '{"steps": [{"tools": [' + _call(1, "f", x=1) + ", " + _call(2, "f", x=2) + "]}]}",
+        # the repeat's arguments are still open: an inner reference closing is not the call closing
+        '{"steps": [{"tools": [' + _call(1, "f", x={"$ref": "a.b"}) + ', {"id": "f_2", "name": "f", '
+        '"arguments": {"x": {"$ref": "a.b"}',
+        # a complete plan that repeats nothing, and prose
+        '{"steps": [], "final": "done"}',
+        "Ich weiss es nicht {so} {so}",
+    ],
+)
+def test_decoding_goes_on_while_no_closed_call_repeats_an_earlier_one(text: str) -> None:
+    assert _first_stop(text) is None
 
 
 @pytest.mark.parametrize(

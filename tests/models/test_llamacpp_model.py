@@ -68,6 +68,24 @@ def test_streaming_gives_the_same_text_in_pieces_and_usage_last(model: LlamaCppC
     assert chunks[-1].usage_metadata is not None and chunks[-1].usage_metadata["output_tokens"] == 8
 
 
+def test_a_text_stop_ends_the_reply_once_its_text_meets_the_condition(model: LlamaCppChatModel) -> None:
+    messages = [HumanMessage("Count from one to twenty in words, separated by commas.")]
+    free = model.invoke(messages, max_new_tokens=48)
+    assert free.text.count(",") >= 3
+    seen: list[str] = []
+
+    def third_comma(text: str) -> bool:
+        seen.append(text)
+        return text.count(",") >= 3
+
+    stopped = model.with_text_stop(third_comma).invoke(messages, max_new_tokens=48)
+    assert stopped.response_metadata["finish_reason"] == "repetition"
+    assert stopped.text.count(",") == 3 and free.text.startswith(stopped.text)  # ended at the piece that held
+    assert seen[-1] == stopped.text  # asked of the whole text so far, piece by piece
+    streamed = "".join(chunk.text for chunk in model.with_text_stop(third_comma).stream(messages, max_new_tokens=48))
+    assert streamed == stopped.text
+
+
 def test_cancelling_ends_the_generation_while_decoding_and_while_evaluating(model: LlamaCppChatModel) -> None:
     runtime = model.runtime
 

@@ -119,6 +119,18 @@ def test_batched_sampling_keeps_the_grammar_for_every_sequence(small_model: HFCh
     assert len({json.dumps(v, sort_keys=True) for v in values}) > 1  # four sampled sequences, not one copied
 
 
+def test_a_text_stop_ends_the_reply_once_its_text_meets_the_condition(small_model: HFChatModel) -> None:
+    messages = [HumanMessage("Wie wird das Wetter in Madrid?")]
+    free = small_model.invoke(messages)
+    assert len(free.text) > 40  # random weights: a long reply, as the setup of this test needs
+    stopped = small_model.with_text_stop(lambda text: len(text) >= 12).invoke(messages)
+    assert stopped.response_metadata["finish_reason"] == "repetition"
+    assert len(stopped.text) >= 12 and free.text.startswith(stopped.text)
+    assert len(stopped.text) < len(free.text)  # ended where the condition first held, not where the reply ends
+    assert stopped.usage_metadata is not None and free.usage_metadata is not None
+    assert stopped.usage_metadata["output_tokens"] < free.usage_metadata["output_tokens"]
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA; this machine has no GPU")
 def test_on_a_gpu_the_model_runs_in_half_precision_on_cuda(small_model: HFChatModel) -> None:

@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 
 from planwerk.core.calls import results_of
 from planwerk.core.expression_grammar import expression_grammar
+from planwerk.core.parsing import repeats_a_call
 from planwerk.core.plan import PlanFormat
 from planwerk.core.plan_schema import plan_json_schema
 from planwerk.core.rounds import summarize_results
@@ -43,6 +44,7 @@ from planwerk.models.base import (
     SupportsBatchSampling,
     SupportsPlanGrammar,
     SupportsPlanSchema,
+    SupportsTextStop,
     sample_replies,
     sampling_variant,
 )
@@ -177,7 +179,10 @@ def constrained_planner(
 ) -> Any:
     """``model`` bound to the grammar of valid plans in ``plan_format`` where it can decode under one: the plan JSON
     schema (with ``"next_round"`` when ``rounds``), or the EBNF of expressions over the loaded tools; else ``model``
-    (its replies meet the parser and the check unconstrained)."""
+    (its replies meet the parser and the check unconstrained). A JSON plan also ends where it starts over (a call
+    written again: :func:`~planwerk.core.parsing.repeats_a_call`) on a model that decodes here."""
+    if plan_format == "json" and isinstance(model, SupportsTextStop):
+        model = model.with_text_stop(repeats_a_call)
     if plan_format == "json" and isinstance(model, SupportsPlanSchema):
         return model.with_plan_schema(plan_json_schema(specs, rounds=rounds))
     if plan_format == "expression" and isinstance(model, SupportsPlanGrammar):
