@@ -9,7 +9,11 @@ from planwerk.core.literals import (
     decimals,
     invented_numbers,
     listed_values,
+    named_numbers,
+    named_values,
     one_call_per_value,
+    percents_as_fractions,
+    takes_percent_as_fraction,
     unused_question_numbers,
 )
 from planwerk.core.plan import Plan
@@ -106,3 +110,58 @@ def test_no_proposal_without_a_number_of_the_same_unit_or_for_calls_that_change_
 def test_values_the_question_lists_are_completed_one_call_each(question: str, completed: list[int] | None) -> None:
     done = listed_values(_plan({"number": 45}), question)
     assert (done and [args["number"] for _, args in _calls(done)]) == completed
+
+
+@pytest.mark.parametrize(
+    ("question", "argument", "numbers"),
+    [
+        ("How much would it cost to invest in 50 shares of Apple?", "shares", [50]),
+        ("Buy shares: 50 of Apple", "shares", [50]),
+        ("Payout with a dividend per share: 1.30", "dividend_per_share", [1.3]),
+        ("Payout with a dividend per share 1.30", "shares", []),  # "share" here belongs to another name
+        ("Kosten für 3 Jahre und 5 Jahre", "jahre", [3, 5]),
+        ("each share returns $1.30 as dividend", "dividend", []),  # not next to the number
+        ("invest 50, shares of Apple", "shares", []),  # a comma between: no longer the number's word
+    ],
+)
+def test_numbers_the_question_writes_next_to_an_arguments_name(question: str, argument: str, numbers: list) -> None:
+    assert named_numbers(question, argument) == numbers
+
+
+def test_an_unstated_number_is_replaced_by_the_one_the_question_gives_that_argument_by_name() -> None:
+    # A function-calling benchmark's parallel-multiple entry, 0.5B model: "shares 40" (an example's sample number).
+    question = "How much would it cost me to invest in 50 shares of Apple? Also the payout at $1.30 per share."
+    plan = _plan({"company": "Apple", "shares": 40}, {"shares": 50, "dividend_per_share": 1.3})
+    assert [args for _, args in _calls(named_values(plan, question))] == [
+        {"company": "Apple", "shares": 50},
+        {"shares": 50, "dividend_per_share": 1.3},
+    ]
+    assert named_values(plan, question, fixed={"t"}) is None  # a tool that changes something: sent back instead
+    assert named_values(_plan({"shares": 50}), question) is None  # stated: nothing to change
+    two = "Cost of 50 shares of Apple and 20 shares of Tesla?"
+    assert named_values(_plan({"shares": 40}), two) is None  # two numbers for shares: which one is not said
+
+
+@pytest.mark.parametrize(
+    ("description", "fraction"),
+    [
+        ("The expected annual return on investment as a decimal. E.g. 5% = 0.05", True),
+        ("Rate, 12.5 % -> 0.125", True),
+        ("Rate in percent, e.g. 5% = 5", False),
+        ("The rate (5%).", False),
+    ],
+)
+def test_a_description_shows_by_example_that_a_percentage_is_written_as_a_fraction(
+    description: str, fraction: bool
+) -> None:
+    assert takes_percent_as_fraction(description) is fraction
+
+
+def test_a_percentage_is_written_as_the_fraction_where_the_description_shows_it() -> None:
+    # The same benchmark's parallel entry: "an annual return of 7%" planned as 7 for "as a decimal. E.g. 5% = 0.05".
+    described = {"t": {"rate": "as a decimal. E.g. 5% = 0.05", "years": "Number of years."}}
+    question = "The future value at an annual return of 7% over 5 years?"
+    done = percents_as_fractions(_plan({"rate": 7, "years": 5}), question, described)
+    assert [args for _, args in _calls(done)] == [{"rate": 0.07, "years": 5}]
+    assert percents_as_fractions(_plan({"rate": 0.07, "years": 5}), question, described) is None
+    assert percents_as_fractions(_plan({"rate": 7, "years": 5}), question, {"t": {"rate": "In percent."}}) is None

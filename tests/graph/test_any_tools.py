@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from pydantic import Field
 
 from planwerk.agent import Agent
 from planwerk.models.replay import ReplayChatModel
@@ -351,6 +352,35 @@ async def test_a_plan_taking_one_value_of_a_list_in_the_question_gets_a_call_for
         reply = await planwerk.ask("What are the prime factors of the numbers 45, 100, and 150?")
     assert [e["event"] for e in reply.events].count("replan") == 0 and model.calls == 2
     assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"number": n} for n in (45, 100, 150)]
+
+
+async def test_numbers_are_written_as_the_question_gives_them_to_the_arguments() -> None:
+    # A function-calling benchmark's entries, 0.5B model: "shares 40" (an example's sample number) where the question
+    # says "50 shares", and "7%" planned as 7 for an argument described "as a decimal. E.g. 5% = 0.05".
+    from planwerk.tools.base import FunctionToolSource
+
+    async def investment_cost(company: str, shares: int) -> float:
+        """The cost of investing in a number of shares of a company."""
+        return 10.0 * shares
+
+    async def future_value(
+        amount: int, annual_return: Annotated[float, Field(description="The return as a decimal. E.g. 5% = 0.05")]
+    ) -> float:
+        """The future value of an investment."""
+        return amount * (1 + annual_return)
+
+    tools = FunctionToolSource([investment_cost, future_value])
+    planned = plan(
+        {"id": "c", "name": "investment_cost", "arguments": {"company": "Apple", "shares": 40}},
+        {"id": "f", "name": "future_value", "arguments": {"amount": 5000, "annual_return": 7}},
+    )
+    model = ReplayChatModel.of([planned, "500 and 5350.", "500 and 5350.", "500 and 5350."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask("What do 50 shares of Apple cost, and what are $5000 worth after a return of 7%?")
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [
+        {"company": "Apple", "shares": 50},
+        {"amount": 5000, "annual_return": 0.07},
+    ]
 
 
 async def test_a_plan_leaving_out_numbers_the_question_states_apart_is_asked_once_and_shown_a_call_each() -> None:

@@ -23,7 +23,9 @@ from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.literals import (
     invented_numbers,
     listed_values,
+    named_values,
     one_call_per_value,
+    percents_as_fractions,
     precise_literals,
     unused_question_numbers,
 )
@@ -207,6 +209,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = renamed
     if (listed := _listed_values(candidate, state, context, deps)) is not None:  # one call per listed value
         candidate = listed
+    if (stated := _stated_values(candidate, state, context, deps)) is not None:  # "50 shares", "7%" as asked
+        candidate = stated
     reordered = False
     if (valid_steps := reorder_steps(candidate, available)) is not None:
         candidate, reordered = valid_steps, True
@@ -422,6 +426,32 @@ def _listed_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         return None
     completed = listed_values(plan, question_of(state), changing_tools(deps, profile))
     return Plan.model_validate(completed) if completed is not None else None
+
+
+def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
+    """``plan`` with the question's numbers written as its arguments take them, where the profile asks for every
+    question number: a percentage as the fraction an argument's description shows by example
+    (:func:`planwerk.core.literals.percents_as_fractions`), and an unstated number replaced by the one the question
+    writes next to the argument's name (:func:`planwerk.core.literals.named_values`); ``None`` when nothing
+    changes. The changed plan is checked like any plan."""
+    profile = profile_of(context)
+    if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
+        return None
+    question = question_of(state)
+    descriptions = {
+        name: {
+            argument: str(schema.get("description", ""))
+            for argument, schema in spec.input_schema.get("properties", {}).items()
+            if isinstance(schema, Mapping)
+        }
+        for name, spec in deps.tools.specs.items()
+    }
+    changed = None
+    if (fractions := percents_as_fractions(plan, question, descriptions)) is not None:
+        plan = changed = Plan.model_validate(fractions)
+    if (named := named_values(plan, question, changing_tools(deps, profile))) is not None:
+        changed = Plan.model_validate(named)
+    return changed
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:
