@@ -17,6 +17,7 @@ is asked back (``planwerk.graph.nodes.check``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -79,3 +80,56 @@ def date_values(
                 continue
             found.append(DateValue(call.id, argument, value, takes_places(parameter, gazetteer)))
     return found
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ISO_DAY_SHOWN = re.compile(r"\d{4}-\d{2}-\d{2}|YYYY-MM-DD")
+
+
+def takes_a_day(parameter: Mapping[str, Any]) -> bool:
+    """Whether a parameter takes a day written YYYY-MM-DD: its schema's ``format`` is ``date``, or its default, an
+    example or its description shows that form (``'YYYY-MM-DD'``, ``2019-03-01``)."""
+    if parameter.get("format") == "date":
+        return True
+    shown = [parameter.get("default"), *(parameter.get("examples") or []), parameter.get("description")]
+    return any(isinstance(value, str) and _ISO_DAY_SHOWN.search(value) for value in shown)
+
+
+def stated_day(
+    plan: Plan,
+    question: str,
+    schemas: Mapping[str, Mapping[str, Any]],
+    *,
+    today: date,
+    fixed: frozenset[str] = frozenset(),
+) -> dict[str, Any] | None:
+    """``plan`` (stored) with the one day ``question`` names written into the one parameter that takes a day
+    (:func:`takes_a_day`) and that no call of the plan sets, where no argument holds that day yet; ``None``
+    otherwise (no day, several days, several such parameters, or the day already given). Calls of the tools in
+    ``fixed`` (tools that change something) are left as planned.
+
+    Measured with the packaged 0.5B model on a function-calling benchmark's entry: "the forecast for Pacifica on
+    April 11th, 2023" planned with the city only, for a tool whose optional ``date`` parameter is described "in the
+    format of 'YYYY-MM-DD'": the tool would have answered for another day."""
+    days = {mention.day for mention in find_dates(question, today)}
+    if len(days) != 1:
+        return None
+    (day,) = days
+    held = {text for _, call in plan.calls() for text in _ISO_DAY.findall(json.dumps(call.arguments))}
+    if day.isoformat() in held:
+        return None
+    open_slots = [
+        (call.id, name)
+        for _, call in plan.calls()
+        if call.name not in fixed
+        for name, parameter in ((schemas.get(call.name) or {}).get("properties") or {}).items()
+        if isinstance(parameter, Mapping) and name not in call.arguments and takes_a_day(parameter)
+    ]
+    if len(open_slots) != 1:
+        return None
+    (call_id, name), data = open_slots[0], plan.stored()
+    for step in data["steps"]:
+        for call in step["tools"]:
+            if call["id"] == call_id:
+                call["arguments"][name] = day.isoformat()
+    return data

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from planwerk.core.date_values import DateValue, date_values, is_date_expression
+from planwerk.core.date_values import DateValue, date_values, is_date_expression, stated_day, takes_a_day
 from planwerk.core.plan import Plan
 from planwerk.text.gazetteer import default_gazetteer
 from planwerk.text.places import Gazetteer
@@ -74,3 +74,58 @@ def test_a_date_expression_is_words_the_date_reader_reads() -> None:
     assert is_date_expression("day after tomorrow", TODAY)
     assert not is_date_expression("Barcelona", TODAY)
     assert not is_date_expression("tomorrow 2026", TODAY)  # digits: a value, whatever else it says
+
+
+@pytest.mark.parametrize(
+    ("parameter", "takes"),
+    [
+        ({"type": "string", "format": "date"}, True),
+        ({"type": "string", "description": "The date, in the format of 'YYYY-MM-DD'."}, True),
+        ({"type": "string", "default": "2019-03-01"}, True),
+        ({"type": "string", "examples": ["2026-12-01"]}, True),
+        ({"type": "string", "description": "The name of the city."}, False),
+        ({"type": "string", "format": "date-time"}, False),  # a moment, not a day: left to the planner
+    ],
+)
+def test_a_parameter_takes_a_day_when_its_schema_shows_the_form(parameter: dict[str, Any], takes: bool) -> None:
+    assert takes_a_day(parameter) is takes
+
+
+FORECAST = {
+    "forecast": {
+        "properties": {
+            "city": {"type": "string"},
+            "date": {"type": "string", "description": "in the format of 'YYYY-MM-DD'", "default": "2019-03-01"},
+        }
+    }
+}
+
+
+def _forecast(*arguments: dict[str, Any]) -> Plan:
+    calls = [{"id": f"f{i}", "name": "forecast", "arguments": a} for i, a in enumerate(arguments)]
+    return Plan.model_validate({"steps": [{"tools": calls}]})
+
+
+def test_the_one_day_the_question_names_goes_into_the_day_parameter_left_out() -> None:
+    # A function-calling benchmark's entry, 0.5B model: the city planned, the day left out.
+    question = "Can you tell me the forecast for Pacifica on April 11th, 2023?"
+    done = stated_day(_forecast({"city": "Pacifica"}), question, FORECAST, today=TODAY)
+    assert done is not None and done["steps"][0]["tools"][0]["arguments"] == {"city": "Pacifica", "date": "2023-04-11"}
+    german = stated_day(_forecast({"city": "Madrid"}), "Wetter in Madrid am 11. April 2023?", FORECAST, today=TODAY)
+    assert german is not None and german["steps"][0]["tools"][0]["arguments"]["date"] == "2023-04-11"
+
+
+@pytest.mark.parametrize(
+    ("plan", "question", "fixed"),
+    [
+        (_forecast({"city": "Pacifica", "date": "2023-04-11"}), "Forecast for Pacifica on April 11th, 2023?", ()),
+        (_forecast({"city": "Pacifica"}), "Forecast for Pacifica?", ()),  # no day named
+        (_forecast({"city": "A"}), "Forecast for A on April 11th, 2023 and April 12th, 2023?", ()),  # two days
+        (_forecast({"city": "A"}, {"city": "B"}), "Forecast for A and B on April 11th, 2023?", ()),  # two slots
+        (_forecast({"city": "Pacifica"}), "Forecast for Pacifica on April 11th, 2023?", ("forecast",)),  # acts
+    ],
+)
+def test_no_day_is_written_in_where_it_is_given_ambiguous_or_for_a_tool_that_acts(
+    plan: Plan, question: str, fixed: tuple[str, ...]
+) -> None:
+    assert stated_day(plan, question, FORECAST, today=TODAY, fixed=frozenset(fixed)) is None

@@ -383,6 +383,26 @@ async def test_numbers_are_written_as_the_question_gives_them_to_the_arguments()
     ]
 
 
+async def test_the_day_the_question_names_is_given_to_the_day_parameter_the_plan_left_out() -> None:
+    # A function-calling benchmark's entry, 0.5B model: "the forecast for Pacifica on April 11th, 2023" planned with
+    # the city only; the tool would have answered for its default day.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def forecast(
+        city: str, date: Annotated[str, Field(description="The day, in the format of 'YYYY-MM-DD'.")] = "2019-03-01"
+    ) -> str:
+        """The weather forecast for a city on a day."""
+        return f"sunny in {city} on {date}"
+
+    planned = plan({"id": "f", "name": "forecast", "arguments": {"city": "Pacifica"}})
+    model = ReplayChatModel.of([planned, "Sunny.", "Sunny.", "Sunny."])
+    async with agent(model, FunctionToolSource([forecast])) as planwerk:
+        reply = await planwerk.ask("Can you tell me the forecast for Pacifica on April 11th, 2023?")
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [
+        {"city": "Pacifica", "date": "2023-04-11"}
+    ]
+
+
 async def test_a_plan_leaving_out_numbers_the_question_states_apart_is_asked_once_and_shown_a_call_each() -> None:
     # The same benchmark: "cases filed in 2019, also those filed in 2018" planned for 2019 only. Not a list, so the
     # planner is asked (once: the numbers may be no tool's values), with the plan of one call per value shown.

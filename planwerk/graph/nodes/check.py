@@ -16,7 +16,7 @@ from langgraph.types import Command
 from planwerk.checks import ProblemKind
 from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question
-from planwerk.core.date_values import DateValue, date_values
+from planwerk.core.date_values import DateValue, date_values, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
 from planwerk.core.empty_plan import call_skeleton, fitting_tools
 from planwerk.core.expressions import parse_expression_plan
@@ -209,7 +209,7 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = renamed
     if (listed := _listed_values(candidate, state, context, deps)) is not None:  # one call per listed value
         candidate = listed
-    if (stated := _stated_values(candidate, state, context, deps)) is not None:  # "50 shares", "7%" as asked
+    if (stated := await asyncio.to_thread(_stated_values, candidate, state, context, deps)) is not None:
         candidate = stated
     reordered = False
     if (valid_steps := reorder_steps(candidate, available)) is not None:
@@ -431,9 +431,11 @@ def _listed_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
 def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
     """``plan`` with the question's numbers written as its arguments take them, where the profile asks for every
     question number: a percentage as the fraction an argument's description shows by example
-    (:func:`planwerk.core.literals.percents_as_fractions`), and an unstated number replaced by the one the question
-    writes next to the argument's name (:func:`planwerk.core.literals.named_values`); ``None`` when nothing
-    changes. The changed plan is checked like any plan."""
+    (:func:`planwerk.core.literals.percents_as_fractions`), an unstated number replaced by the one the question
+    writes next to the argument's name (:func:`planwerk.core.literals.named_values`), and the one day the question
+    names given to the one parameter that takes a day and was left out (:func:`planwerk.core.date_values.stated_day`);
+    ``None`` when nothing changes. The changed plan is checked like any plan. Blocking (the date reader): runs in a
+    worker thread."""
     profile = profile_of(context)
     if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
         return None
@@ -449,8 +451,12 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     changed = None
     if (fractions := percents_as_fractions(plan, question, descriptions)) is not None:
         plan = changed = Plan.model_validate(fractions)
-    if (named := named_values(plan, question, changing_tools(deps, profile))) is not None:
-        changed = Plan.model_validate(named)
+    fixed = changing_tools(deps, profile)
+    if (named := named_values(plan, question, fixed)) is not None:
+        plan = changed = Plan.model_validate(named)
+    schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
+    if (dated := stated_day(plan, question, schemas, today=today_of(context), fixed=frozenset(fixed))) is not None:
+        changed = Plan.model_validate(dated)
     return changed
 
 
