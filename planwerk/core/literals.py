@@ -238,13 +238,16 @@ def takes_percent_as_fraction(description: str) -> bool:
     )
 
 
-def percents_as_fractions(plan: Plan, question: str, descriptions: Mapping[str, Mapping[str, str]]) -> PlanData | None:
+def percents_as_fractions(
+    plan: Plan, question: str, descriptions: Mapping[str, Mapping[str, str]], fixed: Collection[str] = ()
+) -> PlanData | None:
     """``plan`` with each top-level number argument that holds a percentage of ``question`` as written ("7%" as 7)
     written as the fraction (0.07) where the argument's description shows that convention by example
     (:func:`takes_percent_as_fraction`; ``descriptions``: tool → argument → description); ``None`` when none does.
 
     Measured with the packaged 0.5B model on a function-calling benchmark's parallel entry: "an annual return of
-    7%" planned as ``expected_annual_return 7`` for an argument described "as a decimal. E.g. 5% = 0.05"."""
+    7%" planned as ``expected_annual_return 7`` for an argument described "as a decimal. E.g. 5% = 0.05". Calls of
+    the tools in ``fixed`` (tools that change something) are left as planned."""
     percents = {v for claim in find_numbers(question) if claim.unit == "%" for v, _ in claim.readings}
     if not percents:
         return None
@@ -252,6 +255,8 @@ def percents_as_fractions(plan: Plan, question: str, descriptions: Mapping[str, 
     changed = False
     for step in data["steps"]:
         for call in step["tools"]:
+            if call["name"] in fixed:
+                continue
             described = descriptions.get(call["name"], {})
             for argument, value in call["arguments"].items():
                 number = isinstance(value, int | float) and not isinstance(value, bool)

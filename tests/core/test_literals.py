@@ -164,4 +164,5 @@ def test_a_percentage_is_written_as_the_fraction_where_the_description_shows_it(
     done = percents_as_fractions(_plan({"rate": 7, "years": 5}), question, described)
     assert [args for _, args in _calls(done)] == [{"rate": 0.07, "years": 5}]
     assert percents_as_fractions(_plan({"rate": 0.07, "years": 5}), question, described) is None
+    assert percents_as_fractions(_plan({"rate": 7, "years": 5}), question, described, fixed={"t"}) is None
     assert percents_as_fractions(_plan({"rate": 7, "years": 5}), question, {"t": {"rate": "In percent."}}) is None

@@ -448,10 +448,9 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         }
         for name, spec in deps.tools.specs.items()
     }
-    changed = None
-    if (fractions := percents_as_fractions(plan, question, descriptions)) is not None:
+    changed, fixed = None, changing_tools(deps, profile)
+    if (fractions := percents_as_fractions(plan, question, descriptions, fixed)) is not None:
         plan = changed = Plan.model_validate(fractions)
-    fixed = changing_tools(deps, profile)
     if (named := named_values(plan, question, fixed)) is not None:
         plan = changed = Plan.model_validate(named)
     schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
