@@ -237,13 +237,13 @@ def repeats_a_call(text: str) -> bool:
 
     Measured with the packaged 0.5B model on function-calling entries: once it has written the calls a question
     needs it writes them again under new ids until the token limit, 25-40 s of decoding for nothing. Only a closed
-    call or step counts (a call whose arguments are still being written may yet differ), so this reads the text
-    only when it ends with ``}`` at a call's or a step's depth; asked after every decoded piece."""
-    if not text.rstrip().endswith("}"):
+    call or step counts (a call whose arguments are still being written may yet differ), so this reads the text up
+    to its last ``}`` and only when that closes a call or a step; asked after every decoded piece (a piece may
+    close a call and go on: ``}},`` is one token of the 0.5B model's vocabulary)."""
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end < start:
         return False
-    start = text.find("{")
-    if start < 0:
-        return False
+    text = text[: end + 1]
     open_brackets: list[str] = []
     for _, char in _structure(text[start:]):
         if char in "{[":

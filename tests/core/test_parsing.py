@@ -123,9 +123,10 @@ def test_a_cut_off_plan_whose_calls_all_differ_stays_an_error() -> None:
         parse_plan('{"steps": [{"description": "d", "tools": [' + ", ".join(calls)[:-10])
 
 
-def _first_stop(text: str) -> str | None:
-    """The text decoded up to where :func:`repeats_a_call` first holds, one character a step, or ``None``."""
-    return next((text[:end] for end in range(1, len(text) + 1) if repeats_a_call(text[:end])), None)
+def _first_stop(text: str, piece: int = 1) -> str | None:
+    """The text decoded up to where :func:`repeats_a_call` first holds, ``piece`` characters a step, or ``None``."""
+    ends = [*range(piece, len(text), piece), len(text)]
+    return next((text[:end] for end in ends if repeats_a_call(text[:end])), None)
 
 
 def test_decoding_stops_where_a_call_written_again_is_closed_and_the_plan_before_it_is_kept() -> None:
@@ -136,6 +137,15 @@ def test_decoding_stops_where_a_call_written_again_is_closed_and_the_plan_before
     assert decoded is not None and decoded.endswith(calls[3])  # the fourth call, A again, has just closed
     plan = parse_plan(decoded)
     assert [(c.name, c.arguments["stock"]) for _, c in plan.calls()] == [("future_value", s) for s, _ in values]
+    # Pieces of several characters, as tokens are: a piece that closes the call and goes on ("}}, {") still stops.
+    compact = text.replace(", ", ",").replace(": ", ":")
+    closed = compact.index(calls[3].replace(", ", ",").replace(": ", ":")) + len(
+        calls[3].replace(", ", ",").replace(": ", ":")
+    )
+    for piece in (3, 4, 5):
+        decoded = _first_stop(compact, piece)
+        assert decoded is not None and closed <= len(decoded) < closed + piece, piece  # the piece that closed it
+        assert [c.arguments["stock"] for _, c in parse_plan(decoded).calls()] == ["A", "B", "C"]
 
 
 def test_decoding_stops_after_a_step_written_again() -> None:
