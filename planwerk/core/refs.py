@@ -183,6 +183,8 @@ def walk(ref: Ref, root_value: Any) -> Any:
             if not -len(current) <= index < len(current):
                 raise RefError(ref.text, f"index {index} out of range: {walked} is {_describe(current)}")
             current = current[index]
+        elif position == 0 and segment == "result":
+            continue  # a text or number result is the root too (the 1.5B model: extract of "<read>.result")
         else:
             raise RefError(ref.text, f"cannot take {segment!r} of {walked}, which is {_describe(current)}")
         current = as_data(current)

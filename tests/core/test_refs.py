@@ -11,6 +11,7 @@ RESULTS = {
     "spots": {"items": [{"name": "Parc de la Ciutadella", "tags": {"leisure": "park"}}, {"name": "Montjuïc"}]},
     "text_json": '{"result": 12}',
     "plain_list": [3, 5, 8],
+    "text": "Street: 12 Harbour Road",
 }
 USER = {"raw": "Wie ist das Wetter?", "answer": "Barcelona"}
 
@@ -26,6 +27,7 @@ USER = {"raw": "Wie ist das Wetter?", "answer": "Barcelona"}
         ({"$ref": "text_json.result"}, 12),
         ({"$ref": "plain_list.-1"}, 8),
         ({"$ref": "geo.result.lat"}, 41.38),
+        ({"$ref": "text.result"}, "Street: 12 Harbour Road"),  # a text result is its own root, as an object's is
         ({"$ref": "geo"}, RESULTS["geo"]),
         ({"$ref": "user.raw"}, "Wie ist das Wetter?"),
         ({"$ref": "user.answer"}, "Barcelona"),
@@ -46,8 +48,9 @@ def test_nested_values_resolve_inside_lists_and_objects() -> None:
         ("geo.latitude", "no key 'latitude' in geo, which is an object with keys 'lat', 'lon', 'source'"),
         ("spots.items.5", "index 5 out of range: spots.items is a list of 2 items"),
         ("spots.items.first", "expected an index, got 'first'"),
-        ("nowhere.lat", "no result for call id 'nowhere' (results available: geo, plain_list, spots, text_json)"),
+        ("nowhere.lat", "no result for call id 'nowhere' (results available: geo, plain_list, spots, text, text_json)"),
         ("geo.lat.x", "cannot take 'x' of geo.lat, which is a float value"),
+        ("text.result.street", "cannot take 'street' of text, which is a str value"),
         ("user.city", "no key 'city' in user"),
         ("geo.__class__", "no key '__class__' in geo"),
         ("", "empty reference"),
