@@ -190,10 +190,12 @@ CLARIFICATION_TURN = "\nRückfrage: {question}\nAntwort des Nutzers: {answer}"
 FIELDS_OF_TEXT = (
     "Das Ergebnis von {id} ist Text und hat keine Felder: lies die Werte zuerst mit einem Aufruf "
     '{{"id": "werte", "name": "extract", "arguments": {{"text": {{"$ref": "{id}"}}, "schema": {schema}}}}} '
-    'in einem eigenen Schritt heraus, und spätere Aufrufe nehmen {{"$ref": "werte.{field}"}}.'
+    "in einem eigenen Schritt heraus, und plane danach {calls} in einem späteren Schritt erneut, mit "
+    '{{"$ref": "werte.{field}"}} und den anderen Werten ebenso.'
 )
 """Failed-calls feedback: a plan referred to fields of a text result (takes ``{id}``, ``{schema}``, the fields it
-referred to as an extract schema, and ``{field}``, the first of them)."""
+referred to as an extract schema, ``{field}``, the first of them, and ``{calls}``, the calls that referred to them,
+which a corrected plan must still hold: the 1.5B model planned the extract and left the call that acts out)."""
 
 EXTRACT_DESCRIPTION = (
     "Liest typisierte Werte aus einem Text (z. B. einem Dateiinhalt per $ref) nach einem Schema aus Feldnamen und "

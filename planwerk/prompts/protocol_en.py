@@ -173,10 +173,12 @@ CLARIFICATION_TURN = "\nFollow-up question: {question}\nUser's answer: {answer}"
 FIELDS_OF_TEXT = (
     "The result of {id} is text, which has no fields: take the values out of it first with a call "
     '{{"id": "values", "name": "extract", "arguments": {{"text": {{"$ref": "{id}"}}, "schema": {schema}}}}} '
-    'in a step of its own, and let later calls take {{"$ref": "values.{field}"}}.'
+    'in a step of its own, then plan {calls} again in a later step, taking {{"$ref": "values.{field}"}} and the '
+    "other values the same way."
 )
 """Failed-calls feedback: a plan referred to fields of a text result (takes ``{id}``, ``{schema}``, the fields it
-referred to as an extract schema, and ``{field}``, the first of them)."""
+referred to as an extract schema, ``{field}``, the first of them, and ``{calls}``, the calls that referred to them,
+which a corrected plan must still hold: the 1.5B model planned the extract and left the call that acts out)."""
 
 EXTRACT_DESCRIPTION = (
     "Pulls typed values out of a text (e.g. a file's content by $ref) by a schema of field names and types, "

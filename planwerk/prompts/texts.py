@@ -96,8 +96,8 @@ class PromptTexts:
     clarification_turn: str
     """Takes ``{question}`` and ``{answer}``."""
     fields_of_text: str
-    """Takes ``{id}``, ``{schema}`` and ``{field}``: the plan read fields of a text result; values come out of text
-    by ``extract``."""
+    """Takes ``{id}``, ``{schema}``, ``{field}`` and ``{calls}``: the plan read fields of a text result; values come
+    out of text by ``extract``, and the calls that read them are planned again after it."""
     extract_description: str
     """The built-in ``extract`` tool's description in the catalog."""
     extract_instructions: str

@@ -450,6 +450,7 @@ async def test_a_plan_reading_fields_of_a_text_result_is_told_to_extract_them(ba
     feedback = str(model.prompts[1][-1].content)
     assert "The result of f is text, which has no fields" in feedback
     assert '"schema": {"street": "string", "city": "string"}' in feedback and '{"$ref": "values.street"}' in feedback
+    assert "then plan u (update_user_info) again in a later step" in feedback  # the 1.5B model left it out
     assert reply.interrupts and reply.interrupts[0]["kind"] == "ask_user"
 
 
@@ -489,3 +490,38 @@ async def test_an_answer_stating_a_value_after_every_call_failed_is_not_amended_
     assert reply.metadata["answer_source"] == "fallback" and wrong not in (reply.answer or "")
     rejected = [e for e in reply.events if e["event"] == "answer_rejected"]
     assert rejected and "Alle Aufrufe sind fehlgeschlagen" in rejected[0]["problems"][0]
+
+
+async def test_a_corrected_plan_that_extracts_the_fields_gets_the_call_that_read_them_back(bank: Any) -> None:
+    # The domain set (1.5B model): after the feedback above it planned the read and the extract, and left
+    # update_user_info out ("the values are … passed to the update_user_info tool again"); nothing was done.
+    read = {"id": "f", "name": "read_file", "arguments": {"file_path": "address-change.txt"}}
+    update = {
+        "id": "u",
+        "name": "update_user_info",
+        "arguments": {"street": "$ref:f.result.street", "city": "$ref:f.result.city"},
+    }
+    extract = {
+        "id": "values",
+        "name": "extract",
+        "arguments": {"text": {"$ref": "f.result"}, "schema": {"street": "string", "city": "string"}},
+    }
+    first = json.dumps({"steps": [{"tools": [read]}, {"tools": [update]}], "final": None})
+    corrected = json.dumps({"steps": [{"tools": [read]}, {"tools": [extract]}], "final": None})
+    model = ReplayChatModel.of([first, corrected, EXTRACTED, "Your address is now 12 Harbour Road, Portsmouth."])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask(QUESTION, thread_id="move")
+        [request] = reply.interrupts  # the call that acts on extracted values still waits for a person
+        assert request["kind"] == "approval" and request["tool"] == "update_user_info"
+        await planwerk.resume("approve", thread_id="move")
+        state = await planwerk.state("move")
+    [plan] = [e["plan"] for e in reply.events if e["event"] == "plan" and e["attempt"] == 2]
+    assert plan["steps"][-1]["tools"] == [
+        {
+            "id": "u",
+            "name": "update_user_info",
+            "arguments": {"street": {"$ref": "values.street"}, "city": {"$ref": "values.city"}},
+        }
+    ]
+    assert state["calls"][-1]["tool"] == "update_user_info" and state["calls"][-1]["status"] == "ok"
+    assert state["calls"][-1]["args"] == {"street": "12 Harbour Road", "city": "Portsmouth"}

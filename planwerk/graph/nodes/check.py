@@ -20,6 +20,7 @@ from planwerk.core.date_values import DateValue, date_values, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
 from planwerk.core.empty_plan import call_skeleton, fitting_tools
 from planwerk.core.expressions import parse_expression_plan
+from planwerk.core.extract import calls_after_extract
 from planwerk.core.literals import (
     invented_numbers,
     listed_values,
@@ -31,7 +32,7 @@ from planwerk.core.literals import (
 )
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan, PlanFormat
-from planwerk.core.refs import user_fields
+from planwerk.core.refs import as_data, user_fields
 from planwerk.core.scheduling import reorder_steps
 from planwerk.core.scope import (
     InflectedPlace,
@@ -207,6 +208,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = merged
     if (renamed := distinct_ids(candidate)) is not None:  # different calls under one id nothing refers to
         candidate = renamed
+    if (restored := _calls_after_extract(candidate, state)) is not None:  # a call that read a text, after its extract
+        candidate = restored
     if (listed := _listed_values(candidate, state, context, deps)) is not None:  # one call per listed value
         candidate = listed
     if (stated := await asyncio.to_thread(_stated_values, candidate, state, context, deps)) is not None:
@@ -426,6 +429,20 @@ def _listed_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         return None
     completed = listed_values(plan, question_of(state), changing_tools(deps, profile))
     return Plan.model_validate(completed) if completed is not None else None
+
+
+def _calls_after_extract(plan: Plan, state: AgentState) -> Plan | None:
+    """``plan``, a corrected plan, with the calls of the previous plan that failed reading fields of a text result
+    planned again after the plan's extract of that text (:func:`planwerk.core.extract.calls_after_extract`);
+    ``None`` when there is no such call or no previous plan."""
+    previous, calls = state.get("plan"), state.get("calls") or []
+    if not previous or not calls:
+        return None
+    last = {call["id"]: call for call in calls}  # a later attempt's record of an id wins
+    failed = {cid for cid, call in last.items() if call["status"] == "error"}
+    texts = {cid for cid, call in last.items() if call["status"] == "ok" and isinstance(as_data(call["result"]), str)}
+    restored = calls_after_extract(plan, Plan.from_stored(previous), failed, texts)
+    return Plan.model_validate(restored) if restored is not None else None
 
 
 def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:

@@ -89,22 +89,27 @@ def _failure_feedback(
         problems=reason, available=json.dumps(available, ensure_ascii=False) if available else texts.nothing
     )
     if profile.extract_step:
-        for text_id, names in _fields_of_text(plan, dict(results)).items():
+        for text_id, (names, callers) in _fields_of_text(plan, dict(results)).items():
             schema = json.dumps(dict.fromkeys(names, "string"), ensure_ascii=False)
-            problems += "\n" + texts.fields_of_text.format(id=text_id, schema=schema, field=names[0])
+            calls = ", ".join(callers)
+            problems += "\n" + texts.fields_of_text.format(id=text_id, schema=schema, field=names[0], calls=calls)
     return problems, json.dumps(state["plan"], ensure_ascii=False)
 
 
-def _fields_of_text(plan: Plan, results: dict[str, Any]) -> dict[str, list[str]]:
-    """The fields the plan read from text results, by result id (``{"$ref": "f.street"}`` of a file's text): a text
-    has no fields, and its values come out with the ``extract`` step (the domain set: the 1.5B model referred to
-    fields of a file's text twice, and the values were never taken)."""
-    found: dict[str, list[str]] = {}
+def _fields_of_text(plan: Plan, results: dict[str, Any]) -> dict[str, tuple[list[str], list[str]]]:
+    """The fields the plan read from text results, and the calls that read them (``id (tool)``), by result id
+    (``{"$ref": "f.street"}`` of a file's text): a text has no fields, and its values come out with the ``extract``
+    step (the domain set: the 1.5B model referred to fields of a file's text twice, and the values were never
+    taken)."""
+    found: dict[str, tuple[list[str], list[str]]] = {}
     for _, call in plan.calls():
         for ref in iter_refs(call.arguments):
             if not isinstance(ref, Ref) or not ref.path or not isinstance(as_data(results.get(ref.root)), str):
                 continue
             name = str(ref.path[-1] if ref.path[0] == "result" else ref.path[0])
-            if FIELD_NAME.match(name) and name not in found.setdefault(ref.root, []):
-                found[ref.root].append(name)
-    return {text_id: names for text_id, names in found.items() if names}
+            if not FIELD_NAME.match(name):
+                continue
+            names, callers = found.setdefault(ref.root, ([], []))
+            names += [name] if name not in names else []
+            callers += [f"{call.id} ({call.name})"] if f"{call.id} ({call.name})" not in callers else []
+    return {text_id: entry for text_id, entry in found.items() if entry[0]}
