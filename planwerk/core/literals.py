@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -251,17 +251,32 @@ def percents_as_fractions(
     percents = {v for claim in find_numbers(question) if claim.unit == "%" for v, _ in claim.readings}
     if not percents:
         return None
+
+    def fraction(tool: str, argument: str, value: float) -> float | None:
+        described = descriptions.get(tool, {}).get(argument, "")
+        return round(value / 100, 9) if value in percents and takes_percent_as_fraction(described) else None
+
+    return _rewrite_numbers(plan, fixed, fraction)
+
+
+def _rewrite_numbers(
+    plan: Plan, fixed: Collection[str], change: Callable[[str, str, float], float | None]
+) -> PlanData | None:
+    """``plan`` (stored) with each top-level number argument of a call (tools in ``fixed`` aside) set to what
+    ``change(tool, argument, value)`` gives where that is not ``None`` (a whole number stays an int where the
+    argument was one); ``None`` when nothing changes."""
     data = plan.stored()
     changed = False
     for step in data["steps"]:
         for call in step["tools"]:
             if call["name"] in fixed:
                 continue
-            described = descriptions.get(call["name"], {})
             for argument, value in call["arguments"].items():
-                number = isinstance(value, int | float) and not isinstance(value, bool)
-                if number and value in percents and takes_percent_as_fraction(described.get(argument, "")):
-                    call["arguments"][argument] = round(value / 100, 9)
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    continue
+                if (new := change(call["name"], argument, value)) is not None:
+                    whole = isinstance(value, int) and float(new).is_integer()
+                    call["arguments"][argument] = int(new) if whole else new
                     changed = True
     return data if changed else None
 
@@ -306,18 +321,10 @@ def named_values(plan: Plan, question: str, fixed: Collection[str] = ()) -> Plan
     shares of Apple's stock … the total dividend payout" planned ``shares 50`` for the payout and ``shares 40``, a
     sample number of the examples built from the tools, for the cost."""
     stated = {v for claim in find_numbers(question) for v, _ in claim.readings}
-    data = plan.stored()
-    changed = False
-    for step in data["steps"]:
-        for call in step["tools"]:
-            if call["name"] in fixed:
-                continue
-            for argument, value in call["arguments"].items():
-                number = isinstance(value, int | float) and not isinstance(value, bool)
-                if not number or float(value) in stated or len(named := named_numbers(question, argument)) != 1:
-                    continue
-                call["arguments"][argument] = (
-                    int(named[0]) if isinstance(value, int) and named[0].is_integer() else named[0]
-                )
-                changed = True
-    return data if changed else None
+
+    def named(tool: str, argument: str, value: float) -> float | None:
+        if float(value) in stated or len(found := named_numbers(question, argument)) != 1:
+            return None
+        return found[0]
+
+    return _rewrite_numbers(plan, fixed, named)
