@@ -17,7 +17,7 @@ from jsonschema.exceptions import SchemaError
 
 from planwerk.core.extract import EXTRACT_TOOL
 from planwerk.core.plan import Plan
-from planwerk.core.refs import USER_ROOT, Ref, RefError, iter_refs, ref_text
+from planwerk.core.refs import USER_ROOT, Ref, RefError, iter_refs, literal_strings, ref_text
 from planwerk.core.repair import repair_arguments
 from planwerk.core.tools import ToolSpec
 from planwerk.text.places import fold
@@ -123,7 +123,7 @@ def _unknown_id(ref: Ref, call_by_id: Mapping[str, Any]) -> str:
         cid
         for cid, call in sorted(call_by_id.items())
         if ref.root == call.name
-        or any(ref.root == text or ref.text.startswith(f"{text}.") for text in _strings(call.arguments))
+        or any(ref.root == text or ref.text.startswith(f"{text}.") for text in literal_strings(call.arguments))
     ]
     if len(meant) == 1:
         call = call_by_id[meant[0]]
@@ -132,17 +132,6 @@ def _unknown_id(ref: Ref, call_by_id: Mapping[str, Any]) -> str:
             f'id of the call whose result holds the value, {{"$ref": "{meant[0]}.<field of its result>"}}'
         )
     return problem
-
-
-def _strings(value: Any) -> list[str]:
-    """The string literals in a call's arguments (references aside)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping):
-        return [] if "$ref" in value else [text for item in value.values() for text in _strings(item)]
-    if isinstance(value, list):
-        return [text for item in value for text in _strings(item)]
-    return []
 
 
 def _check_ref(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 import json_repair
@@ -243,9 +244,15 @@ def repeats_a_call(text: str) -> bool:
     start, end = text.find("{"), text.rfind("}")
     if start < 0 or end < start:
         return False
-    text = text[: end + 1]
+    return _closes_a_repeat(text[start : end + 1])
+
+
+@lru_cache(maxsize=8)
+def _closes_a_repeat(text: str) -> bool:
+    """:func:`repeats_a_call` for text that starts with ``{`` and ends with ``}``; cached, since every piece decoded
+    after a ``}`` asks again about the same text up to it."""
     open_brackets: list[str] = []
-    for _, char in _structure(text[start:]):
+    for _, char in _structure(text):
         if char in "{[":
             open_brackets.append(char)
         elif char in "}]" and open_brackets:
@@ -255,7 +262,7 @@ def repeats_a_call(text: str) -> bool:
         return False
     closing = "".join("}" if bracket == "{" else "]" for bracket in reversed(open_brackets))
     try:
-        data = json.loads(text[start:] + closing)
+        data = json.loads(text + closing)
     except (ValueError, RecursionError):
         return False
     return _before_repeat(data) is not None

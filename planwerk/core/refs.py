@@ -92,6 +92,20 @@ def ref_text(value: Any) -> str | None:
     return None
 
 
+def literal_strings(value: Any) -> Iterator[str]:
+    """The literal strings of an argument value (references are not literals)."""
+    if isinstance(value, str):
+        if ref_text(value) is None:
+            yield value
+    elif isinstance(value, Mapping):
+        if ref_text(value) is None:
+            for item in value.values():
+                yield from literal_strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from literal_strings(item)
+
+
 def parse_ref(text: str) -> Ref:
     """Parse ``"geo.lat"`` / ``"spots.items[0].name"`` into a :class:`Ref`; raises :class:`RefError`."""
     if not text:

@@ -34,13 +34,13 @@ shape the follow-up examples of the library have.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
 from planwerk.core.plan import Plan
-from planwerk.core.refs import Ref, dependencies, iter_refs, ref_text, rename_refs
+from planwerk.core.refs import Ref, dependencies, iter_refs, literal_strings, ref_text, rename_refs
 from planwerk.core.tools import ToolSpec
 from planwerk.text.conversation import referent_question
 from planwerk.text.places import (
@@ -100,20 +100,6 @@ class _Mention:
     ids: frozenset[int]
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """The literal strings of an argument value (references are not literals)."""
-    if isinstance(value, str):
-        if ref_text(value) is None:
-            yield value
-    elif isinstance(value, Mapping):
-        if ref_text(value) is None:
-            for item in value.values():
-                yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
 _CODE_WORD = re.compile(r"[^\s,;/()]*\d[^\s,;/()]*")
 """A run of characters between spaces and place separators (``PLACE_PART_SEPARATORS``) that holds a digit: an
 id, a hash, a postcode."""
@@ -143,7 +129,7 @@ def plan_places(plan: Plan, gazetteer: Gazetteer) -> list[tuple[str, _Mention]]:
     """(call id, place) for every place the plan's literal arguments name, in plan order."""
     found: list[tuple[str, _Mention]] = []
     for _, call in plan.calls():
-        for text in _strings(call.arguments):
+        for text in literal_strings(call.arguments):
             found.extend((call.id, mention) for mention in argument_places(text, gazetteer))
     return found
 
