@@ -646,7 +646,11 @@ def fc(
         str, typer.Option("--model", "-m", help="Model spec (default | qwen2.5-coder-1.5b | hf:... | gguf:...).")
     ] = "default",
     split: Annotated[
-        str, typer.Option("--split", help="report | tune | all (within each category: even positions tune).")
+        str,
+        typer.Option(
+            "--split",
+            help="report | tune | all (within each category: even positions tune) | holdout (entries drawn apart).",
+        ),
     ] = "report",
     category: Annotated[
         str | None, typer.Option("--category", "-c", help="Only these categories, separated by commas.")
@@ -664,9 +668,13 @@ def fc(
     from benchmarks import fc as bench
 
     chosen_systems = [s.strip() for s in systems.split(",") if s.strip()]
-    if split not in ("report", "tune", "all") or not chosen_systems or set(chosen_systems) - set(bench.SYSTEMS):
+    if (
+        split not in ("report", "tune", "all", "holdout")
+        or not chosen_systems
+        or set(chosen_systems) - set(bench.SYSTEMS)
+    ):
         err.print(
-            f"[red]python -m benchmarks: error:[/red] --split must be report, tune or all (got {split!r}) and "
+            f"[red]python -m benchmarks: error:[/red] --split must be report, tune, all or holdout (got {split!r}) and "
             f"--systems some of {', '.join(bench.SYSTEMS)} (got {systems!r})"
         )
         raise typer.Exit(2)

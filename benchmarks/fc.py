@@ -34,7 +34,7 @@ from benchmarks.bfcl_checker import Language, ast_checker
 
 System = Literal["plain", "planwerk"]
 SYSTEMS: tuple[System, ...] = ("plain", "planwerk")
-Split = Literal["tune", "report", "all"]
+Split = Literal["tune", "report", "all", "holdout"]
 
 PLAIN_SYSTEM_PROMPT = """You are an expert in composing functions. You are given a question and a set of possible \
 functions. Based on the question, you will need to make one or more function/tool calls to achieve the purpose.
@@ -85,7 +85,7 @@ class Entry:
     question: str
     functions: list[dict[str, Any]]
     possible_answer: list[dict[str, Any]] | None
-    split: Literal["tune", "report"]
+    split: Literal["tune", "report", "holdout"]
 
 
 @dataclass(frozen=True)
@@ -151,9 +151,11 @@ def load_entries(
     limit_per_category: int | None = None,
     path: Path | None = None,
 ) -> list[Entry]:
-    """The sample's entries of ``split`` (within each category, even positions tune, odd ones report), optionally
-    only ``categories``, ``ids`` or the first ``limit_per_category`` of each category."""
-    source = path or Path(__file__).parent / "data" / "bfcl" / "sample.jsonl"
+    """The sample's entries of ``split`` (within each category, even positions tune, odd ones report; ``holdout``:
+    the entries of ``holdout.jsonl``, drawn apart by :mod:`benchmarks.bfcl_sample`), optionally only
+    ``categories``, ``ids`` or the first ``limit_per_category`` of each category."""
+    data = Path(__file__).parent / "data" / "bfcl"
+    source = path or data / ("holdout.jsonl" if split == "holdout" else "sample.jsonl")
     rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
     position: dict[str, int] = {}
     entries = []
@@ -168,7 +170,7 @@ def load_entries(
                 question,
                 row["functions"],
                 row["possible_answer"],
-                "tune" if index % 2 == 0 else "report",
+                "holdout" if split == "holdout" else "tune" if index % 2 == 0 else "report",
             )
         )
     known = sorted({e.category for e in entries})

@@ -25,6 +25,15 @@ def test_the_sample_has_eight_categories_split_into_tune_and_report_halves() -> 
     assert len(load_entries("report", categories=["parallel"], limit_per_category=1)) == 1
 
 
+def test_the_holdout_entries_are_apart_from_the_sample() -> None:
+    holdout, sample = load_entries("holdout"), load_entries("all")
+    assert len(holdout) == 32 and {e.split for e in holdout} == {"holdout"}
+    assert not {e.id for e in holdout} & {e.id for e in sample}
+    assert {e.category for e in holdout} == {e.category for e in sample}
+    answered = [e for e in holdout if not e.category.endswith("irrelevance")]
+    assert all(e.possible_answer for e in answered) and all(e.question for e in holdout)
+
+
 def test_replies_are_parsed_and_scored_as_the_leaderboard_does() -> None:
     triangle = entry("simple_python_0")
     calls = parse_calls("```python\n[calculate_triangle_area(base=10, height=5)]\n```")
