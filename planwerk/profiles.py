@@ -77,6 +77,11 @@ class Profile:
     (:func:`planwerk.core.literals.unused_question_numbers`). On for the generic profiles and profile files: a
     question about foreign tools often lists several values for one tool. Off for travel and math, whose questions
     state numbers no call takes (a budget, a word problem's data)."""
+    every_named_tool: bool = False
+    """Whether a plan with calls is asked once per planning round about a loaded tool it leaves out whose name the
+    question spells out (:func:`planwerk.core.empty_plan.unplanned_named_tools`). On for the generic profiles and
+    profile files, where a question often asks for two tools' results; off for travel and math, whose examples show
+    the chains their questions need."""
     extract_step: bool = False
     """Whether the planner may call the built-in ``extract`` step (:mod:`planwerk.core.extract`): typed values out
     of a result's text, read by a separate model call, so a later call can take them without the planner reading
@@ -154,6 +159,7 @@ PROFILES: dict[str, Profile] = {
         refusals=generic.REFUSALS,
         extract_step=True,
         every_question_number=True,
+        every_named_tool=True,
     ),
     "generic-en": Profile(
         name="generic-en",
@@ -165,6 +171,7 @@ PROFILES: dict[str, Profile] = {
         refusals=generic.REFUSALS,
         extract_step=True,
         every_question_number=True,
+        every_named_tool=True,
     ),
 }
 
@@ -237,6 +244,8 @@ class ProfileFile(BaseModel):
     every_question_number: bool = True
     """Ask a plan once whether numbers of the question that no call takes, while calls take others, are further
     values (one call each)."""
+    every_named_tool: bool = True
+    """Ask a plan once about a tool it leaves out whose name the question spells out."""
     model: Text = "default"
     """The chat model spec for runs that name none: ``default``, ``qwen2.5-coder-1.5b``, ``hf:...``, ``gguf:...``,
     ``endpoint:...``."""
@@ -324,6 +333,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         sourced_numbers=parsed.sourced_numbers,
         plan_format=parsed.plan_format,
         every_question_number=parsed.every_question_number,
+        every_named_tool=parsed.every_named_tool,
         model=parsed.model,
         enforce_roots=parsed.enforce_roots,
         extract_step=parsed.extract_step,

@@ -124,6 +124,14 @@ UNUSED_NUMBERS = (
 UNUSED_NUMBERS_PLAN = " Mit einem Aufruf je Wert wäre der Plan:\n{plan}"
 """Shown after ``UNUSED_NUMBERS``: the plan with a copy of a call per number (takes ``{plan}``)."""
 
+UNPLANNED_TOOLS = (
+    "die Frage verlangt auch, was {tools} tut, aber kein Aufruf nutzt es. Wenn sie das verlangt, ergänze den Aufruf "
+    "(neben den anderen, wenn er keines ihrer Ergebnisse braucht, Werte aus der Frage); sonst schreibe denselben Plan "
+    "noch einmal. Mit ihm wäre der Plan:\n{plan}"
+)
+"""Plan check, asked once per planning round: a tool the question names that the plan leaves out (takes ``{tools}``
+and ``{plan}``, the plan with its call added, values left to fill in)."""
+
 MISSING_PLACE = (
     "Die Frage nennt {place}, aber kein Aufruf des Plans verwendet diesen Ort; plane für jeden Ort der Frage."
 )

@@ -111,6 +111,14 @@ UNUSED_NUMBERS = (
 UNUSED_NUMBERS_PLAN = " With one call per value, the plan would be:\n{plan}"
 """Shown after ``UNUSED_NUMBERS``: the plan with a copy of a call per number (takes ``{plan}``)."""
 
+UNPLANNED_TOOLS = (
+    "the question also asks for what {tools} does, which no call uses. If it does, add its call (beside the others "
+    "when it needs none of their results, values from the question); if not, write the same plan again. With it, "
+    "the plan would be:\n{plan}"
+)
+"""Plan check, asked once per planning round: a tool the question names that the plan leaves out (takes ``{tools}``
+and ``{plan}``, the plan with its call added, values left to fill in)."""
+
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 

@@ -433,6 +433,60 @@ async def test_a_plan_leaving_out_numbers_the_question_states_apart_is_asked_onc
     assert [e["args"]["year"] for e in reply.events if e["event"] == "tool_call"] == [2019]
 
 
+async def test_a_plan_leaving_out_a_tool_the_question_names_is_asked_once_and_shown_its_call_beside() -> None:
+    # A function-calling benchmark's parallel-multiple entries (0.5B model): "Find the sum of all the multiples of 3
+    # and 5 between 1 and 1000. Also find the product of the first five prime numbers." planned the sum alone.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def sum_of_multiples(lower: int, upper: int, multiples: list[int]) -> int:
+        """Find the sum of all multiples of specified numbers within a specified range."""
+        return 234168
+
+    async def product_of_primes(count: int) -> int:
+        """Find the product of the first n prime numbers."""
+        return 2310
+
+    tools = FunctionToolSource([sum_of_multiples, product_of_primes])
+    question = "Find the sum of the multiples of 3 and 5 up to 1000. Also find the product of the first five primes."
+    one = plan({"id": "s", "name": "sum_of_multiples", "arguments": {"lower": 1, "upper": 1000, "multiples": [3, 5]}})
+    both = json.dumps(
+        {
+            "steps": [
+                {
+                    "description": "",
+                    "tools": [
+                        {
+                            "id": "s",
+                            "name": "sum_of_multiples",
+                            "arguments": {"lower": 1, "upper": 1000, "multiples": [3, 5]},
+                        },
+                        {"id": "p", "name": "product_of_primes", "arguments": {"count": 5}},
+                    ],
+                }
+            ],
+            "final": None,
+        }
+    )
+    model = ReplayChatModel.of([one, both, "234168 and 2310."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask(question)
+    [rejected] = [e for e in reply.events if e["event"] == "replan"]
+    assert "the question also asks for what product_of_primes does" in rejected["reason"]
+    shown = rejected["reason"].split("the plan would be:\n", 1)[1]
+    assert '"name": "sum_of_multiples"' in shown and '"count": <integer from the question>' in shown
+    assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["sum_of_multiples", "product_of_primes"]
+    # Asked once: the same plan written again stands; a question naming one tool only is not asked about the other.
+    for asked, replies in (
+        (question, [one, one, "234168."]),
+        ("Find the sum of the multiples of 3 and 5 up to 1000.", [one, "234168."]),
+    ):
+        model = ReplayChatModel.of(replies)
+        async with agent(model, tools) as planwerk:
+            reply = await planwerk.ask(asked)
+        assert [e["event"] for e in reply.events].count("replan") == len(replies) - 2, asked
+        assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["sum_of_multiples"]
+
+
 async def test_a_plan_reading_fields_of_a_text_result_is_told_to_extract_them(bank: Any) -> None:
     # The domain set (1.5B model): update_user_info took {"$ref": "f.street"} of a file's text twice; a text has no
     # fields, and the feedback named no way to get them.

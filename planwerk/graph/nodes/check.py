@@ -18,7 +18,7 @@ from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question
 from planwerk.core.date_values import DateValue, date_values, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
-from planwerk.core.empty_plan import call_skeleton, fitting_tools
+from planwerk.core.empty_plan import call_skeleton, calls_skeleton, fitting_tools, unplanned_named_tools
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.extract import calls_after_extract
 from planwerk.core.literals import (
@@ -114,6 +114,9 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     if not problems and parsed is not None and attempts < context.max_plan_attempts:
         problems = _unused_numbers(parsed, state, context, deps)
         questioned = UNUSED_NUMBERS_FEEDBACK if problems else None
+    if not problems and parsed is not None and attempts < context.max_plan_attempts:
+        problems = await asyncio.to_thread(_unplanned_tools, parsed, state, context, deps)
+        questioned = UNPLANNED_TOOLS_FEEDBACK if problems else None
     if problems and checked.ask is not None and not state.get("clarifications"):
         # The plan invented a value nobody gave: planning again invents the next one; the user is asked.
         runtime.stream_writer(
@@ -418,6 +421,32 @@ def _unused_numbers(plan: Plan, state: AgentState, context: Context, deps: Deps)
     unused = ", ".join(unused_question_numbers(plan, question))  # the proposal exists, so there are some
     shown = json.dumps(proposal, ensure_ascii=False)
     return [texts.unused_numbers.format(numbers=unused) + texts.unused_numbers_plan.format(plan=shown)]
+
+
+UNPLANNED_TOOLS_FEEDBACK = "unplanned_tools"
+"""The ``kind`` of a feedback item that asked about a tool the question names and the plan leaves out (once per
+round)."""
+
+
+def _unplanned_tools(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    """The check's question to a plan with calls that leaves out a loaded tool whose name the question spells out
+    (:func:`planwerk.core.empty_plan.unplanned_named_tools`), where the profile asks it
+    (``Profile.every_named_tool``): once per planning round, so a plan that meant to leave it out stands. The plan
+    with that tool's call added, its values left to fill in, is shown: a small model adds a call it sees more
+    readily than one it is told about. Blocking (the analyzer loads its word lists once): run it in a thread."""
+    profile = profile_of(context)
+    if not profile.every_named_tool or profile.plan_format != "json" or state.get("rounds"):
+        return []
+    if any(item.get("kind") == UNPLANNED_TOOLS_FEEDBACK for item in state.get("feedback", [])):
+        return []
+    loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
+    planned = {call.name for _, call in plan.calls()}
+    named = unplanned_named_tools(question_of(state), planned, loaded, analyze)
+    if not named:
+        return []
+    texts = texts_for(profile)
+    shown = calls_skeleton(plan.stored(), [loaded[name] for name in named], texts.empty_plan_value)
+    return [texts.unplanned_tools.format(tools=", ".join(named), plan=shown)]
 
 
 def _listed_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:

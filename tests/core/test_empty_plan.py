@@ -1,0 +1,70 @@
+"""Which loaded tools a question names that a plan leaves out, and the plan shown with their calls to complete."""
+
+from __future__ import annotations
+
+import json
+
+from planwerk.core.empty_plan import calls_skeleton, unplanned_named_tools
+from planwerk.core.tools import ToolSpec
+from planwerk.rag.lexical import analyze
+
+
+def spec(name: str, description: str = "", **properties: str) -> ToolSpec:
+    schema = {
+        "type": "object",
+        "properties": {k: {"type": v} for k, v in properties.items()},
+        "required": list(properties),
+    }
+    return ToolSpec(name=name, description=description, input_schema=schema)
+
+
+SPECS = {
+    s.name: s
+    for s in (
+        spec("math_toolkit_sum_of_multiples", "Find the sum of all multiples.", lower="integer"),
+        spec("math_toolkit_product_of_primes", "Find the product of the first n prime numbers.", count="integer"),
+        spec("weather_forecast", "The weather forecast for a city.", city="string"),
+        spec("stock_forecast", "The forecast of a stock.", company="string"),
+    )
+}
+
+
+def test_a_tool_whose_own_name_terms_the_question_has_is_named() -> None:
+    question = (
+        "Find the sum of the multiples of 3 and 5 up to 1000. Also find the product of the first five prime numbers."
+    )
+    assert unplanned_named_tools(question, {"math_toolkit_sum_of_multiples"}, SPECS, analyze) == [
+        "math_toolkit_product_of_primes"
+    ]
+    # Terms the planned tool's name has ("math", "toolkit") do not count: "sum" and "multiples" alone name nothing else.
+    assert (
+        unplanned_named_tools(
+            "The sum of the multiples of 3 up to 100.", {"math_toolkit_sum_of_multiples"}, SPECS, analyze
+        )
+        == []
+    )
+
+
+def test_one_shared_term_or_an_empty_plan_names_nothing() -> None:
+    # "forecast" is shared with the planned tool's name, "stock" alone is one term: no request for a second tool.
+    assert unplanned_named_tools("The stock forecast for Paris.", {"weather_forecast"}, SPECS, analyze) == []
+    assert unplanned_named_tools("The product of the first five primes.", set(), SPECS, analyze) == []
+
+
+def test_the_plan_is_shown_with_the_named_calls_added_to_its_first_step() -> None:
+    plan = {
+        "steps": [
+            {
+                "description": "",
+                "tools": [{"id": "s", "name": "math_toolkit_sum_of_multiples", "arguments": {"lower": 1}}],
+            }
+        ],
+        "final": None,
+    }
+    text = calls_skeleton(plan, [SPECS["math_toolkit_product_of_primes"]], "<{type} from the question>")
+    assert '"arguments": {"count": <integer from the question>}' in text
+    filled = json.loads(text.replace("<integer from the question>", "5"))
+    assert [c["name"] for c in filled["steps"][0]["tools"]] == [
+        "math_toolkit_sum_of_multiples",
+        "math_toolkit_product_of_primes",
+    ]
