@@ -77,11 +77,12 @@ class Profile:
     (:func:`planwerk.core.literals.unused_question_numbers`). On for the generic profiles and profile files: a
     question about foreign tools often lists several values for one tool. Off for travel and math, whose questions
     state numbers no call takes (a budget, a word problem's data)."""
-    every_named_tool: bool = False
-    """Whether a plan with calls is asked once per planning round about a loaded tool it leaves out whose name the
-    question spells out (:func:`planwerk.core.empty_plan.unplanned_named_tools`). On for the generic profiles and
-    profile files, where a question often asks for two tools' results; off for travel and math, whose examples show
-    the chains their questions need."""
+    names_in_question: bool = False
+    """Whether a plan is asked once per planning round about what the question names by name and the plan leaves
+    out: a loaded tool no call uses (:func:`planwerk.core.empty_plan.unplanned_named_tools`), or an optional
+    argument a call leaves out (:func:`planwerk.core.empty_plan.unfilled_named_arguments`). On for the generic
+    profiles and profile files, where a question often asks for two tools' results or gives optional values; off
+    for travel and math, whose examples show the chains and arguments their questions need."""
     extract_step: bool = False
     """Whether the planner may call the built-in ``extract`` step (:mod:`planwerk.core.extract`): typed values out
     of a result's text, read by a separate model call, so a later call can take them without the planner reading
@@ -159,7 +160,7 @@ PROFILES: dict[str, Profile] = {
         refusals=generic.REFUSALS,
         extract_step=True,
         every_question_number=True,
-        every_named_tool=True,
+        names_in_question=True,
     ),
     "generic-en": Profile(
         name="generic-en",
@@ -171,7 +172,7 @@ PROFILES: dict[str, Profile] = {
         refusals=generic.REFUSALS,
         extract_step=True,
         every_question_number=True,
-        every_named_tool=True,
+        names_in_question=True,
     ),
 }
 
@@ -244,8 +245,9 @@ class ProfileFile(BaseModel):
     every_question_number: bool = True
     """Ask a plan once whether numbers of the question that no call takes, while calls take others, are further
     values (one call each)."""
-    every_named_tool: bool = True
-    """Ask a plan once about a tool it leaves out whose name the question spells out."""
+    names_in_question: bool = True
+    """Ask a plan once about a tool, or a call once about an optional argument, that the question names by its name
+    and the plan leaves out."""
     model: Text = "default"
     """The chat model spec for runs that name none: ``default``, ``qwen2.5-coder-1.5b``, ``hf:...``, ``gguf:...``,
     ``endpoint:...``."""
@@ -333,7 +335,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         sourced_numbers=parsed.sourced_numbers,
         plan_format=parsed.plan_format,
         every_question_number=parsed.every_question_number,
-        every_named_tool=parsed.every_named_tool,
+        names_in_question=parsed.names_in_question,
         model=parsed.model,
         enforce_roots=parsed.enforce_roots,
         extract_step=parsed.extract_step,

@@ -92,17 +92,69 @@ def calls_skeleton(plan: Mapping[str, Any], specs: Sequence[ToolSpec], slot: str
     slots: dict[str, str] = {}
     added = []
     for spec in specs:
-        schema = spec.input_schema or {}
-        properties = schema.get("properties") or {}
-        names = [name for name in schema.get("required") or [] if name in properties] or list(properties)
-        marks = {}
-        for name in names[:MAX_SKELETON_ARGUMENTS]:
-            marks[name] = mark = f"\x00{len(slots)}\x00"
-            slots[json.dumps(mark)] = slot.format(type=_type_name(properties[name]))
+        properties = (spec.input_schema or {}).get("properties") or {}
+        names = [name for name in (spec.input_schema or {}).get("required") or [] if name in properties]
+        marks = _marks(names or list(properties), properties, slot, slots)
         added.append({"id": re.sub(r"[^A-Za-z0-9_]", "_", spec.name), "name": spec.name, "arguments": marks})
     steps = [dict(step) for step in plan["steps"]]
     steps[0]["tools"] = [*steps[0].get("tools", []), *added]
-    text = json.dumps({"steps": steps, "final": plan.get("final")}, ensure_ascii=False)
+    return _with_slots({"steps": steps, "final": plan.get("final")}, slots)
+
+
+def unfilled_named_arguments(
+    plan: Mapping[str, Any], question: str, specs: Mapping[str, ToolSpec], analyze: Analyze, fixed: Collection[str] = ()
+) -> dict[str, list[str]]:
+    """Per call id of ``plan`` (as data): the optional arguments of its tool that the call leaves out and whose
+    name the question spells out, every term of it ("directed by Quentin Tarantino" for ``directed_by``, "black as
+    their special request" for ``special``); calls of the tools in ``fixed`` (tools that change something) are
+    left alone. Measured on a function-calling benchmark's live entries (0.5B model): a call with the required
+    arguments only, or none, where the question gave the optional ones."""
+    asked = set(analyze(question))
+    unfilled: dict[str, list[str]] = {}
+    for step in plan.get("steps") or []:
+        for call in step.get("tools") or []:
+            spec = specs.get(call.get("name", ""))
+            if spec is None or spec.name in fixed:
+                continue
+            schema = spec.input_schema or {}
+            required = set(schema.get("required") or [])
+            given = call.get("arguments") or {}
+            open_names = [name for name in schema.get("properties") or {} if name not in required | set(given)]
+            named = [name for name in open_names if (terms := name_terms(name, analyze)) and terms <= asked]
+            if named:
+                unfilled[str(call.get("id"))] = named
+    return unfilled
+
+
+def arguments_skeleton(
+    plan: Mapping[str, Any], unfilled: Mapping[str, Sequence[str]], specs: Mapping[str, ToolSpec], slot: str
+) -> str:
+    """``plan`` (as data) with a slot for each argument of ``unfilled`` (per call id) in its call, as JSON text
+    (see :func:`call_skeleton`)."""
+    slots: dict[str, str] = {}
+    steps = []
+    for step in plan["steps"]:
+        calls = []
+        for call in step.get("tools") or []:
+            if names := unfilled.get(str(call.get("id"))):
+                properties = (specs[call["name"]].input_schema or {}).get("properties") or {}
+                call = {**call, "arguments": {**call.get("arguments", {}), **_marks(names, properties, slot, slots)}}
+            calls.append(call)
+        steps.append({**step, "tools": calls})
+    return _with_slots({"steps": steps, "final": plan.get("final")}, slots)
+
+
+def _marks(names: Sequence[str], properties: Mapping[str, Any], slot: str, slots: dict[str, str]) -> dict[str, str]:
+    """A mark per argument (at most :data:`MAX_SKELETON_ARGUMENTS`), its slot text recorded in ``slots``."""
+    marks = {}
+    for name in names[:MAX_SKELETON_ARGUMENTS]:
+        marks[name] = mark = f"\x00{len(slots)}\x00"
+        slots[json.dumps(mark)] = slot.format(type=_type_name(properties.get(name)))
+    return marks
+
+
+def _with_slots(plan: Mapping[str, Any], slots: Mapping[str, str]) -> str:
+    text = json.dumps(plan, ensure_ascii=False)
     for mark, shown in slots.items():
         text = text.replace(mark, shown)
     return text

@@ -132,6 +132,13 @@ UNPLANNED_TOOLS = (
 """Plan check, asked once per planning round: a tool the question names that the plan leaves out (takes ``{tools}``
 and ``{plan}``, the plan with its call added, values left to fill in)."""
 
+UNFILLED_ARGUMENTS = (
+    "die Frage nennt {arguments}, die der Plan auslässt. Wenn die Frage ihre Werte angibt, ergänze sie; sonst "
+    "schreibe denselben Plan noch einmal. Mit ihnen wäre der Plan:\n{plan}"
+)
+"""Plan check, asked once per planning round: optional arguments the question names that a call leaves out (takes
+``{arguments}``, each with its call's id, and ``{plan}``, the plan with slots for them)."""
+
 MISSING_PLACE = (
     "Die Frage nennt {place}, aber kein Aufruf des Plans verwendet diesen Ort; plane für jeden Ort der Frage."
 )

@@ -119,6 +119,13 @@ UNPLANNED_TOOLS = (
 """Plan check, asked once per planning round: a tool the question names that the plan leaves out (takes ``{tools}``
 and ``{plan}``, the plan with its call added, values left to fill in)."""
 
+UNFILLED_ARGUMENTS = (
+    "the question names {arguments}, which the plan leaves out. If the question gives their values, add them; if "
+    "not, write the same plan again. With them, the plan would be:\n{plan}"
+)
+"""Plan check, asked once per planning round: optional arguments the question names that a call leaves out (takes
+``{arguments}``, each with its call's id, and ``{plan}``, the plan with slots for them)."""
+
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 

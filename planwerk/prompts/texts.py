@@ -73,6 +73,9 @@ class PromptTexts:
     """Takes ``{numbers}``: numbers the question states that no call takes, while calls take others of them."""
     unused_numbers_plan: str
     """Takes ``{plan}``: the plan with one call per number, shown after ``unused_numbers``."""
+    unfilled_arguments: str
+    """Takes ``{arguments}`` and ``{plan}``: optional arguments the question names that calls leave out (each with
+    its call's id), and the plan with slots for them."""
     unplanned_tools: str
     """Takes ``{tools}`` and ``{plan}``: a tool whose name the question spells out, left out of a plan with calls,
     and the plan with its call added."""

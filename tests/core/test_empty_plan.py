@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from planwerk.core.empty_plan import calls_skeleton, unplanned_named_tools
+from planwerk.core.empty_plan import arguments_skeleton, calls_skeleton, unfilled_named_arguments, unplanned_named_tools
 from planwerk.core.tools import ToolSpec
 from planwerk.rag.lexical import analyze
 
@@ -68,3 +68,24 @@ def test_the_plan_is_shown_with_the_named_calls_added_to_its_first_step() -> Non
         "math_toolkit_sum_of_multiples",
         "math_toolkit_product_of_primes",
     ]
+
+
+def test_optional_arguments_the_question_names_are_found_per_call_and_shown_as_slots() -> None:
+    movies = ToolSpec(
+        name="find_movies",
+        description="Find movies.",
+        input_schema={"type": "object", "properties": {"directed_by": {"type": "string"}, "genre": {"type": "string"}}},
+    )
+    specs = {"find_movies": movies}
+    plan = {
+        "steps": [{"description": "", "tools": [{"id": "m", "name": "find_movies", "arguments": {}}]}],
+        "final": None,
+    }
+    question = "Find a film directed by Quentin Tarantino."
+    assert unfilled_named_arguments(plan, question, specs, analyze) == {"m": ["directed_by"]}
+    # Given already, named by the question only in part ("genre" is not there), or a tool that changes something.
+    given = {"steps": [{"tools": [{"id": "m", "name": "find_movies", "arguments": {"directed_by": "Q. T."}}]}]}
+    assert unfilled_named_arguments(given, question, specs, analyze) == {}
+    assert unfilled_named_arguments(plan, question, specs, analyze, fixed={"find_movies"}) == {}
+    text = arguments_skeleton(plan, {"m": ["directed_by"]}, specs, "<{type} from the question>")
+    assert '"arguments": {"directed_by": <string from the question>}' in text

@@ -487,6 +487,35 @@ async def test_a_plan_leaving_out_a_tool_the_question_names_is_asked_once_and_sh
         assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["sum_of_multiples"]
 
 
+async def test_a_call_leaving_out_an_optional_argument_the_question_names_is_asked_once_with_a_slot_for_it() -> None:
+    # A function-calling benchmark's live entries (0.5B model): "the user with the ID 7890, who has black as their
+    # special request" planned with the ID alone; "a film directed by Quentin Tarantino" with no argument at all.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def get_user_info(user_id: int, special: str = "none") -> str:
+        """Retrieve details for a specific user by their unique identifier."""
+        return f"user {user_id} ({special})"
+
+    tools = FunctionToolSource([get_user_info])
+    question = "Can you retrieve the details for the user with the ID 7890, who has black as their special request?"
+    bare = plan({"id": "u", "name": "get_user_info", "arguments": {"user_id": 7890}})
+    full = plan({"id": "u", "name": "get_user_info", "arguments": {"user_id": 7890, "special": "black"}})
+    model = ReplayChatModel.of([bare, full, "User 7890 (black)."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask(question)
+    [rejected] = [e for e in reply.events if e["event"] == "replan"]
+    assert "the question names special (u), which the plan leaves out" in rejected["reason"]
+    assert '"arguments": {"user_id": 7890, "special": <string from the question>}' in rejected["reason"]
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"user_id": 7890, "special": "black"}]
+    # Asked once: the same plan again stands; a question that does not name the argument is not asked about it.
+    for asked, replies in ((question, [bare, bare, "User 7890."]), ("Details of user 7890, please.", [bare, "User."])):
+        model = ReplayChatModel.of(replies)
+        async with agent(model, tools) as planwerk:
+            reply = await planwerk.ask(asked)
+        assert [e["event"] for e in reply.events].count("replan") == len(replies) - 2, asked
+        assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"user_id": 7890}]
+
+
 async def test_a_plan_reading_fields_of_a_text_result_is_told_to_extract_them(bank: Any) -> None:
     # The domain set (1.5B model): update_user_info took {"$ref": "f.street"} of a file's text twice; a text has no
     # fields, and the feedback named no way to get them.

@@ -18,7 +18,14 @@ from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question
 from planwerk.core.date_values import DateValue, date_values, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
-from planwerk.core.empty_plan import call_skeleton, calls_skeleton, fitting_tools, unplanned_named_tools
+from planwerk.core.empty_plan import (
+    arguments_skeleton,
+    call_skeleton,
+    calls_skeleton,
+    fitting_tools,
+    unfilled_named_arguments,
+    unplanned_named_tools,
+)
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.extract import calls_after_extract
 from planwerk.core.literals import (
@@ -117,6 +124,9 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     if not problems and parsed is not None and attempts < context.max_plan_attempts:
         problems = await asyncio.to_thread(_unplanned_tools, parsed, state, context, deps)
         questioned = UNPLANNED_TOOLS_FEEDBACK if problems else None
+    if not problems and parsed is not None and attempts < context.max_plan_attempts:
+        problems = await asyncio.to_thread(_unfilled_arguments, parsed, state, context, deps)
+        questioned = UNFILLED_ARGUMENTS_FEEDBACK if problems else None
     if problems and checked.ask is not None and not state.get("clarifications"):
         # The plan invented a value nobody gave: planning again invents the next one; the user is asked.
         runtime.stream_writer(
@@ -431,11 +441,11 @@ round)."""
 def _unplanned_tools(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
     """The check's question to a plan with calls that leaves out a loaded tool whose name the question spells out
     (:func:`planwerk.core.empty_plan.unplanned_named_tools`), where the profile asks it
-    (``Profile.every_named_tool``): once per planning round, so a plan that meant to leave it out stands. The plan
+    (``Profile.names_in_question``): once per planning round, so a plan that meant to leave it out stands. The plan
     with that tool's call added, its values left to fill in, is shown: a small model adds a call it sees more
     readily than one it is told about. Blocking (the analyzer loads its word lists once): run it in a thread."""
     profile = profile_of(context)
-    if not profile.every_named_tool or profile.plan_format != "json" or state.get("rounds"):
+    if not profile.names_in_question or profile.plan_format != "json" or state.get("rounds"):
         return []
     if any(item.get("kind") == UNPLANNED_TOOLS_FEEDBACK for item in state.get("feedback", [])):
         return []
@@ -447,6 +457,33 @@ def _unplanned_tools(plan: Plan, state: AgentState, context: Context, deps: Deps
     texts = texts_for(profile)
     shown = calls_skeleton(plan.stored(), [loaded[name] for name in named], texts.empty_plan_value)
     return [texts.unplanned_tools.format(tools=", ".join(named), plan=shown)]
+
+
+UNFILLED_ARGUMENTS_FEEDBACK = "unfilled_arguments"
+"""The ``kind`` of a feedback item that asked about optional arguments the question names and a call leaves out
+(once per round)."""
+
+
+def _unfilled_arguments(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    """The check's question to a plan whose calls leave out optional arguments the question names by their names
+    (:func:`planwerk.core.empty_plan.unfilled_named_arguments`), where the profile asks it
+    (``Profile.names_in_question``): once per planning round, so a plan that meant to leave them out stands; never
+    for tools that change something. The plan with a slot for each is shown. Blocking (the analyzer loads its word
+    lists once): run it in a thread."""
+    profile = profile_of(context)
+    if not profile.names_in_question or profile.plan_format != "json" or state.get("rounds"):
+        return []
+    if any(item.get("kind") == UNFILLED_ARGUMENTS_FEEDBACK for item in state.get("feedback", [])):
+        return []
+    stored = plan.stored()
+    specs = deps.tools.specs
+    unfilled = unfilled_named_arguments(stored, question_of(state), specs, analyze, changing_tools(deps, profile))
+    if not unfilled:
+        return []
+    texts = texts_for(profile)
+    shown = arguments_skeleton(stored, unfilled, specs, texts.empty_plan_value)
+    named = ", ".join(f"{name} ({call_id})" for call_id, names in unfilled.items() for name in names)
+    return [texts.unfilled_arguments.format(arguments=named, plan=shown)]
 
 
 def _listed_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
