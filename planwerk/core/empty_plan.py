@@ -101,6 +101,53 @@ def calls_skeleton(plan: Mapping[str, Any], specs: Sequence[ToolSpec], slot: str
     return _with_slots({"steps": steps, "final": plan.get("final")}, slots)
 
 
+MIN_BETTER_FIT_LEAD = 2
+"""A loaded tool fits a question better than a plan's one tool when it shares at least this many more terms with it."""
+
+
+def better_fitting_tool(
+    question: str, planned: Collection[str], specs: Mapping[str, ToolSpec], analyze: Analyze
+) -> str | None:
+    """The loaded tool that shares at least :data:`MIN_BETTER_FIT_LEAD` more terms (of its name and description)
+    with ``question`` than the one tool a plan calls, and more than any other tool; ``None`` when the plan calls no
+    tool or several (a question may need two tools, see :func:`unplanned_named_tools`), or when no tool leads so.
+
+    Measured on a function-calling benchmark's multiple entries (0.5B model): "the year over year growth rate for
+    company 'Tech Inc' with revenues of $1M in 2019 and $1.2M in 2020" was planned with a return-on-assets tool
+    beside ``calculate_YOY_growth_rate``, which shares three terms with the question against one."""
+    if len(planned) != 1:
+        return None
+    asked = set(analyze(question))
+    shared = {name: len(asked & tool_terms(spec, analyze)) for name, spec in specs.items()}
+    (own,) = planned
+    ranked = sorted((name for name in shared if name != own), key=lambda name: (-shared[name], name))
+    if not ranked or own not in shared:
+        return None
+    best, *rest = ranked
+    leads = shared[best] - shared[own] >= MIN_BETTER_FIT_LEAD
+    return best if leads and (not rest or shared[best] > shared[rest[0]]) else None
+
+
+def replaced_skeleton(plan: Mapping[str, Any], old: str, spec: ToolSpec, slot: str) -> str:
+    """``plan`` (as data) with every call of the tool ``old`` replaced by one call of ``spec`` with slots for its
+    values, as JSON text (see :func:`call_skeleton`)."""
+    slots: dict[str, str] = {}
+    properties = (spec.input_schema or {}).get("properties") or {}
+    names = [name for name in (spec.input_schema or {}).get("required") or [] if name in properties]
+    call = {"id": re.sub(r"[^A-Za-z0-9_]", "_", spec.name), "name": spec.name, "arguments": {}}
+    steps, placed = [], False
+    for step in plan["steps"]:
+        calls = []
+        for planned in step.get("tools") or []:
+            if planned.get("name") != old:
+                calls.append(planned)
+            elif not placed:
+                calls.append({**call, "arguments": _marks(names or list(properties), properties, slot, slots)})
+                placed = True
+        steps.append({**step, "tools": calls})
+    return _with_slots({"steps": steps, "final": plan.get("final")}, slots)
+
+
 def unfilled_named_arguments(
     plan: Mapping[str, Any], question: str, specs: Mapping[str, ToolSpec], analyze: Analyze, fixed: Collection[str] = ()
 ) -> dict[str, list[str]]:

@@ -139,6 +139,13 @@ UNFILLED_ARGUMENTS = (
 """Plan check, asked once per planning round: optional arguments the question names that a call leaves out (takes
 ``{arguments}``, each with its call's id, and ``{plan}``, the plan with slots for them)."""
 
+BETTER_TOOL = (
+    "{better} passt besser zur Frage als {planned}, das der Plan aufruft. Wenn {better} tut, was die Frage verlangt, "
+    "plane es stattdessen; sonst schreibe denselben Plan noch einmal. Mit ihm wäre der Plan:\n{plan}"
+)
+"""Plan check, asked once per planning round: a loaded tool that shares clearly more words with the question than
+the plan's one tool (takes ``{better}``, ``{planned}`` and ``{plan}``, the plan with its call, values as slots)."""
+
 MISSING_PLACE = (
     "Die Frage nennt {place}, aber kein Aufruf des Plans verwendet diesen Ort; plane für jeden Ort der Frage."
 )

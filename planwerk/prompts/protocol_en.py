@@ -126,6 +126,13 @@ UNFILLED_ARGUMENTS = (
 """Plan check, asked once per planning round: optional arguments the question names that a call leaves out (takes
 ``{arguments}``, each with its call's id, and ``{plan}``, the plan with slots for them)."""
 
+BETTER_TOOL = (
+    "{better} fits the question better than {planned}, which the plan calls. If {better} does what the question "
+    "asks, plan it instead; if not, write the same plan again. With it, the plan would be:\n{plan}"
+)
+"""Plan check, asked once per planning round: a loaded tool that shares clearly more words with the question than
+the plan's one tool (takes ``{better}``, ``{planned}`` and ``{plan}``, the plan with its call, values as slots)."""
+
 MISSING_PLACE = "the question names {place}, but no call of the plan uses it; plan for every place of the question."
 """Plan check: a place of the question the plan leaves out (takes ``{place}``)."""
 

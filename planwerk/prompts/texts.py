@@ -73,6 +73,9 @@ class PromptTexts:
     """Takes ``{numbers}``: numbers the question states that no call takes, while calls take others of them."""
     unused_numbers_plan: str
     """Takes ``{plan}``: the plan with one call per number, shown after ``unused_numbers``."""
+    better_tool: str
+    """Takes ``{better}``, ``{planned}`` and ``{plan}``: a tool that fits the question clearly better than the plan's
+    one tool, and the plan with its call instead."""
     unfilled_arguments: str
     """Takes ``{arguments}`` and ``{plan}``: optional arguments the question names that calls leave out (each with
     its call's id), and the plan with slots for them."""

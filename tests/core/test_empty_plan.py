@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import json
 
-from planwerk.core.empty_plan import arguments_skeleton, calls_skeleton, unfilled_named_arguments, unplanned_named_tools
+from planwerk.core.empty_plan import (
+    arguments_skeleton,
+    better_fitting_tool,
+    calls_skeleton,
+    replaced_skeleton,
+    unfilled_named_arguments,
+    unplanned_named_tools,
+)
 from planwerk.core.tools import ToolSpec
 from planwerk.rag.lexical import analyze
 
@@ -89,3 +96,19 @@ def test_optional_arguments_the_question_names_are_found_per_call_and_shown_as_s
     assert unfilled_named_arguments(plan, question, specs, analyze, fixed={"find_movies"}) == {}
     text = arguments_skeleton(plan, {"m": ["directed_by"]}, specs, "<{type} from the question>")
     assert '"arguments": {"directed_by": <string from the question>}' in text
+
+
+def test_a_tool_sharing_clearly_more_words_with_the_question_than_the_plans_one_tool_is_found() -> None:
+    growth = spec("calculate_yoy_growth_rate", "Calculate the year over year growth rate of a company's revenue.")
+    roa = spec("calculate_roa", "Calculate the return on assets from net income and total assets.")
+    roe = spec("calculate_roe", "Calculate the return on equity.")
+    specs = {s.name: s for s in (growth, roa, roe)}
+    question = "What is the year over year growth rate for company Tech Inc with revenues of $1M and $1.2M?"
+    assert better_fitting_tool(question, {"calculate_roa"}, specs, analyze) == "calculate_yoy_growth_rate"
+    # The best one planned, two tools planned, or a lead of one term: nothing to ask.
+    assert better_fitting_tool(question, {"calculate_yoy_growth_rate"}, specs, analyze) is None
+    assert better_fitting_tool(question, {"calculate_roa", "calculate_roe"}, specs, analyze) is None
+    assert better_fitting_tool("The return on assets and growth of X.", {"calculate_roa"}, specs, analyze) is None
+    plan = {"steps": [{"description": "", "tools": [{"id": "r", "name": "calculate_roa", "arguments": {}}]}]}
+    text = replaced_skeleton(plan, "calculate_roa", growth, "<{type}>")
+    assert '"name": "calculate_yoy_growth_rate", "arguments": {}' in text and "calculate_roa" not in text

@@ -516,6 +516,38 @@ async def test_a_call_leaving_out_an_optional_argument_the_question_names_is_ask
         assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"user_id": 7890}]
 
 
+async def test_a_plan_calling_a_tool_that_fits_the_question_clearly_worse_than_another_is_asked_once() -> None:
+    # A function-calling benchmark's multiple entry (0.5B model): a year-over-year growth question planned with a
+    # return-on-assets tool beside a tool named for that growth rate.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def calculate_yoy_growth_rate(company: str, year1_revenue: float, year2_revenue: float) -> float:
+        """Calculate the year over year growth rate of a company's revenue."""
+        return year2_revenue / year1_revenue - 1
+
+    async def calculate_roa(net_income: float, total_assets: float) -> float:
+        """Calculate the return on assets."""
+        return net_income / total_assets
+
+    tools = FunctionToolSource([calculate_yoy_growth_rate, calculate_roa])
+    question = "What is the year over year growth rate for company Tech Inc with revenues of 1000 and 1500?"
+    wrong = plan({"id": "r", "name": "calculate_roa", "arguments": {"net_income": 1000, "total_assets": 1500}})
+    args = {"company": "Tech Inc", "year1_revenue": 1000, "year2_revenue": 1500}
+    right = plan({"id": "g", "name": "calculate_yoy_growth_rate", "arguments": args})
+    model = ReplayChatModel.of([wrong, right, "The growth rate is 0.5."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask(question)
+    [rejected] = [e for e in reply.events if e["event"] == "replan"]
+    assert "calculate_yoy_growth_rate fits the question better than calculate_roa" in rejected["reason"]
+    assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["calculate_yoy_growth_rate"]
+    # Asked once: the same plan again stands.
+    model = ReplayChatModel.of([wrong, wrong, *["The return on assets is 0.67."] * 3])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask(question)
+    assert [e["event"] for e in reply.events].count("replan") == 1
+    assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["calculate_roa"]
+
+
 async def test_a_plan_reading_fields_of_a_text_result_is_told_to_extract_them(bank: Any) -> None:
     # The domain set (1.5B model): update_user_info took {"$ref": "f.street"} of a file's text twice; a text has no
     # fields, and the feedback named no way to get them.

@@ -20,9 +20,11 @@ from planwerk.core.date_values import DateValue, date_values, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
 from planwerk.core.empty_plan import (
     arguments_skeleton,
+    better_fitting_tool,
     call_skeleton,
     calls_skeleton,
     fitting_tools,
+    replaced_skeleton,
     unfilled_named_arguments,
     unplanned_named_tools,
 )
@@ -121,6 +123,9 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     if not problems and parsed is not None and attempts < context.max_plan_attempts:
         problems = _unused_numbers(parsed, state, context, deps)
         questioned = UNUSED_NUMBERS_FEEDBACK if problems else None
+    if not problems and parsed is not None and attempts < context.max_plan_attempts:
+        problems = await asyncio.to_thread(_better_tool, parsed, state, context, deps)
+        questioned = BETTER_TOOL_FEEDBACK if problems else None
     if not problems and parsed is not None and attempts < context.max_plan_attempts:
         problems = await asyncio.to_thread(_unplanned_tools, parsed, state, context, deps)
         questioned = UNPLANNED_TOOLS_FEEDBACK if problems else None
@@ -431,6 +436,33 @@ def _unused_numbers(plan: Plan, state: AgentState, context: Context, deps: Deps)
     unused = ", ".join(unused_question_numbers(plan, question))  # the proposal exists, so there are some
     shown = json.dumps(proposal, ensure_ascii=False)
     return [texts.unused_numbers.format(numbers=unused) + texts.unused_numbers_plan.format(plan=shown)]
+
+
+BETTER_TOOL_FEEDBACK = "better_tool"
+"""The ``kind`` of a feedback item that asked whether a better fitting tool was meant (once per round)."""
+
+
+def _better_tool(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    """The check's question to a plan whose one tool shares clearly fewer words with the question than another
+    loaded tool (:func:`planwerk.core.empty_plan.better_fitting_tool`), where the profile asks it
+    (``Profile.names_in_question``): once per planning round, so a plan that meant its tool stands; never when the
+    plan's tool changes something or the better one does. The plan with that tool's call instead is shown.
+    Blocking (the analyzer loads its word lists once): run it in a thread."""
+    profile = profile_of(context)
+    if not profile.names_in_question or profile.plan_format != "json" or state.get("rounds"):
+        return []
+    if any(item.get("kind") == BETTER_TOOL_FEEDBACK for item in state.get("feedback", [])):
+        return []
+    loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
+    planned = {call.name for _, call in plan.calls()}
+    better = better_fitting_tool(question_of(state), planned, loaded, analyze)
+    changing = changing_tools(deps, profile)
+    if better is None or better in changing or planned & set(changing):
+        return []
+    texts = texts_for(profile)
+    (own,) = planned
+    shown = replaced_skeleton(plan.stored(), own, loaded[better], texts.empty_plan_value)
+    return [texts.better_tool.format(better=better, planned=own, plan=shown)]
 
 
 UNPLANNED_TOOLS_FEEDBACK = "unplanned_tools"
