@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
@@ -118,20 +118,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         problems = await asyncio.to_thread(_unbacked_final, parsed, state, context, deps)
     questioned: str | None = None  # the kind of a question asked once per planning round
     if not problems and parsed is not None and attempts < context.max_plan_attempts:
-        problems = await asyncio.to_thread(_empty_plan, parsed, state, context, deps)
-        questioned = EMPTY_PLAN_FEEDBACK if problems else None
-    if not problems and parsed is not None and attempts < context.max_plan_attempts:
-        problems = _unused_numbers(parsed, state, context, deps)
-        questioned = UNUSED_NUMBERS_FEEDBACK if problems else None
-    if not problems and parsed is not None and attempts < context.max_plan_attempts:
-        problems = await asyncio.to_thread(_better_tool, parsed, state, context, deps)
-        questioned = BETTER_TOOL_FEEDBACK if problems else None
-    if not problems and parsed is not None and attempts < context.max_plan_attempts:
-        problems = await asyncio.to_thread(_unplanned_tools, parsed, state, context, deps)
-        questioned = UNPLANNED_TOOLS_FEEDBACK if problems else None
-    if not problems and parsed is not None and attempts < context.max_plan_attempts:
-        problems = await asyncio.to_thread(_unfilled_arguments, parsed, state, context, deps)
-        questioned = UNFILLED_ARGUMENTS_FEEDBACK if problems else None
+        problems, questioned = await _question_once(parsed, state, context, deps)
     if problems and checked.ask is not None and not state.get("clarifications"):
         # The plan invented a value nobody gave: planning again invents the next one; the user is asked.
         runtime.stream_writer(
@@ -395,8 +382,6 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
     # Expression plans decline with answer("…"), which the unbacked-final check already covers.
     if plan.call_count or plan.ask_user is not None or state.get("hits") or profile.plan_format != "json":
         return []
-    if any(item.get("kind") == EMPTY_PLAN_FEEDBACK for item in state.get("feedback", [])):
-        return []
     if state.get("rounds"):  # a later round's empty plan: the earlier rounds' calls ran, nothing is left to call
         return []
     loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
@@ -426,8 +411,6 @@ def _unused_numbers(plan: Plan, state: AgentState, context: Context, deps: Deps)
     profile = profile_of(context)
     if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
         return []
-    if any(item.get("kind") == UNUSED_NUMBERS_FEEDBACK for item in state.get("feedback", [])):
-        return []
     question = question_of(state)
     proposal = one_call_per_value(plan, question, changing_tools(deps, profile))
     if proposal is None:
@@ -450,8 +433,6 @@ def _better_tool(plan: Plan, state: AgentState, context: Context, deps: Deps) ->
     Blocking (the analyzer loads its word lists once): run it in a thread."""
     profile = profile_of(context)
     if not profile.names_in_question or profile.plan_format != "json" or state.get("rounds"):
-        return []
-    if any(item.get("kind") == BETTER_TOOL_FEEDBACK for item in state.get("feedback", [])):
         return []
     loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
     planned = {call.name for _, call in plan.calls()}
@@ -479,8 +460,6 @@ def _unplanned_tools(plan: Plan, state: AgentState, context: Context, deps: Deps
     profile = profile_of(context)
     if not profile.names_in_question or profile.plan_format != "json" or state.get("rounds"):
         return []
-    if any(item.get("kind") == UNPLANNED_TOOLS_FEEDBACK for item in state.get("feedback", [])):
-        return []
     loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
     planned = {call.name for _, call in plan.calls()}
     named = unplanned_named_tools(question_of(state), planned, loaded, analyze)
@@ -505,8 +484,6 @@ def _unfilled_arguments(plan: Plan, state: AgentState, context: Context, deps: D
     profile = profile_of(context)
     if not profile.names_in_question or profile.plan_format != "json" or state.get("rounds"):
         return []
-    if any(item.get("kind") == UNFILLED_ARGUMENTS_FEEDBACK for item in state.get("feedback", [])):
-        return []
     stored = plan.stored()
     specs = deps.tools.specs
     unfilled = unfilled_named_arguments(stored, question_of(state), specs, analyze, changing_tools(deps, profile))
@@ -516,6 +493,30 @@ def _unfilled_arguments(plan: Plan, state: AgentState, context: Context, deps: D
     shown = arguments_skeleton(stored, unfilled, specs, texts.empty_plan_value)
     named = ", ".join(f"{name} ({call_id})" for call_id, names in unfilled.items() for name in names)
     return [texts.unfilled_arguments.format(arguments=named, plan=shown)]
+
+
+PlanQuestion = Callable[[Plan, AgentState, Context, Deps], list[str]]
+"""A question the check asks a plan that passed: its problems (the question), or none. Blocking: run in a thread."""
+
+QUESTIONS_ONCE: tuple[tuple[str, PlanQuestion], ...] = (
+    (EMPTY_PLAN_FEEDBACK, _empty_plan),
+    (UNUSED_NUMBERS_FEEDBACK, _unused_numbers),
+    (BETTER_TOOL_FEEDBACK, _better_tool),
+    (UNPLANNED_TOOLS_FEEDBACK, _unplanned_tools),
+    (UNFILLED_ARGUMENTS_FEEDBACK, _unfilled_arguments),
+)
+"""The questions asked of a plan that passed the check, each by its feedback ``kind`` at most once per planning
+round (a plan written again after its question stands), in this order: the first one with problems is asked."""
+
+
+async def _question_once(plan: Plan, state: AgentState, context: Context, deps: Deps) -> tuple[list[str], str | None]:
+    """The first question of :data:`QUESTIONS_ONCE` not asked yet in this planning round that has problems, with
+    its kind; ``([], None)`` when none has."""
+    asked = {item.get("kind") for item in state.get("feedback", [])}
+    for kind, question in QUESTIONS_ONCE:
+        if kind not in asked and (problems := await asyncio.to_thread(question, plan, state, context, deps)):
+            return problems, kind
+    return [], None
 
 
 def _listed_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
