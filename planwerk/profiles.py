@@ -79,10 +79,10 @@ class Profile:
     state numbers no call takes (a budget, a word problem's data)."""
     names_in_question: bool = False
     """Whether a plan is asked once per planning round about what the question names by name and the plan leaves
-    out: a loaded tool no call uses (:func:`planwerk.core.empty_plan.unplanned_named_tools`), or an optional
-    argument a call leaves out (:func:`planwerk.core.empty_plan.unfilled_named_arguments`); and about a tool that
+    out: a loaded tool no call uses (:func:`planwerk.core.question_fit.unplanned_named_tools`), or an optional
+    argument a call leaves out (:func:`planwerk.core.question_fit.unfilled_named_arguments`); and about a tool that
     shares clearly more words with the question than the plan's one tool
-    (:func:`planwerk.core.empty_plan.better_fitting_tool`). On for the generic
+    (:func:`planwerk.core.question_fit.better_fitting_tool`). On for the generic
     profiles and profile files, where a question often asks for two tools' results or gives optional values; off
     for travel and math, whose examples show the chains and arguments their questions need."""
     extract_step: bool = False

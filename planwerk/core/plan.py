@@ -96,7 +96,7 @@ class Plan(BaseModel):
     """A question for the user when required information is missing; nothing runs then."""
     reason: str | None = None
     """Why a plan without calls calls nothing (the context answers it, no tool fits): an empty plan is a decision,
-    and the check questions it once when loaded tools fit the question (:mod:`planwerk.core.empty_plan`)."""
+    and the check questions it once when loaded tools fit the question (:mod:`planwerk.core.question_fit`)."""
 
     next_round: bool = False
     """Plan again after these calls (profiles with ``plan_rounds``): the next round's planner sees a typed, clipped

@@ -18,16 +18,6 @@ from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question
 from planwerk.core.date_values import DateValue, date_values, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
-from planwerk.core.empty_plan import (
-    arguments_skeleton,
-    better_fitting_tool,
-    call_skeleton,
-    calls_skeleton,
-    fitting_tools,
-    replaced_skeleton,
-    unfilled_named_arguments,
-    unplanned_named_tools,
-)
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.extract import calls_after_extract
 from planwerk.core.literals import (
@@ -41,6 +31,16 @@ from planwerk.core.literals import (
 )
 from planwerk.core.parsing import PlanParseError, parse_plan
 from planwerk.core.plan import Plan, PlanFormat
+from planwerk.core.question_fit import (
+    arguments_skeleton,
+    better_fitting_tool,
+    call_skeleton,
+    calls_skeleton,
+    fitting_tools,
+    replaced_skeleton,
+    unfilled_named_arguments,
+    unplanned_named_tools,
+)
 from planwerk.core.refs import as_data, user_fields
 from planwerk.core.scheduling import reorder_steps
 from planwerk.core.scope import (
@@ -374,7 +374,7 @@ EMPTY_PLAN_FEEDBACK = "empty_plan"
 
 def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
     """The check's question to a plan that calls nothing while loaded tools fit the question
-    (:func:`planwerk.core.empty_plan.fitting_tools`): asked once per planning round, not when retrieved context
+    (:func:`planwerk.core.question_fit.fitting_tools`): asked once per planning round, not when retrieved context
     may answer, not for ``ask_user``. Its reason (``reason`` or its ``final``) is quoted back, and the plan with
     one call of the best fitting tool is shown with slots for its values. Blocking (the
     analyzer loads its word lists once): run it in a worker thread."""
@@ -427,7 +427,7 @@ BETTER_TOOL_FEEDBACK = "better_tool"
 
 def _better_tool(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
     """The check's question to a plan whose one tool shares clearly fewer words with the question than another
-    loaded tool (:func:`planwerk.core.empty_plan.better_fitting_tool`), where the profile asks it
+    loaded tool (:func:`planwerk.core.question_fit.better_fitting_tool`), where the profile asks it
     (``Profile.names_in_question``): once per planning round, so a plan that meant its tool stands; never when the
     plan's tool changes something or the better one does. The plan with that tool's call instead is shown.
     Blocking (the analyzer loads its word lists once): run it in a thread."""
@@ -453,7 +453,7 @@ round)."""
 
 def _unplanned_tools(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
     """The check's question to a plan with calls that leaves out a loaded tool whose name the question spells out
-    (:func:`planwerk.core.empty_plan.unplanned_named_tools`), where the profile asks it
+    (:func:`planwerk.core.question_fit.unplanned_named_tools`), where the profile asks it
     (``Profile.names_in_question``): once per planning round, so a plan that meant to leave it out stands. The plan
     with that tool's call added, its values left to fill in, is shown: a small model adds a call it sees more
     readily than one it is told about. Blocking (the analyzer loads its word lists once): run it in a thread."""
@@ -477,7 +477,7 @@ UNFILLED_ARGUMENTS_FEEDBACK = "unfilled_arguments"
 
 def _unfilled_arguments(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
     """The check's question to a plan whose calls leave out optional arguments the question names by their names
-    (:func:`planwerk.core.empty_plan.unfilled_named_arguments`), where the profile asks it
+    (:func:`planwerk.core.question_fit.unfilled_named_arguments`), where the profile asks it
     (``Profile.names_in_question``): once per planning round, so a plan that meant to leave them out stands; never
     for tools that change something. The plan with a slot for each is shown. Blocking (the analyzer loads its word
     lists once): run it in a thread."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from planwerk.core.empty_plan import (
+from planwerk.core.question_fit import (
     arguments_skeleton,
     better_fitting_tool,
     calls_skeleton,

@@ -1,11 +1,15 @@
-"""An empty plan is a decision: which loaded tools fit a question that a plan answers without calling any.
+"""How a plan fits its question, by word overlap: an empty plan is a decision, and a plan with calls is asked once
+about what the question names and the plan leaves out.
 
 A small model shown only the empty plan as a complete JSON object writes it for every question on tools it was not
 tuned for (issue 29: 70 of 70 function-calling questions planned nothing). So a plan without calls says why
 (``Plan.reason``, or its ``final``), and when tools whose names or descriptions share words with the question are
-loaded, the check questions it once, naming those tools. A plan with calls that leaves out a tool whose name the
-question spells out is asked about once too (:func:`unplanned_named_tools`). Word overlap, not a model: it is cheap,
-the same for every tool set, and only decides whether to ask once more. Pure: no I/O (the analyzer is passed in).
+loaded, the check questions it once, naming those tools (:func:`fitting_tools`). A plan with calls is asked once
+about a tool whose name the question spells out but no call uses (:func:`unplanned_named_tools`), an optional
+argument the question names that a call leaves out (:func:`unfilled_named_arguments`), or a tool that fits the
+question clearly better than its one tool (:func:`better_fitting_tool`); each question shows the plan completed
+with slots for the values. Word overlap, not a model: it is cheap, the same for every tool set, and only decides
+whether to ask once more. Pure: no I/O (the analyzer is passed in).
 """
 
 from __future__ import annotations
