@@ -35,6 +35,10 @@ from benchmarks.bfcl_checker import Language, ast_checker
 System = Literal["plain", "planwerk"]
 SYSTEMS: tuple[System, ...] = ("plain", "planwerk")
 Split = Literal["tune", "report", "all", "holdout"]
+TODAY = "2026-11-28"
+"""planwerk's "today" in these runs. The planner's prompt names the date, so a run that took the real one planned
+otherwise from one day to the next: parallel_multiple_25 and live_irrelevance_330 of the report half, the same code
+(4bb2cbc), right on 2026-11-27 and wrong on 2026-11-28. Pinned to the day the holdout split was first measured."""
 
 PLAIN_SYSTEM_PROMPT = """You are an expert in composing functions. You are given a question and a set of possible \
 functions. Based on the question, you will need to make one or more function/tool calls to achieve the purpose.
@@ -315,7 +319,7 @@ async def run_fc(
     from planwerk.models.specs import load_chat_model
 
     model = await asyncio.to_thread(load_chat_model, model_spec) if "plain" in systems else None
-    context = replace(Context(), profile="generic-en", approve_destructive=False, max_plan_attempts=2)
+    context = replace(Context(), profile="generic-en", approve_destructive=False, max_plan_attempts=2, today=TODAY)
     results = []
     with tempfile.TemporaryDirectory(prefix="planwerk-fc-") as folder:
         for entry in entries:
