@@ -440,6 +440,10 @@ def _better_tool(plan: Plan, state: AgentState, context: Context, deps: Deps) ->
     changing = changing_tools(deps, profile)
     if better is None or better in changing or planned & set(changing):
         return []
+    # A tool the question names besides the planned one is a further request, not a better choice: measured on a
+    # benchmark's parallel-multiple entry, "replace it" kept the 0.5B model on its one call.
+    if better in unplanned_named_tools(question_of(state), planned, loaded, analyze):
+        return []
     texts = texts_for(profile)
     (own,) = planned
     shown = replaced_skeleton(plan.stored(), own, loaded[better], texts.empty_plan_value)
@@ -501,8 +505,8 @@ PlanQuestion = Callable[[Plan, AgentState, Context, Deps], list[str]]
 QUESTIONS_ONCE: tuple[tuple[str, PlanQuestion], ...] = (
     (EMPTY_PLAN_FEEDBACK, _empty_plan),
     (UNUSED_NUMBERS_FEEDBACK, _unused_numbers),
-    (BETTER_TOOL_FEEDBACK, _better_tool),
     (UNPLANNED_TOOLS_FEEDBACK, _unplanned_tools),
+    (BETTER_TOOL_FEEDBACK, _better_tool),
     (UNFILLED_ARGUMENTS_FEEDBACK, _unfilled_arguments),
 )
 """The questions asked of a plan that passed the check, each by its feedback ``kind`` at most once per planning
