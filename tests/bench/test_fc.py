@@ -72,7 +72,9 @@ async def test_both_systems_on_one_entry_scored_alike(tmp_path: Path) -> None:
         "final": None,
     }  # fmt: skip
     replay = tmp_path / "replies.json"
-    replay.write_text(json.dumps([json.dumps(plan)]))
+    # Twice: "10 units" names the optional argument `unit`, so the plan is asked about it once and, written again,
+    # stands (planwerk.core.question_fit.unfilled_named_arguments).
+    replay.write_text(json.dumps([json.dumps(plan)] * 2))
     report = await run_fc(f"replay:{replay}", [entry("simple_python_0")])
     outcomes = report.results[0].outcomes
     # The plan JSON is no call list for the leaderboard's parser; planwerk ran the planned call.
