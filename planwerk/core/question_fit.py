@@ -46,7 +46,7 @@ def fitting_tools(question: str, specs: Mapping[str, ToolSpec], analyze: Analyze
 
 MIN_OWN_NAME_TERMS = 2
 """A tool the plan leaves out is asked about only when at least this many terms of its name are its own (no planned
-tool's name has them), every one of them in the question: one shared word ("weather", "find") is no request."""
+tool's name has them), every one of them in the question: one shared word is no request."""
 
 
 def name_terms(name: str, analyze: Analyze) -> set[str]:

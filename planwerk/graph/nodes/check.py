@@ -421,6 +421,18 @@ def _unused_numbers(plan: Plan, state: AgentState, context: Context, deps: Deps)
     return [texts.unused_numbers.format(numbers=unused) + texts.unused_numbers_plan.format(plan=shown)]
 
 
+def _names_scope(
+    plan: Plan, state: AgentState, context: Context, deps: Deps
+) -> tuple[dict[str, ToolSpec], set[str]] | None:
+    """The loaded tools and the plan's tools, for the questions about what the question names
+    (``Profile.names_in_question``, JSON plans, the first planning round); ``None`` where they are not asked."""
+    profile = profile_of(context)
+    if not profile.names_in_question or profile.plan_format != "json" or state.get("rounds"):
+        return None
+    loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
+    return loaded, {call.name for _, call in plan.calls()}
+
+
 BETTER_TOOL_FEEDBACK = "better_tool"
 """The ``kind`` of a feedback item that asked whether a better fitting tool was meant (once per round)."""
 
@@ -432,10 +444,9 @@ def _better_tool(plan: Plan, state: AgentState, context: Context, deps: Deps) ->
     plan's tool changes something or the better one does. The plan with that tool's call instead is shown.
     Blocking (the analyzer loads its word lists once): run it in a thread."""
     profile = profile_of(context)
-    if not profile.names_in_question or profile.plan_format != "json" or state.get("rounds"):
+    if (scope := _names_scope(plan, state, context, deps)) is None:
         return []
-    loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
-    planned = {call.name for _, call in plan.calls()}
+    loaded, planned = scope
     better = better_fitting_tool(question_of(state), planned, loaded, analyze)
     changing = changing_tools(deps, profile)
     if better is None or better in changing or planned & set(changing):
@@ -462,10 +473,9 @@ def _unplanned_tools(plan: Plan, state: AgentState, context: Context, deps: Deps
     with that tool's call added, its values left to fill in, is shown: a small model adds a call it sees more
     readily than one it is told about. Blocking (the analyzer loads its word lists once): run it in a thread."""
     profile = profile_of(context)
-    if not profile.names_in_question or profile.plan_format != "json" or state.get("rounds"):
+    if (scope := _names_scope(plan, state, context, deps)) is None:
         return []
-    loaded = {name: spec for name, spec in visible_specs(deps.tools, profile).items() if name in deps.tools.specs}
-    planned = {call.name for _, call in plan.calls()}
+    loaded, planned = scope
     named = unplanned_named_tools(question_of(state), planned, loaded, analyze)
     if not named:
         return []
