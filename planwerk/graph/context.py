@@ -191,6 +191,16 @@ class Context:
             "full. Off (the default): every model answers in plain text, checked in full."
         },
     )
+    answer_quotes: bool = field(
+        default=True,
+        metadata={
+            "description": "Quotations (default on): a result's free text (a file, a message) that no later call "
+            "took is offered to the answer model as a placeholder with its length, never its text; where the "
+            "model writes the placeholder, planwerk inserts the text as a fenced quotation (markdown inside is not "
+            "rendered), so 'what does the file say' gets the file's words, marked as quoted. The answer check and "
+            "later model calls never read a quotation. Off: a free text is only ever shown as its length."
+        },
+    )
     today: str | None = field(
         default=None,
         metadata={
@@ -251,6 +261,6 @@ class Context:
             raise ValueError(f"Context.retry_temperature must be a number from 0 to 2, got {temperature!r}")
         if self.plan_format not in get_args(PlanFormatChoice):
             raise ValueError(f"Context.plan_format must be 'profile', 'json' or 'expression', got {self.plan_format!r}")
-        for name in ("approve_destructive", "answer_by_reference"):
+        for name in ("approve_destructive", "answer_by_reference", "answer_quotes"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Context.{name} must be true or false, got {getattr(self, name)!r}")

@@ -37,6 +37,10 @@ class ReferenceTexts:
     rules: str
     """How to write placeholders; takes ``{example}`` (a placeholder of this run) and ``{value}`` (its value)."""
     style: ValueStyle
+    quote_value: str
+    """What a quotable free text is shown as instead of its text; takes ``{chars}``."""
+    quote_rule: str
+    """When and how to quote a free text; takes ``{example}`` (a quote's placeholder)."""
 
 
 GERMAN = ReferenceTexts(
@@ -48,6 +52,12 @@ GERMAN = ReferenceTexts(
         "Ziffern darfst du nur schreiben, wenn sie in der Frage oder im Kontext stehen."
     ),
     style=GERMAN_STYLE,
+    quote_value="({chars} Zeichen Text, dir nicht gezeigt)",
+    quote_rule=(
+        "Einen Text, der nur als Länge gezeigt wird, liest du nicht. Fragt die Frage, was darin steht, setze seinen "
+        "Platzhalter ein, z. B. {example}: planwerk fügt den Text als Zitat ein. Nach einem Wert gefragt, zitierst "
+        "du nicht den ganzen Text."
+    ),
 )
 
 ENGLISH = ReferenceTexts(
@@ -59,6 +69,12 @@ ENGLISH = ReferenceTexts(
         "or the context has them."
     ),
     style=ENGLISH_STYLE,
+    quote_value="({chars} characters of text, not shown to you)",
+    quote_rule=(
+        "A text shown only as its length is not shown to you. When the question asks what it says, write its "
+        "placeholder, e.g. {example}: planwerk inserts the text as a quotation. Asked for a value, do not quote the "
+        "whole text."
+    ),
 )
 
 REFERENCE_TEXTS: Mapping[Language, ReferenceTexts] = {"de": GERMAN, "en": ENGLISH}
@@ -73,14 +89,27 @@ def _example(slots: Mapping[str, Slot]) -> Slot | None:
     """The placeholder the rules show: a number with a unit where there is one, else any number, else any slot."""
     numbers = [slot for slot in slots.values() if slot.kind == "number"]
     with_unit = [slot for slot in numbers if slot.unit]
-    return next(iter(with_unit or numbers or list(slots.values())), None)
+    values = [slot for slot in slots.values() if slot.kind != "quote"]
+    return next(iter(with_unit or numbers or values), None)
+
+
+def quote_lines(slots: Mapping[str, Slot], language: Language) -> list[str]:
+    """The quotable free texts of ``slots`` as the answer model reads them (placeholder and length, never the
+    text) and the rule for quoting them; no lines when there is none."""
+    quotes = [slot for slot in slots.values() if slot.kind == "quote"]
+    if not quotes:
+        return []
+    words = reference_texts(language)
+    lines = [_shown(slot, words) for slot in quotes]
+    return [*lines, words.quote_rule.format(example=f"{{{quotes[0].name}}}")]
 
 
 def render_values(
-    calls: Sequence[Mapping[str, Any]], slots: Mapping[str, Slot], texts: PromptTexts, style: ValueStyle
+    calls: Sequence[Mapping[str, Any]], slots: Mapping[str, Slot], texts: PromptTexts, words: ReferenceTexts
 ) -> str:
-    """Per call its head (``wx = get_weather({…})``) and its slots with their rendered values; a successful call
-    without slots (only long texts) shows its result with each free text as its length, a failed call its error."""
+    """Per call its head (``wx = get_weather({…})``) and its slots with their values rendered in ``words``' style
+    (a quote as its length); a successful call without slots (only long texts) shows its result with each free
+    text as its length, a failed call its error."""
     lines = []
     for call in calls:
         call_id = str(call.get("id"))
@@ -95,8 +124,15 @@ def render_values(
             lines.append(f"{head} → {render_result(withheld, texts)}")
             continue
         lines.append(f"{head}:")
-        lines.extend(f"  {{{slot.name}}} = {render_value(slot, None, style)}" for slot in own)
+        lines.extend(f"  {_shown(slot, words)}" for slot in own)
     return "\n".join(lines)
+
+
+def _shown(slot: Slot, words: ReferenceTexts) -> str:
+    """A slot as the answer model reads it: its placeholder and value, a quote's length instead of its text."""
+    if slot.kind == "quote":
+        return f"{{{slot.name}}} = {words.quote_value.format(chars=slot.length)}"
+    return f"{{{slot.name}}} = {render_value(slot, None, words.style)}"
 
 
 def build_reference_messages(
@@ -122,7 +158,7 @@ def build_reference_messages(
     parts = [render_date(today, texts)] if today is not None else []
     parts.append(f"{texts.question_label} {question}")
     if calls:
-        parts.append(f"{words.values_heading}\n{render_values(calls, slots, texts, words.style)}")
+        parts.append(f"{words.values_heading}\n{render_values(calls, slots, texts, words)}")
     if hits:
         parts.append(f"{texts.context_heading}\n{render_context(hits)}")
     failed = [str(call.get("tool")) for call in calls if call.get("status") not in ("ok", "skipped")]
@@ -132,5 +168,7 @@ def build_reference_messages(
     )
     if (example := _example(slots)) is not None:
         parts.append(words.rules.format(example=f"{{{example.name}}}", value=render_value(example, None, words.style)))
+    if quotes := [slot for slot in slots.values() if slot.kind == "quote"]:
+        parts.append(words.quote_rule.format(example=f"{{{quotes[0].name}}}"))
     parts.append(texts_for(language).answer_language)
     return [SystemMessage(persona), *history, HumanMessage("\n\n".join(parts))]

@@ -33,6 +33,7 @@ GERMAN_STYLE = ValueStyle(
     datetime_format="{date}, {time} Uhr",
     yes="ja",
     no="nein",
+    clipped="[… {chars} weitere Zeichen]",
 )
 
 ENGLISH_STYLE = ValueStyle(
@@ -57,6 +58,7 @@ ENGLISH_STYLE = ValueStyle(
     datetime_format="{date}, {time}",
     yes="yes",
     no="no",
+    clipped="[… {chars} more characters]",
 )
 
 VALUE_STYLES: Mapping[Language, ValueStyle] = {"de": GERMAN_STYLE, "en": ENGLISH_STYLE}

@@ -91,3 +91,45 @@ async def test_a_replan_after_a_failed_call_sees_the_bills_text_only_as_its_leng
     replanned = "\n".join(str(m.content) for m in model.prompts[1])
     assert "Results so far" in replanned and f"<text, {len(FILES[BILL])} characters>" in replanned
     assert PLANTED not in replanned and ATTACKER_IBAN not in replanned
+
+
+QUOTE_BILL = "Here is the bill: {f}."
+
+
+async def test_a_quoted_file_reaches_the_user_fenced_and_no_model_ever_reads_it(bank: Any) -> None:
+    # The answer model names the bill's text ({f}); planwerk inserts it as a fenced quotation. Neither the answer
+    # model nor, on the next turn, the planner reads it: the answer prompt shows its length, the history "[…]".
+    follow_up = json.dumps({"steps": [], "final": "You are welcome."})
+    model = FollowsIfShown.of([READ_BILL, QUOTE_BILL, follow_up])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("What does my December bill say?", thread_id="bill")
+        answer = reply.answer or ""
+        assert reply.metadata["answer_source"] == "model" and reply.metadata["grounded"] is True
+        assert answer.startswith("Here is the bill:\n\n```quote\nBill for December 2026\n")
+        assert answer.endswith(f"{PLANTED}\n```")  # the whole text, inside the fence: the user sees it as quoted
+        answer_prompt = "\n".join(str(m.content) for m in model.prompts[1])
+        assert f"{{f}} = ({len(FILES[BILL].strip())} characters of text, not shown to you)" in answer_prompt
+        assert PLANTED not in answer_prompt and ATTACKER_IBAN not in answer_prompt
+        await planwerk.ask("Thanks!", thread_id="bill")
+    planner_prompt = "\n".join(str(m.content) for m in model.prompts[2])
+    assert "Here is the bill:" in planner_prompt and "[…]" in planner_prompt
+    assert PLANTED not in planner_prompt and ATTACKER_IBAN not in planner_prompt
+
+
+async def test_quotes_switched_off_the_text_is_never_offered(bank: Any) -> None:
+    model = FollowsIfShown.of([READ_BILL, FOLLOW_IF_SHOWN, FOLLOW_IF_SHOWN])
+    async with agent(model, bank, answer_quotes=False) as planwerk:
+        reply = await planwerk.ask("What does my December bill say?")
+    answer_prompt = "\n".join(str(m.content) for m in model.prompts[1])
+    assert "{f}" not in answer_prompt and "characters of text)" in answer_prompt
+    assert PLANTED not in (reply.answer or "")
+
+
+async def test_the_answer_check_does_not_read_a_quotation_as_the_answers_own_words(bank: Any) -> None:
+    # A German question, an English file: read as the answer's words, the quotation would be an English answer
+    # (the language rule) that claims a transfer no call made (the action rule).
+    model = ReplayChatModel.of([READ_BILL, "Das steht in der Rechnung: {f}", "unused", "unused"])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("Was steht in meiner Rechnung für Dezember?")
+    assert reply.metadata["answer_source"] == "model" and reply.metadata["grounded"] is True
+    assert (reply.answer or "").startswith("Das steht in der Rechnung:\n\n```quote\n")

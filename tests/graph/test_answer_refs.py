@@ -164,3 +164,24 @@ def test_context_numbers_are_admitted_only_when_no_call_delivered() -> None:
         assert refs is not None and refs.constrained
         grammars[label] = refs.grammar or ""
     assert '"72"' not in grammars["delivered"] and '"72"' in grammars["failed"]
+
+
+def test_only_texts_no_later_call_took_are_quotable() -> None:
+    from planwerk.graph.deps import Deps
+    from planwerk.graph.nodes.answer_refs import answer_slots
+
+    text = "Bill for December 2026.\nAmount due: 98.70\nPay to the landlord's account."
+    read = {"id": "f", "tool": "read_file", "status": "ok", "args": {}, "result": text}
+    took = {"id": "x", "tool": "extract", "status": "ok", "args": {}, "result": {"amount": 98.7}}
+    extract = {"id": "x", "name": "extract", "arguments": {"text": {"$ref": "f"}, "schema": {"amount": "number"}}}
+    read_step = {"description": "", "tools": [{"id": "f", "name": "read_file", "arguments": {}}]}
+    alone = {"calls": [read], "plan": {"steps": [read_step], "final": None}}
+    then_extract = {
+        "calls": [read, took],
+        "plan": {"steps": [read_step, {"description": "", "tools": [extract]}], "final": None},
+    }
+    assert answer_slots(alone, Context(), Deps())["f"].kind == "quote"  # type: ignore[arg-type]
+    assert answer_slots(then_extract, Context(), Deps()) == {}  # type: ignore[arg-type]
+    assert answer_slots(alone, Context(answer_quotes=False), Deps()) == {}  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="answer_quotes must be true or false"):
+        Context(answer_quotes="yes")  # type: ignore[arg-type]

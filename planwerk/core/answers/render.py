@@ -3,8 +3,11 @@
 A placeholder is ``{<slot name>}`` or ``{<slot name>|<formatter>}`` (:data:`FORMATTERS`). Numbers are written as
 the result holds them (never rounded: the answer states the delivered value) with the question's decimal separator
 and the slot's unit; dates and times in the words of a :class:`ValueStyle` (the question's language; the styles
-themselves are data in :mod:`planwerk.prompts.answer_refs`). A placeholder that names no slot stays as written:
-rendering any model's answer is harmless, and a replayed answer with placeholders reads like a decoded one. Pure.
+themselves are data in :mod:`planwerk.prompts.answer_refs`). A ``quote`` slot (a result's free text) is written as
+a fenced quotation (:func:`format_quote`): markdown inside it is not rendered, so a link or an image a third party
+planted in a file cannot act in a chat; :func:`without_quotes` takes quotations out again for what is read by a
+model or the answer check. A placeholder that names no slot stays as written: rendering any model's answer is
+harmless, and a replayed answer with placeholders reads like a decoded one. Pure.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ FORMATTERS_BY_KIND: Mapping[str, tuple[Formatter, ...]] = {
     "time": ("time", "raw"),
     "text": (),
     "flag": (),
+    "quote": (),
 }
 """The formatters a slot of each kind takes (the grammar offers only these)."""
 
@@ -54,6 +58,8 @@ class ValueStyle:
     """Takes ``{date}`` and ``{time}``."""
     yes: str
     no: str
+    clipped: str = "[… +{chars}]"
+    """The last line of a clipped quotation; takes ``{chars}`` (the characters left out)."""
 
 
 @dataclass(frozen=True)
@@ -90,8 +96,39 @@ def format_time(moment: time | datetime) -> str:
     return f"{moment.hour:02d}:{moment.minute:02d}"
 
 
+QUOTE_INFO = "quote"
+"""The info string of a quotation's fence: what :func:`without_quotes` recognises."""
+
+_QUOTATION = re.compile(rf"\n*(?P<fence>`{{3,}}){QUOTE_INFO}\n.*?\n(?P=fence)(?:\n+|$)", re.DOTALL)
+
+
+def format_quote(text: str, length: int | None, style: ValueStyle) -> str:
+    """``text`` as a fenced quotation on lines of its own, its last line saying how much was clipped when
+    ``length`` is longer. The fence is longer than any run of backticks inside, so the text cannot close it."""
+    runs = [len(run) for run in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    lines = [text.rstrip()]
+    if length is not None and length > len(text):
+        lines.append(style.clipped.format(chars=length - len(text)))
+    body = "\n".join(lines)
+    return f"\n\n{fence}{QUOTE_INFO}\n{body}\n{fence}\n\n"
+
+
+QUOTE_WITHHELD = "\n\n[…]\n\n"
+"""What a quotation becomes in the conversation a later model call reads."""
+
+
+def without_quotes(text: str, replacement: str = " ") -> str:
+    """``text`` with each quotation :func:`format_quote` wrote replaced by ``replacement``: a quotation is a
+    result's text, copied by code, so the answer check does not read it as the answer's claims, and no model reads
+    a third party's text in the conversation either."""
+    return _QUOTATION.sub(replacement, text).strip()
+
+
 def render_value(slot: Slot, formatter: str | None, style: ValueStyle) -> str:
     """One slot's value in words; a formatter the slot's kind does not take is ignored."""
+    if slot.kind == "quote":
+        return format_quote(str(slot.value), slot.length, style)
     if formatter == "raw":
         return str(slot.value)
     if formatter not in FORMATTERS_BY_KIND.get(slot.kind, ()):
@@ -138,13 +175,21 @@ def render_answer(text: str, slots: Mapping[str, Slot], style: ValueStyle) -> Re
             continue
         used[name] = None
         value = render_value(slot, formatter, style)
+        if slot.kind == "quote":
+            parts[-1] = parts[-1].rstrip()
         parts.append(value)
         if slot.kind == "number" and slot.unit and formatter != "raw":
             repeated = re.match(rf"[ \u00a0]?{re.escape(slot.unit)}(?!\w)", text[position:])
             if repeated:
                 position += repeated.end()
+        elif slot.kind == "quote":
+            # The quotation stands on lines of its own: a stop the model wrote after it would start a line alone.
+            position += len(re.match(r"[ \t]*[.,;:!]?[ \t]*\n*", text[position:])[0])  # type: ignore[index]
     parts.append(text[position:])
-    return RenderedAnswer("".join(parts), tuple(used), tuple(unknown))
+    rendered = "".join(parts)
+    if any(slots[name].kind == "quote" for name in used):
+        rendered = rendered.strip("\n")  # a quotation that opens or ends the answer leaves no blank lines
+    return RenderedAnswer(rendered, tuple(used), tuple(unknown))
 
 
 def settled_text(text: str, slots: Mapping[str, Slot]) -> str:

@@ -8,7 +8,10 @@ description or title, ``"Distance (km)"``), else from a generic key suffix (``_c
 :data:`UNIT_SUFFIXES`). No field names of any domain are known here.
 
 Bounded (:class:`SlotLimits`): the first entries of each list, texts up to a length, a number of slots in all; what
-is left out can still be quoted by the model as text, and the answer check sees it as today. Pure: no I/O.
+is left out can still be quoted by the model as text, and the answer check sees it as today. A longer text (a
+file, a message) is prose, not a value: it gets a slot of kind ``quote`` only where the limits ask for quotes
+(:attr:`SlotLimits.max_quotes`), which :mod:`.render` writes as a fenced quotation; the model is shown its length,
+never its text. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ from typing import Any, Literal
 from planwerk.core.json_pointer import pointer_target
 from planwerk.core.refs import as_data
 
-SlotKind = Literal["number", "date", "datetime", "time", "text", "flag"]
+SlotKind = Literal["number", "date", "datetime", "time", "text", "flag", "quote"]
 """How a slot's value is written: a number (with its unit), a calendar date, a date with a clock time, a clock
-time, a text as it stands, a yes/no."""
+time, a text as it stands, a yes/no, or a result's free text as a fenced quotation."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class Slot:
     kind: SlotKind
     unit: str | None = None
     """The unit of a number (``°C``, ``km``), when its schema or key says one."""
+    length: int | None = None
+    """A quote's full length in characters (its value is clipped to :attr:`SlotLimits.max_quote_chars`)."""
 
 
 @dataclass(frozen=True)
@@ -49,11 +54,19 @@ class SlotLimits:
     max_items: int = 5
     """Entries named per list (``spots.items.0`` … ``spots.items.4``)."""
     max_text: int = 120
-    """Longer texts are prose, not values: the model may quote them, but they get no slot."""
+    """Longer texts are prose, not values: they get no value slot (a ``quote`` slot only where :attr:`max_quotes`
+    allows)."""
     max_depth: int = 8
+    max_quotes: int = 0
+    """Free texts (longer than :attr:`max_text`, or of several lines) given a ``quote`` slot; 0: none."""
+    max_quote_chars: int = 2000
+    """A quote's value is clipped to this many characters (its :attr:`Slot.length` keeps the full length)."""
 
 
 DEFAULT_SLOT_LIMITS = SlotLimits()
+
+QUOTE_SLOT_LIMITS = SlotLimits(max_quotes=3)
+"""The answer's limits: up to three free texts may be quoted (:mod:`planwerk.graph.nodes.answer_refs`)."""
 
 UNIT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("_percent", "%"),
@@ -196,9 +209,11 @@ def collect_slots(
 ) -> dict[str, Slot]:
     """The slots of the successful ``calls`` (call records: ``id``, ``tool``, ``status``, ``result``), by name, in
     call and field order. ``output_schemas`` (by tool name) give units where they declare them. A key or a call id
-    a placeholder cannot spell (spaces, dots, brackets) is skipped with what lies under it."""
+    a placeholder cannot spell (spaces, dots, brackets) is skipped with what lies under it. A free text gets a
+    ``quote`` slot while fewer than ``limits.max_quotes`` have one."""
     slots: dict[str, Slot] = {}
     schemas = output_schemas or {}
+    quotes = 0
     for call in calls:
         call_id = str(call.get("id", ""))
         if call.get("status") != "ok" or not NAME_SEGMENT.fullmatch(call_id) or call_id.isdigit():
@@ -233,4 +248,8 @@ def collect_slots(
                 stack.extend(reversed(children))
             elif (slot := _scalar(name, key, value, node_schema, limits)) is not None:
                 slots[name] = slot
+            elif isinstance(value, str) and value.strip() and quotes < limits.max_quotes:
+                quotes += 1
+                text = value.strip()
+                slots[name] = Slot(name, text[: limits.max_quote_chars], "quote", length=len(text))
     return slots

@@ -17,12 +17,14 @@ never in the answer prompt, so the answer cannot follow or repeat it (issue 29's
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from planwerk.checks import reported_calls
+from planwerk.core.answers.slots import Slot
 from planwerk.core.language import Language, detect_language
 from planwerk.core.vote import vote
 from planwerk.graph.context import Context
@@ -44,6 +46,7 @@ from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import AgentState, Draft, add_usage
 from planwerk.models.rendering import WRITTEN_KEY
 from planwerk.profiles import Profile
+from planwerk.prompts.answer_refs import quote_lines
 from planwerk.prompts.fallback import call_sentences, fallback_texts, result_lines
 from planwerk.prompts.render import build_answer_messages, trim_history
 from planwerk.prompts.texts import texts_for
@@ -137,7 +140,10 @@ async def _write(
         key=key,
     )
     messages = refs.messages if refs is not None and refs.constrained else None
-    messages = messages or answer_messages(state, context, profile, language, check.last_result, deps, key=key)
+    quotes = refs.quotes if refs is not None else {}
+    messages = messages or answer_messages(
+        state, context, profile, language, check.last_result, deps, key=key, quotes=quotes
+    )
     if repair is not None:
         written, request = repair
         messages = [*messages, AIMessage(written), HumanMessage(request)]
@@ -182,10 +188,12 @@ def answer_messages(
     deps: Deps,
     *,
     key: tuple[str, str] | None = None,
+    quotes: Mapping[str, Slot] | None = None,
 ) -> list[BaseMessage]:
     """The answer prompt. The results are shown as ``Context.answer_results`` says: ``values`` (default) typed and
     clipped, free text withheld and marked as data; ``words`` one sentence per reported call, as the deterministic
-    answer writes them; ``json`` the raw call log (a result's free text included)."""
+    answer writes them; ``json`` the raw call log (a result's free text included). With ``values`` and ``words``,
+    the ``quotes`` (quotable free texts) follow as their placeholders and lengths, with the rule for quoting."""
     calls = state.get("calls", [])
     schemas = {name: spec.output_schema for name, spec in deps.tools.specs.items()}
     lines: list[str] | None = None
@@ -205,6 +213,8 @@ def answer_messages(
             output_schemas=schemas,
             domain=profile.domain,
         )
+    if lines is not None and quotes:
+        lines += quote_lines(quotes, language)
     return build_answer_messages(
         persona=profile.persona_for_answer(any(call.get("status") == "ok" for call in calls)),
         question=question_of(state),

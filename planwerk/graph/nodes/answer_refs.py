@@ -6,6 +6,12 @@ local HF models, an endpoint that takes a ``grammar`` field) and ``Context.const
 decodes under :func:`planwerk.core.answers.grammar.answer_grammar`: its numbers, dates and times from results are
 placeholders planwerk renders. Any other model (a replay script, a LangChain model without grammars) is prompted
 as before, but its answer is rendered too: a placeholder that names a slot is written out, anything else stays.
+
+Quotations (``Context.answer_quotes``, on by default, with or without answers by reference): a result's free text
+(a file, a message) that no later call of the plan took is a ``quote`` slot. The model is shown its placeholder and
+length, never its text, and where it writes the placeholder planwerk inserts the text as a fenced quotation: "what
+does the file say" has an answer, and what a third party wrote reaches the user marked as quoted data, never as
+the model's words or instructions to it.
 """
 
 from __future__ import annotations
@@ -18,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import BaseMessage
 from langgraph.constants import TAG_NOSTREAM
 
+from planwerk.checks import consumed_calls
 from planwerk.core.answers.grammar import answer_grammar, known_numbers
 from planwerk.core.answers.render import RenderedAnswer, ValueStyle, render_answer, settled_text
-from planwerk.core.answers.slots import Slot, collect_slots
+from planwerk.core.answers.slots import QUOTE_SLOT_LIMITS, Slot, collect_slots
 from planwerk.core.language import Language
 from planwerk.graph.context import Context
 from planwerk.graph.nodes.common import history_before_question, prompt_today, question_of
@@ -51,6 +58,11 @@ class ReferenceAnswer:
     grammar: str | None = None
 
     @property
+    def quotes(self) -> dict[str, Slot]:
+        """The quotable free texts among :attr:`slots`."""
+        return {name: slot for name, slot in self.slots.items() if slot.kind == "quote"}
+
+    @property
     def constrained(self) -> bool:
         """Whether the answer is decoded under the grammar."""
         return self.model is not None
@@ -76,10 +88,25 @@ def _result_slot(calls: Sequence[Mapping[str, Any]], slots: Mapping[str, Slot]) 
     if not done:
         return None
     call_id = str(done[-1].get("id"))
-    if call_id in slots:
+    if call_id in slots and slots[call_id].kind != "quote":
         return call_id
     numbers = [n for n, s in slots.items() if n.startswith(call_id + ".") and s.kind == "number"]
     return numbers[0] if len(numbers) == 1 else None
+
+
+def answer_slots(state: AgentState, context: Context, deps: Deps) -> dict[str, Slot]:
+    """The slots an answer may name: every value of the run's successful calls when ``Context.answer_by_reference``
+    is on, and (``Context.answer_quotes``) the free texts of calls whose results no later call took: a text a later
+    call read (an extract, a summary) was read for that call, not for the user."""
+    calls = state.get("calls", [])
+    schemas = {name: spec.output_schema for name, spec in deps.tools.specs.items()}
+    slots = collect_slots(calls, schemas) if context.answer_by_reference else {}
+    if context.answer_quotes:
+        taken = consumed_calls(state.get("plan"))
+        unread = [call for call in calls if str(call.get("id")) not in taken]
+        quotes = collect_slots(unread, schemas, QUOTE_SLOT_LIMITS)
+        slots |= {name: slot for name, slot in quotes.items() if slot.kind == "quote"}
+    return slots
 
 
 def reference_answer(
@@ -93,14 +120,15 @@ def reference_answer(
     answer_is_result: bool = False,
     key: tuple[str, str] | None = None,
 ) -> ReferenceAnswer | None:
-    """The run's answer by reference, or ``None`` when ``Context.answer_by_reference`` is off (blocking: the
-    grammar compiles here; run it in a worker thread). ``answer_is_result``: the last call's value answers the
-    question (its placeholder is named in the instructions); ``key``: the context's key sentence and its source."""
+    """The run's answer by reference, or ``None`` when it names no slot (``Context.answer_by_reference`` off and no
+    quotable text). Only quotes when ``answer_by_reference`` is off: the usual prompt lists them
+    (:func:`planwerk.prompts.answer_refs.quote_lines`) and the answer is rendered. Blocking: the grammar compiles
+    here; run it in a worker thread. ``answer_is_result``: the last call's value answers the question (its
+    placeholder is named in the instructions); ``key``: the context's key sentence and its source."""
+    slots = answer_slots(state, context, deps)
     if not context.answer_by_reference:
-        return None
+        return ReferenceAnswer(slots, reference_texts(language).style) if slots else None
     calls = state.get("calls", [])
-    schemas = {name: spec.output_schema for name, spec in deps.tools.specs.items()}
-    slots = collect_slots(calls, schemas)
     style = reference_texts(language).style
     if not (context.constrained_decoding and isinstance(model, SupportsPlanGrammar)):
         return ReferenceAnswer(slots, style)

@@ -16,6 +16,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from planwerk.checks import GroundingReport
+from planwerk.core.answers.render import without_quotes
 from planwerk.core.language import Language
 from planwerk.events import AnswerRejectedEvent
 from planwerk.graph.context import Context
@@ -46,7 +47,12 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
     constrained = bool((draft.get("references") or {}).get("constrained"))
 
     def check(text: str) -> GroundingReport:
-        return full(text, constrained=constrained)
+        # A quotation is a result's text copied by code (answer_quotes): its words are no claims of the answer.
+        # An answer that is only a quotation claims nothing.
+        claims = without_quotes(text)
+        if not claims and claims != text.strip():
+            return GroundingReport()
+        return full(claims, constrained=constrained)
 
     text, report, amended = _amend(draft["text"], check(draft["text"]), check, language)
     streamed = is_draft(state.get("messages", []), draft["message_id"])

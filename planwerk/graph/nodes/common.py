@@ -12,6 +12,7 @@ from langgraph.func import task
 from langgraph.runtime import Runtime
 
 from planwerk.checks import AnswerCheck, build_answer_check
+from planwerk.core.answers.render import QUOTE_WITHHELD, without_quotes
 from planwerk.core.extract import EXTRACT_TOOL, extract_spec
 from planwerk.core.language import detect_language
 from planwerk.core.tools import ToolSpec
@@ -113,10 +114,21 @@ def usage_of(reply: AIMessage, prompt: list[BaseMessage]) -> dict[str, float]:
 def history_before_question(state: AgentState) -> list[BaseMessage]:
     """The conversation before the current question (earlier turns of the thread): questions, answers and
     questions asked back, without the progress, plan and tool messages a chat shows
-    (:mod:`planwerk.graph.nodes.chat`)."""
+    (:mod:`planwerk.graph.nodes.chat`). Quotations in earlier answers are withheld."""
     messages = list(state.get("messages", []))
     index = question_index(messages)
-    return [m for m in messages[: len(messages) - 1 if index is None else index] if is_conversation(m)]
+    earlier = [m for m in messages[: len(messages) - 1 if index is None else index] if is_conversation(m)]
+    return [_unquoted(m) for m in earlier]
+
+
+def _unquoted(message: BaseMessage) -> BaseMessage:
+    """An answer without the quotations planwerk inserted (:func:`planwerk.core.answers.render.without_quotes`): a
+    quoted file is a third party's text, which no later model call of the thread reads (the planner plans before
+    any result is read, and so it stays)."""
+    if not isinstance(message, AIMessage) or not isinstance(message.content, str):
+        return message
+    content = without_quotes(message.content, QUOTE_WITHHELD)
+    return message if content == message.content else message.model_copy(update={"content": content})
 
 
 def question_of(state: AgentState) -> str:
