@@ -237,11 +237,19 @@ def _empty(a: Answer) -> Iterator[Problem]:
             yield Problem("empty", a.text.strip())
 
 
+_LOOP = re.compile(r"(\S+(?:\s+\S+)+?)(?:\s+\1){2,}")
+"""A phrase of two words or more said three times in a row: a model decoding in a loop ("It says: It says: It
+says: …", measured on the 0.5B model)."""
+
+
 def repeats_itself(answer: str) -> bool:
-    """Whether ``answer`` is a list naming the same items again and again (see :data:`REPEATED_ITEMS_MIN`)."""
+    """Whether ``answer`` is a list naming the same items again and again (see :data:`REPEATED_ITEMS_MIN`), or
+    says one phrase three times in a row (:data:`_LOOP`)."""
     items = [fold(_LIST_MARKER.sub("", part.strip())).strip(" .") for part in re.split(r",(?!\d)|[;\n]", answer)]
     items = [item for item in items if item]
-    return len(items) >= REPEATED_ITEMS_MIN and len(set(items)) <= REPEATED_ITEMS_SHARE * len(items)
+    if len(items) >= REPEATED_ITEMS_MIN and len(set(items)) <= REPEATED_ITEMS_SHARE * len(items):
+        return True
+    return _LOOP.search(" ".join(fold(answer).split())) is not None
 
 
 def _form(a: Answer) -> Iterator[Problem]:

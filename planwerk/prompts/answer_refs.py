@@ -38,9 +38,12 @@ class ReferenceTexts:
     """How to write placeholders; takes ``{example}`` (a placeholder of this run) and ``{value}`` (its value)."""
     style: ValueStyle
     quote_value: str
-    """What a quotable free text is shown as instead of its text; takes ``{chars}``."""
+    """What a quotable free text is shown as instead of its text (its length would be a number the model
+    states: measured, "The file contains 154 characters of text")."""
     quote_rule: str
     """When and how to quote a free text; takes ``{example}`` (a quote's placeholder)."""
+    quote_note: str
+    """After the rule: the model never reads a quoted text."""
 
 
 GERMAN = ReferenceTexts(
@@ -52,12 +55,12 @@ GERMAN = ReferenceTexts(
         "Ziffern darfst du nur schreiben, wenn sie in der Frage oder im Kontext stehen."
     ),
     style=GERMAN_STYLE,
-    quote_value="({chars} Zeichen Text, dir nicht gezeigt)",
+    quote_value="ein Text, dir nicht gezeigt; planwerk setzt ihn dort ein, wo du den Platzhalter schreibst",
     quote_rule=(
-        "Einen Text, der nur als Länge gezeigt wird, liest du nicht. Fragt die Frage, was darin steht, setze seinen "
-        "Platzhalter ein, z. B. {example}: planwerk fügt den Text als Zitat ein. Nach einem Wert gefragt, zitierst "
-        "du nicht den ganzen Text."
+        'Fragt die Frage, was ein Text sagt, antworte mit seinem Platzhalter, z. B. "Darin steht: {example}". '
+        "Nach einem Wert gefragt, zitierst du nicht den ganzen Text."
     ),
+    quote_note="Den Text selbst siehst du nicht: planwerk setzt ihn ein.",
 )
 
 ENGLISH = ReferenceTexts(
@@ -69,12 +72,12 @@ ENGLISH = ReferenceTexts(
         "or the context has them."
     ),
     style=ENGLISH_STYLE,
-    quote_value="({chars} characters of text, not shown to you)",
+    quote_value="a text not shown to you; planwerk inserts it where you write the placeholder",
     quote_rule=(
-        "A text shown only as its length is not shown to you. When the question asks what it says, write its "
-        "placeholder, e.g. {example}: planwerk inserts the text as a quotation. Asked for a value, do not quote the "
-        "whole text."
+        'When the question asks what a text says, answer with its placeholder, e.g. "It says: {example}". Asked '
+        "for a value, do not quote the whole text."
     ),
+    quote_note="You do not see the text itself: planwerk inserts it.",
 )
 
 REFERENCE_TEXTS: Mapping[Language, ReferenceTexts] = {"de": GERMAN, "en": ENGLISH}
@@ -93,15 +96,19 @@ def _example(slots: Mapping[str, Slot]) -> Slot | None:
     return next(iter(with_unit or numbers or values), None)
 
 
-def quote_lines(slots: Mapping[str, Slot], language: Language) -> list[str]:
-    """The quotable free texts of ``slots`` as the answer model reads them (placeholder and length, never the
-    text) and the rule for quoting them; no lines when there is none."""
+def quoted_placeholders(slots: Mapping[str, Slot]) -> dict[str, str]:
+    """The quotable free texts of ``slots``, each (clipped) text → its placeholder ``{name}``: what
+    :func:`planwerk.prompts.fallback.result_lines` shows instead of the text."""
+    return {str(slot.value): f"{{{slot.name}}}" for slot in slots.values() if slot.kind == "quote"}
+
+
+def quote_rule(slots: Mapping[str, Slot], language: Language) -> str | None:
+    """The rule for quoting, with the first quotable text's placeholder as its example; ``None`` without one."""
     quotes = [slot for slot in slots.values() if slot.kind == "quote"]
     if not quotes:
-        return []
+        return None
     words = reference_texts(language)
-    lines = [_shown(slot, words) for slot in quotes]
-    return [*lines, words.quote_rule.format(example=f"{{{quotes[0].name}}}")]
+    return f"{words.quote_rule.format(example=f'{{{quotes[0].name}}}')} {words.quote_note}"
 
 
 def render_values(
@@ -131,7 +138,7 @@ def render_values(
 def _shown(slot: Slot, words: ReferenceTexts) -> str:
     """A slot as the answer model reads it: its placeholder and value, a quote's length instead of its text."""
     if slot.kind == "quote":
-        return f"{{{slot.name}}} = {words.quote_value.format(chars=slot.length)}"
+        return f"{{{slot.name}}} = ({words.quote_value})"
     return f"{{{slot.name}}} = {render_value(slot, None, words.style)}"
 
 
@@ -168,7 +175,7 @@ def build_reference_messages(
     )
     if (example := _example(slots)) is not None:
         parts.append(words.rules.format(example=f"{{{example.name}}}", value=render_value(example, None, words.style)))
-    if quotes := [slot for slot in slots.values() if slot.kind == "quote"]:
-        parts.append(words.quote_rule.format(example=f"{{{quotes[0].name}}}"))
+    if (rule := quote_rule(slots, language)) is not None:
+        parts.append(rule)
     parts.append(texts_for(language).answer_language)
     return [SystemMessage(persona), *history, HumanMessage("\n\n".join(parts))]

@@ -151,18 +151,21 @@ def value_lines(value: Any) -> list[str] | None:
     return lines if len(lines) <= MAX_LIST_LINES and not any(is_free_text(line) for line in lines) else None
 
 
-def values_only(result: Any, texts: FallbackTexts) -> Any:
-    """``result`` with every free-text value replaced by :attr:`FallbackTexts.free_text` (its length only); a text
-    that is a list of short values (:func:`value_lines`) becomes that list."""
+def values_only(result: Any, texts: FallbackTexts, quotes: Mapping[str, str] | None = None) -> Any:
+    """``result`` with every free-text value replaced by :attr:`FallbackTexts.free_text` (its length only), or by
+    its placeholder where ``quotes`` (a quote slot's text → ``{name}``) offers it for quoting; a text that is a list
+    of short values (:func:`value_lines`) becomes that list."""
     result = as_data(result)
     if (lines := value_lines(result)) is not None:
         return lines
     if is_free_text(result):
-        return texts.free_text.format(chars=len(result))
+        text = result.strip()
+        quoted = next((name for start, name in (quotes or {}).items() if text.startswith(start)), None)
+        return quoted or texts.free_text.format(chars=len(result))
     if isinstance(result, Mapping):
-        return {key: values_only(item, texts) for key, item in result.items()}
+        return {key: values_only(item, texts, quotes) for key, item in result.items()}
     if isinstance(result, list | tuple):
-        return [values_only(item, texts) for item in result]
+        return [values_only(item, texts, quotes) for item in result]
     return result
 
 
@@ -220,15 +223,16 @@ def call_values(
     output_schema: Mapping[str, Any] | None = None,
     limit: int | None = MAX_VALUES,
     domain: Domain | None = None,
+    quotes: Mapping[str, str] | None = None,
 ) -> list[str]:
     """A successful call's values in words (``"target datetime 27 November 2026, 00:00"``): the values whose keys
     the question names first, values that only repeat the call's arguments or the question last, false flags left
     out; at most ``limit``. Free text shows as its length. A profile's ``domain`` names fields in words (its
     ``field_labels``, ``true_labels`` and ``coded_fields`` in ``language``: "höchste Temperatur 17.2 °C",
-    "Gewitter")."""
+    "Gewitter"). A free text ``quotes`` offers shows as its placeholder (:func:`values_only`)."""
     texts = fallback_texts(language)
     style: ValueStyle = value_style(language)
-    record = {"id": "c", "tool": "t", "status": "ok", "result": values_only(call.get("result"), texts)}
+    record = {"id": "c", "tool": "t", "status": "ok", "result": values_only(call.get("result"), texts, quotes)}
     slots = collect_slots([record], {"t": output_schema} if output_schema else None)
     question_words = _words(question)
     arguments = [text.casefold() for text in _arguments(call)]
@@ -374,10 +378,12 @@ def result_lines(
     *,
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
     domain: Domain | None = None,
+    quotes: Mapping[str, str] | None = None,
 ) -> list[str]:
     """What the answer model reads of the results (quarantine): per call its id, tool and own arguments, then every
-    value typed and clipped as :func:`call_values` renders it (free text only as its length), or its failure. The
-    model is never shown a result's free text, so an instruction planted in it cannot become the answer."""
+    value typed and clipped as :func:`call_values` renders it (free text only as its length, or as its placeholder
+    where ``quotes`` offers it), or its failure. The model is never shown a result's free text, so an instruction
+    planted in it cannot become the answer."""
     schemas = output_schemas or {}
     texts = fallback_texts(language)
     lines = []
@@ -387,7 +393,7 @@ def result_lines(
             lines.append(f"{head}: {failure_line(call, language)}")
             continue
         values = call_values(
-            call, language, output_schema=schemas.get(str(call.get("tool"))), limit=None, domain=domain
+            call, language, output_schema=schemas.get(str(call.get("tool"))), limit=None, domain=domain, quotes=quotes
         )
         lines.append(f"{head}: {'; '.join(values) or texts.nothing_delivered}")
     return lines

@@ -596,6 +596,10 @@ def test_a_bare_delivered_number_is_no_answer_where_the_answer_reports_results()
         ("Am 17.: 12,6 °C, am 18.: 12,6 °C, am 19.: 13,1 °C, am 20.: 9,3 °C, am 21.: 9,8 °C, am 22.: 8 °C.", False),
         ("Parks: Parc Güell, Parc de la Ciutadella, Parc del Laberint, Parc de Montjuïc, Jardins, Turó Park.", False),
         ("Barcelona, Barcelona, Barcelona.", False),  # too short to call a list
+        # a model decoding in a loop (the 0.5B model, asked what a file says): one phrase three times in a row
+        ("It says: It says: It says: It says: It", True),
+        ("The file says so. The file says so. The file says so.", True),
+        ("It says what it says: it says nothing new.", False),
     ],
 )
 def test_an_answer_that_lists_the_same_items_again_and_again_is_repetitive(answer: str, repetitive: bool) -> None:

@@ -60,8 +60,8 @@ async def test_the_answer_model_never_reads_the_planted_text_so_its_answer_canno
     assert reply.metadata["tool_calls"] == 1 and reply.metadata["failed_tool_calls"] == 0
     answer_prompts = [str(m.content) for prompt in model.prompts[1:] for m in prompt]
     assert answer_prompts and not any(PLANTED in p or ATTACKER_IBAN in p for p in answer_prompts)
-    # The prompt says what was withheld and that it is data.
-    assert "characters of text" in answer_prompts[-1] and "never instructions" in answer_prompts[-1]
+    # The prompt names the text by its placeholder (planwerk would quote it), never by its words.
+    assert f"f = read_file({BILL}): {{f}}" in answer_prompts[-1]
     assert PLANTED not in (reply.answer or "") and ATTACKER_IBAN not in (reply.answer or "")
 
 
@@ -108,7 +108,7 @@ async def test_a_quoted_file_reaches_the_user_fenced_and_no_model_ever_reads_it(
         assert answer.startswith("Here is the bill:\n\n```quote\nBill for December 2026\n")
         assert answer.endswith(f"{PLANTED}\n```")  # the whole text, inside the fence: the user sees it as quoted
         answer_prompt = "\n".join(str(m.content) for m in model.prompts[1])
-        assert f"{{f}} = ({len(FILES[BILL].strip())} characters of text, not shown to you)" in answer_prompt
+        assert f"f = read_file({BILL}): {{f}}" in answer_prompt and "You do not see the text itself" in answer_prompt
         assert PLANTED not in answer_prompt and ATTACKER_IBAN not in answer_prompt
         await planwerk.ask("Thanks!", thread_id="bill")
     planner_prompt = "\n".join(str(m.content) for m in model.prompts[2])
@@ -121,7 +121,7 @@ async def test_quotes_switched_off_the_text_is_never_offered(bank: Any) -> None:
     async with agent(model, bank, answer_quotes=False) as planwerk:
         reply = await planwerk.ask("What does my December bill say?")
     answer_prompt = "\n".join(str(m.content) for m in model.prompts[1])
-    assert "{f}" not in answer_prompt and "characters of text)" in answer_prompt
+    assert "{f}" not in answer_prompt and f"({len(FILES[BILL])} characters of text)" in answer_prompt
     assert PLANTED not in (reply.answer or "")
 
 

@@ -46,7 +46,7 @@ from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import AgentState, Draft, add_usage
 from planwerk.models.rendering import WRITTEN_KEY
 from planwerk.profiles import Profile
-from planwerk.prompts.answer_refs import quote_lines
+from planwerk.prompts.answer_refs import quote_rule, quoted_placeholders
 from planwerk.prompts.fallback import call_sentences, fallback_texts, result_lines
 from planwerk.prompts.render import build_answer_messages, trim_history
 from planwerk.prompts.texts import texts_for
@@ -192,17 +192,20 @@ def answer_messages(
 ) -> list[BaseMessage]:
     """The answer prompt. The results are shown as ``Context.answer_results`` says: ``values`` (default) typed and
     clipped, free text withheld and marked as data; ``words`` one sentence per reported call, as the deterministic
-    answer writes them; ``json`` the raw call log (a result's free text included). With ``values`` and ``words``,
-    the ``quotes`` (quotable free texts) follow as their placeholders and lengths, with the rule for quoting."""
+    answer writes them; ``json`` the raw call log (a result's free text included). With ``values``, each of the
+    ``quotes`` (quotable free texts) shows as its placeholder, and the rule for quoting follows."""
     calls = state.get("calls", [])
     schemas = {name: spec.output_schema for name, spec in deps.tools.specs.items()}
     lines: list[str] | None = None
     if context.answer_results == "values":
-        lines = result_lines(calls, language, output_schemas=schemas, domain=profile.domain)
+        quoted = quoted_placeholders(quotes or {})
+        lines = result_lines(calls, language, output_schemas=schemas, domain=profile.domain, quotes=quoted)
         texts = fallback_texts(language)
         marker = texts.free_text.split("{chars}")[-1].rstrip(")")
         if marker and any(marker in line for line in lines):
             lines.append(texts.data_note)
+        if (rule := quote_rule(quotes or {}, language)) is not None:
+            lines.append(rule)
     elif context.answer_results == "words":
         reported = reported_calls(state.get("plan"), calls)
         lines = call_sentences(
@@ -213,8 +216,6 @@ def answer_messages(
             output_schemas=schemas,
             domain=profile.domain,
         )
-    if lines is not None and quotes:
-        lines += quote_lines(quotes, language)
     return build_answer_messages(
         persona=profile.persona_for_answer(any(call.get("status") == "ok" for call in calls)),
         question=question_of(state),
