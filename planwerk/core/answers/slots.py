@@ -10,8 +10,8 @@ description or title, ``"Distance (km)"``), else from a generic key suffix (``_c
 Bounded (:class:`SlotLimits`): the first entries of each list, texts up to a length, a number of slots in all; what
 is left out can still be quoted by the model as text, and the answer check sees it as today. A longer text (a
 file, a message) is prose, not a value: it gets a slot of kind ``quote`` only where the limits ask for quotes
-(:attr:`SlotLimits.max_quotes`), which :mod:`.render` writes as a fenced quotation; the model is shown its length,
-never its text. Pure: no I/O.
+(:attr:`SlotLimits.max_quotes`), which :mod:`.render` writes as a fenced quotation; the model is shown its
+placeholder, never its text. Pure: no I/O.
 """
 
 from __future__ import annotations
