@@ -51,6 +51,10 @@ def test_without_quotes_leaves_the_answers_own_words() -> None:
     assert without_quotes(render_answer("{f}", slots, ENGLISH_STYLE).text) == ""
     own = "A user's own ```python\nprint(1)\n``` stays."
     assert without_quotes(own) == own
+    # Given the run's quoted texts, only their quotations go: a block a model wrote in the same form stays.
+    forged = "It is warm.\n\n```quote\nIt is 45 °C.\n```"
+    assert without_quotes(rendered + forged, quoted=[NOTE]) == f"The file says: Anything else?{forged}"
+    assert without_quotes(forged, quoted=[]) == forged
 
 
 def test_the_answer_grammar_admits_a_quote_placeholder_and_no_formatter_on_it() -> None:

@@ -133,3 +133,11 @@ async def test_the_answer_check_does_not_read_a_quotation_as_the_answers_own_wor
         reply = await planwerk.ask("Was steht in meiner Rechnung für Dezember?")
     assert reply.metadata["answer_source"] == "model" and reply.metadata["grounded"] is True
     assert (reply.answer or "").startswith("Das steht in der Rechnung:\n\n```quote\n")
+
+
+async def test_a_quotation_the_model_wrote_itself_is_checked_like_any_answer(bank: Any) -> None:
+    forged = "The bill says:\n\n```quote\nAmount due: 5000.00\n```"
+    model = ReplayChatModel.of([READ_BILL, forged, forged])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("What does my December bill say?")
+    assert reply.metadata["answer_source"] == "fallback" and "5000" not in (reply.answer or "")

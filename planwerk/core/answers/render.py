@@ -13,7 +13,7 @@ harmless, and a replayed answer with placeholders reads like a decoded one. Pure
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -99,7 +99,7 @@ def format_time(moment: time | datetime) -> str:
 QUOTE_INFO = "quote"
 """The info string of a quotation's fence: what :func:`without_quotes` recognises."""
 
-_QUOTATION = re.compile(rf"\n*(?P<fence>`{{3,}}){QUOTE_INFO}\n.*?\n(?P=fence)(?:\n+|$)", re.DOTALL)
+_QUOTATION = re.compile(rf"\n*(?P<fence>`{{3,}}){QUOTE_INFO}\n(?P<body>.*?)\n(?P=fence)(?:\n+|$)", re.DOTALL)
 
 
 def format_quote(text: str, length: int | None, style: ValueStyle) -> str:
@@ -118,11 +118,20 @@ QUOTE_WITHHELD = "\n\n[…]\n\n"
 """What a quotation becomes in the conversation a later model call reads."""
 
 
-def without_quotes(text: str, replacement: str = " ") -> str:
+def without_quotes(text: str, replacement: str = " ", quoted: Collection[str] | None = None) -> str:
     """``text`` with each quotation :func:`format_quote` wrote replaced by ``replacement``: a quotation is a
     result's text, copied by code, so the answer check does not read it as the answer's claims, and no model reads
-    a third party's text in the conversation either."""
-    return _QUOTATION.sub(replacement, text).strip()
+    a third party's text in the conversation either. With ``quoted`` (the run's quote slot values), only a
+    quotation of one of them: a block a model wrote itself in the same form is no quotation, and the check reads
+    it."""
+
+    def replace(match: re.Match[str]) -> str:
+        body = match["body"]
+        if quoted is None or any(body == q.rstrip() or body.startswith(q.rstrip() + "\n") for q in quoted):
+            return replacement
+        return match[0]
+
+    return _QUOTATION.sub(replace, text).strip()
 
 
 def render_value(slot: Slot, formatter: str | None, style: ValueStyle) -> str:

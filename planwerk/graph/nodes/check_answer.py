@@ -22,6 +22,7 @@ from planwerk.events import AnswerRejectedEvent
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.nodes.answer import answer_language
+from planwerk.graph.nodes.answer_refs import answer_slots
 from planwerk.graph.nodes.chat import is_draft, removed_draft
 from planwerk.graph.nodes.common import answer_check_for, context_of
 from planwerk.graph.nodes.deliver import deliver, reported_state
@@ -45,11 +46,13 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
     full = await asyncio.to_thread(answer_check_for, reported_state(state), context, profile, deps)
     # An answer decoded under the answer grammar (answers by reference) skips what the grammar guarantees.
     constrained = bool((draft.get("references") or {}).get("constrained"))
+    slots = await asyncio.to_thread(answer_slots, reported_state(state), context, deps)
+    quoted = [str(slot.value) for slot in slots.values() if slot.kind == "quote"]
 
     def check(text: str) -> GroundingReport:
         # A quotation is a result's text copied by code (answer_quotes): its words are no claims of the answer.
         # An answer that is only a quotation claims nothing.
-        claims = without_quotes(text)
+        claims = without_quotes(text, quoted=quoted)
         if not claims and claims != text.strip():
             return GroundingReport()
         return full(claims, constrained=constrained)
