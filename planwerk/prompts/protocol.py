@@ -139,6 +139,15 @@ UNFILLED_ARGUMENTS = (
 """Plan check, asked once per planning round: optional arguments the question names that a call leaves out (takes
 ``{arguments}``, each with its call's id, and ``{plan}``, the plan with slots for them)."""
 
+MISSHAPEN_VALUES = (
+    "die Beschreibung des Werkzeugs zeigt, wie diese Werte geschrieben werden, und der Plan schreibt sie anders: "
+    "{values}. Meint die Frage einen solchen Wert, schreibe ihn so; sonst schreibe denselben Plan noch einmal."
+)
+"""Plan check, asked once per planning round: text values not written in the form their tool's description shows
+(takes ``{values}``, each as :data:`MISSHAPEN_VALUE`)."""
+MISSHAPEN_VALUE = "{argument} ({tool}): '{value}', geschrieben wie {form}"
+"""One value of ``MISSHAPEN_VALUES`` (takes ``{argument}``, ``{tool}``, ``{value}`` and ``{form}``)."""
+
 BETTER_TOOL = (
     "{better} passt besser zur Frage als {planned}, das der Plan aufruft. Wenn {better} tut, was die Frage verlangt, "
     "plane es stattdessen; sonst schreibe denselben Plan noch einmal. Mit ihm wäre der Plan:\n{plan}"

@@ -126,6 +126,15 @@ UNFILLED_ARGUMENTS = (
 """Plan check, asked once per planning round: optional arguments the question names that a call leaves out (takes
 ``{arguments}``, each with its call's id, and ``{plan}``, the plan with slots for them)."""
 
+MISSHAPEN_VALUES = (
+    "the tool's description shows how these values are written, and the plan writes them otherwise: {values}. If "
+    "the question means such a value, write it that way; if not, write the same plan again."
+)
+"""Plan check, asked once per planning round: text values not written in the form their tool's description shows
+(takes ``{values}``, each as :data:`MISSHAPEN_VALUE`)."""
+MISSHAPEN_VALUE = "{argument} ({tool}): '{value}', written like {form}"
+"""One value of ``MISSHAPEN_VALUES`` (takes ``{argument}``, ``{tool}``, ``{value}`` and ``{form}``)."""
+
 BETTER_TOOL = (
     "{better} fits the question better than {planned}, which the plan calls. If {better} does what the question "
     "asks, plan it instead; if not, write the same plan again. With it, the plan would be:\n{plan}"

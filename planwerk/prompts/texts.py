@@ -82,6 +82,10 @@ class PromptTexts:
     unplanned_tools: str
     """Takes ``{tools}`` and ``{plan}``: a tool whose name the question spells out, left out of a plan with calls,
     and the plan with its call added."""
+    misshapen_values: str
+    """Takes ``{values}``: text values not written in the form their tool's description shows."""
+    misshapen_value: str
+    """Takes ``{argument}``, ``{tool}``, ``{value}`` and ``{form}``: one value of ``misshapen_values``."""
     servers_down: str
     """Takes ``{servers}``: why tools the plan names may be missing (their MCP server is down)."""
     echoed_question: str

@@ -669,3 +669,34 @@ async def test_a_corrected_plan_that_extracts_the_fields_gets_the_call_that_read
     ]
     assert state["calls"][-1]["tool"] == "update_user_info" and state["calls"][-1]["status"] == "ok"
     assert state["calls"][-1]["args"] == {"street": "12 Harbour Road", "city": "Portsmouth"}
+
+
+async def test_a_value_not_written_as_its_tools_description_shows_is_asked_about_once() -> None:
+    # The reference time server, real over stdio. The 0.5B model wrote "Berlin" where the description shows
+    # 'America/New_York', and "16:00 Uhr" for HH:MM: every such call failed, on every retry.
+    from tests.third_party import time_server
+
+    command, *args = time_server()
+    question = "Wenn es in Berlin 16:00 Uhr ist, wie spät ist es dann in Tokio?"
+    spoken = {"source_timezone": "Berlin", "time": "16:00 Uhr", "target_timezone": "Asia/Tokyo"}
+    written = {"source_timezone": "Europe/Berlin", "time": "16:00", "target_timezone": "Asia/Tokyo"}
+    async with open_tools({"mcpServers": {"time": {"command": command, "args": args, "timeout": 30}}}) as tools:
+        model = ReplayChatModel.of(
+            [plan({"id": "c", "name": "convert_time", "arguments": spoken}),
+             plan({"id": "c", "name": "convert_time", "arguments": written}),
+             "In Tokio ist es dann 00:00 Uhr."]
+        )  # fmt: skip
+        async with agent(model, tools, profile="generic") as planwerk:
+            reply = await planwerk.ask(question)
+        [rejected] = [e for e in reply.events if e["event"] == "replan"]
+        assert "source_timezone (convert_time): 'Berlin', geschrieben wie 'America/New_York'" in rejected["reason"]
+        assert "time (convert_time): '16:00 Uhr', geschrieben wie HH:MM" in rejected["reason"]
+        assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [written]
+        assert [e["event"] for e in reply.events if e["event"].startswith("tool_")][-1] == "tool_result"
+        # Asked once: the same plan again stands (and the tool says what is wrong with it).
+        model = ReplayChatModel.of([plan({"id": "c", "name": "convert_time", "arguments": spoken})] * 4 + ["-"] * 3)
+        async with agent(model, tools, profile="generic") as planwerk:
+            reply = await planwerk.ask(question)
+        reasons = [e["reason"] for e in reply.events if e["event"] == "replan"]
+        assert reasons[0].count("geschrieben wie") == 2 and not any("geschrieben wie" in r for r in reasons[1:])
+        assert next(e["args"] for e in reply.events if e["event"] == "tool_call") == spoken

@@ -56,6 +56,7 @@ from planwerk.core.scope import (
     unplanned_place_result,
 )
 from planwerk.core.tools import ToolSpec
+from planwerk.core.value_shapes import misshapen_values
 from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
@@ -509,6 +510,29 @@ def _unfilled_arguments(plan: Plan, state: AgentState, context: Context, deps: D
     return [texts.unfilled_arguments.format(arguments=named, plan=shown)]
 
 
+MISSHAPEN_VALUES_FEEDBACK = "misshapen_values"
+"""The ``kind`` of a feedback item that asked about text values not written in their tool's form (once per
+round)."""
+
+
+def _misshapen_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    """The check's question to a plan whose text values are not written in the form their tool's description shows
+    (:func:`planwerk.core.value_shapes.misshapen_values`: "Berlin" where the examples are 'Europe/London', "15:00
+    Uhr" for HH:MM), where the profile asks what the question names (``Profile.names_in_question``): once per
+    planning round, so a plan that meant the value stands. Such a call fails the same way on every retry."""
+    if _names_scope(plan, state, context, deps) is None:
+        return []
+    found = misshapen_values(plan.stored(), deps.tools.specs)
+    if not found:
+        return []
+    texts = texts_for(profile_of(context))
+    values = "; ".join(
+        texts.misshapen_value.format(argument=m.argument, tool=m.tool, value=m.value, form=m.form.shown())
+        for m in found
+    )
+    return [texts.misshapen_values.format(values=values)]
+
+
 PlanQuestion = Callable[[Plan, AgentState, Context, Deps], list[str]]
 """A question the check asks a plan that passed: its problems (the question), or none. Blocking: run in a thread."""
 
@@ -518,6 +542,7 @@ QUESTIONS_ONCE: tuple[tuple[str, PlanQuestion], ...] = (
     (UNPLANNED_TOOLS_FEEDBACK, _unplanned_tools),
     (BETTER_TOOL_FEEDBACK, _better_tool),
     (UNFILLED_ARGUMENTS_FEEDBACK, _unfilled_arguments),
+    (MISSHAPEN_VALUES_FEEDBACK, _misshapen_values),
 )
 """The questions asked of a plan that passed the check, each by its feedback ``kind`` at most once per planning
 round (a plan written again after its question stands), in this order: the first one with problems is asked."""

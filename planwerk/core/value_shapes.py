@@ -1,0 +1,127 @@
+"""The form a tool's schema shows for an argument's values, and the plan's text values that are not in it. Pure.
+
+A tool's description often shows how its values are written: quoted examples ("IANA timezone name (e.g.,
+'America/New_York', 'Europe/London')"), a format hint ("in 24-hour format (HH:MM)"), or the JSON schema's own
+``examples``. A small model writes the value as the question says it instead ("Berlin", "15:00 Uhr"), and the call
+fails, the same way on every retry (measured: every ``convert_time`` call of the packaged 0.5B model on the domain
+answers set, with the reference time server). :func:`misshapen_values` finds such values before anything runs, so
+the check can ask about them once (:mod:`planwerk.graph.nodes.check`).
+
+Only the form is compared, never a vocabulary: every mark (a character that is no letter, digit or space) that all
+of an argument's examples hold must be in the value ("/" for time zones, "@" for mail addresses), and a value must
+read as its format hint (``HH:MM``, ``YYYY-MM-DD``). Whether "Asia/Tokio" exists is the tool's to say.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from planwerk.core.tools import ToolSpec
+
+_QUOTED = re.compile(r"""(?<![\w])['"‘“`]([^'"‘’“”`\s]{2,40})['"’”`](?![\w])""")
+"""A quoted token in a description: ``'America/New_York'``, ``"user@example.com"`` (no spaces inside)."""
+
+_FORMAT_TOKEN = r"(?:YYYY|YY|MM|DD|HH|hh|mm|SS|ss)"
+_FORMAT = re.compile(rf"(?<![\w]){_FORMAT_TOKEN}(?:[-:/.T]{_FORMAT_TOKEN})+(?![\w])")
+"""A format hint: date and time fields joined by their separators (``HH:MM``, ``YYYY-MM-DD``, ``DD.MM.YYYY``)."""
+
+MAX_EXAMPLES_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class ValueForm:
+    """How an argument's values are written, as its schema shows it."""
+
+    examples: tuple[str, ...] = ()
+    """Quoted tokens of its description and its schema's ``examples``."""
+    format_hint: str | None = None
+    """A format hint of its description (``HH:MM``)."""
+    default: str | None = None
+    """The schema's default, which fits whatever its form (``"dontcare"`` for "not given")."""
+
+    @property
+    def marks(self) -> frozenset[str]:
+        """The marks every example holds (none without examples)."""
+        if not self.examples:
+            return frozenset()
+        held = [{c for c in example if not c.isalnum() and not c.isspace()} for example in self.examples]
+        return frozenset(set.intersection(*held))
+
+    def fits(self, value: str) -> bool:
+        """Whether ``value`` is written in this form (an example or the default as it stands always is)."""
+        if value == self.default or value in self.examples:
+            return True
+        if self.format_hint is not None and not _hint_pattern(self.format_hint).fullmatch(value.strip()):
+            return False
+        return self.marks <= set(value)
+
+    def shown(self) -> str:
+        """The form in words for the planner: the format hint, else the first examples, quoted."""
+        if self.format_hint is not None:
+            return self.format_hint
+        return ", ".join(f"'{example}'" for example in self.examples[:MAX_EXAMPLES_SHOWN])
+
+
+def _hint_pattern(hint: str) -> re.Pattern[str]:
+    """``HH:MM`` as ``\\d{1,2}:\\d{2}``: a four-letter field is four digits, a two-letter one one or two (the hour
+    and the day are often written with one), a two-letter field after a separator two."""
+    parts = re.split(r"([-:/.T])", hint)
+    pattern = []
+    for index, part in enumerate(parts):
+        if index % 2:
+            pattern.append(re.escape(part))
+        elif len(part) == 4:
+            pattern.append(r"\d{4}")
+        else:
+            pattern.append(r"\d{1,2}" if index == 0 else r"\d{2}")
+    return re.compile("".join(pattern))
+
+
+def value_form(schema: Mapping[str, Any]) -> ValueForm | None:
+    """The form a string parameter's schema shows, or ``None`` when it shows none (or no mark and no hint, which
+    would fit any value)."""
+    if schema.get("type") not in (None, "string") or "enum" in schema:
+        return None  # an enum is checked as a schema rule; other types are no text
+    description = str(schema.get("description") or "")
+    examples = [m[1] for m in _QUOTED.finditer(description)]
+    examples += [str(e) for e in schema.get("examples") or [] if isinstance(e, str) and e.strip()]
+    # A quoted operator ("chain commands with '&&'") or a quoted hint is no example of a value.
+    hint = _FORMAT.search(description)
+    examples = [e for e in examples if any(c.isalnum() for c in e) and not _FORMAT.fullmatch(e)]
+    default = schema.get("default")
+    form = ValueForm(
+        tuple(dict.fromkeys(examples)), hint[0] if hint else None, default if isinstance(default, str) else None
+    )
+    return form if form.marks or form.format_hint is not None else None
+
+
+@dataclass(frozen=True)
+class MisshapenValue:
+    """A text value of a planned call that is not written in its argument's form."""
+
+    call_id: str
+    tool: str
+    argument: str
+    value: str
+    form: ValueForm
+
+
+def misshapen_values(plan: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[MisshapenValue]:
+    """The top-level text arguments of ``plan``'s calls (literals, not references) that do not fit the form their
+    parameter's schema shows (:func:`value_form`), in plan order."""
+    found: list[MisshapenValue] = []
+    for step in plan.get("steps") or []:
+        for call in step.get("tools") or []:
+            spec = specs.get(str(call.get("name")))
+            properties = (spec.input_schema.get("properties") or {}) if spec is not None else {}
+            for argument, value in (call.get("arguments") or {}).items():
+                schema = properties.get(argument)
+                if not isinstance(value, str) or not isinstance(schema, Mapping):
+                    continue
+                form = value_form(schema)
+                if form is not None and not form.fits(value):
+                    found.append(MisshapenValue(str(call.get("id")), str(call.get("name")), argument, value, form))
+    return found

@@ -1,0 +1,66 @@
+"""The form a tool's schema shows for its values (examples, format hints), and plan values not in it."""
+
+from __future__ import annotations
+
+from planwerk.core.tools import ToolSpec
+from planwerk.core.value_shapes import ValueForm, misshapen_values, value_form
+
+# mcp-server-time's own descriptions (2026.10 release)
+ZONE = {
+    "type": "string",
+    "description": "Source IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'Europe/Berlin' as "
+    "local timezone if no source timezone provided by the user.",
+}
+TIME = {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"}
+CONVERT = ToolSpec(
+    name="convert_time",
+    description="Convert time between timezones",
+    input_schema={"type": "object", "properties": {"source_timezone": ZONE, "time": TIME, "target_timezone": ZONE}},
+)
+
+
+def test_examples_and_format_hints_give_a_form() -> None:
+    zone = value_form(ZONE)
+    assert zone == ValueForm(("America/New_York", "Europe/London", "Europe/Berlin"))
+    assert zone.marks == {"/"} and zone.shown() == "'America/New_York', 'Europe/London', 'Europe/Berlin'"
+    assert value_form(TIME) == ValueForm((), "HH:MM")
+    assert value_form({"type": "string", "examples": ["ada@example.com"]}) == ValueForm(("ada@example.com",))
+
+
+def test_a_value_fits_by_its_marks_and_its_hint_never_by_a_vocabulary() -> None:
+    zone, clock = value_form(ZONE), value_form(TIME)
+    assert zone is not None and clock is not None
+    assert zone.fits("Europe/Berlin") and zone.fits("Asia/Tokio")  # whether it exists is the tool's to say
+    assert not zone.fits("Berlin") and not zone.fits("Los Angeles")
+    assert clock.fits("15:00") and clock.fits("9:30")
+    assert not clock.fits("15:00 Uhr") and not clock.fits("3 PM") and not clock.fits("2026-11-26")
+    day = value_form({"type": "string", "description": "The date, formatted as 'MM/DD/YYYY'.", "default": "dontcare"})
+    assert day is not None and day.fits("04/15/2023") and day.fits("dontcare") and not day.fits("2023-04-15")
+
+
+def test_no_form_where_the_schema_shows_none_that_would_tell() -> None:
+    assert value_form({"type": "string", "description": "A file path."}) is None
+    assert value_form({"type": "string", "description": "Chain commands with '&&'."}) is None  # an operator
+    assert value_form({"type": "string", "description": "Use 'auto' or 'manual'."}) is None  # no mark to hold
+    assert value_form({"type": "string", "enum": ["a/b", "c/d"]}) is None  # the schema check's
+    assert value_form({"type": "integer", "description": "e.g. '10/20'"}) is None
+
+
+def test_the_plans_text_values_out_of_form_are_found_in_plan_order() -> None:
+    arguments = {"source_timezone": "Berlin", "time": "16:00", "target_timezone": {"$ref": "user.zone"}}
+    plan = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": arguments}]}]}
+    [found] = misshapen_values(plan, {"convert_time": CONVERT})
+    assert (found.call_id, found.tool, found.argument, found.value) == (
+        "c",
+        "convert_time",
+        "source_timezone",
+        "Berlin",
+    )
+    fitting = {**arguments, "source_timezone": "Europe/Berlin"}
+    assert (
+        misshapen_values(
+            {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": fitting}]}]},
+            {"convert_time": CONVERT},
+        )
+        == []
+    )
