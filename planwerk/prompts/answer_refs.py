@@ -42,8 +42,6 @@ class ReferenceTexts:
     states: measured, "The file contains 154 characters of text")."""
     quote_rule: str
     """When and how to quote a free text; takes ``{example}`` (a quote's placeholder)."""
-    quote_note: str
-    """After the rule: the model never reads a quoted text."""
 
 
 GERMAN = ReferenceTexts(
@@ -57,10 +55,9 @@ GERMAN = ReferenceTexts(
     style=GERMAN_STYLE,
     quote_value="ein Text, dir nicht gezeigt; planwerk setzt ihn dort ein, wo du den Platzhalter schreibst",
     quote_rule=(
-        'Fragt die Frage, was ein Text sagt, antworte mit seinem Platzhalter, z. B. "Darin steht: {example}". '
-        "Nach einem Wert gefragt, zitierst du nicht den ganzen Text."
+        "Fragt die Frage, was ein Text sagt, schreibe seinen Platzhalter genau so, wie er oben steht ({example}), "
+        "dorthin, wo der Text stehen soll. Nach einem Wert gefragt, zitierst du nicht den ganzen Text."
     ),
-    quote_note="Den Text selbst siehst du nicht: planwerk setzt ihn ein.",
 )
 
 ENGLISH = ReferenceTexts(
@@ -74,10 +71,9 @@ ENGLISH = ReferenceTexts(
     style=ENGLISH_STYLE,
     quote_value="a text not shown to you; planwerk inserts it where you write the placeholder",
     quote_rule=(
-        'When the question asks what a text says, answer with its placeholder, e.g. "It says: {example}". Asked '
-        "for a value, do not quote the whole text."
+        "When the question asks what a text says, write its placeholder exactly as above ({example}) where the "
+        "text belongs. Asked for a value, do not quote the whole text."
     ),
-    quote_note="You do not see the text itself: planwerk inserts it.",
 )
 
 REFERENCE_TEXTS: Mapping[Language, ReferenceTexts] = {"de": GERMAN, "en": ENGLISH}
@@ -96,6 +92,11 @@ def _example(slots: Mapping[str, Slot]) -> Slot | None:
     return next(iter(with_unit or numbers or values), None)
 
 
+QUOTE_RULES: tuple[str, ...] = tuple(words.quote_rule.format(example="") for words in REFERENCE_TEXTS.values())
+"""The quoting rule in every language: an answer repeating it is an echo of the prompt (measured: "The file says
+'planwerk inserts the text.'" when the rule said so), which the answer check rejects."""
+
+
 def quoted_placeholders(slots: Mapping[str, Slot]) -> dict[str, str]:
     """The quotable free texts of ``slots``, each (clipped) text → its placeholder ``{name}``: what
     :func:`planwerk.prompts.fallback.result_lines` shows instead of the text."""
@@ -108,7 +109,7 @@ def quote_rule(slots: Mapping[str, Slot], language: Language) -> str | None:
     if not quotes:
         return None
     words = reference_texts(language)
-    return f"{words.quote_rule.format(example=f'{{{quotes[0].name}}}')} {words.quote_note}"
+    return words.quote_rule.format(example=f"{{{quotes[0].name}}}")
 
 
 def render_values(

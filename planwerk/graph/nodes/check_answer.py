@@ -31,6 +31,10 @@ from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
 from planwerk.prompts.grounding import describe, failure_note, regenerate_request
 
+STATED_BY_QUOTATION = frozenset({"empty", "restated", "unstated"})
+"""Problems saying that an answer states nothing of the results: an answer holding a quotation of one states it
+("The file notes.txt says:" before the quotation restates the question, measured on both packaged models)."""
+
 AMENDABLE = frozenset({"failure_unnamed", "source_missing"})
 """Problems an answer can be amended for in code instead of regenerated."""
 
@@ -53,9 +57,12 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
         # A quotation is a result's text copied by code (answer_quotes): its words are no claims of the answer.
         # An answer that is only a quotation claims nothing.
         claims = without_quotes(text, quoted=quoted)
-        if not claims and claims != text.strip():
+        if claims == text.strip():
+            return full(text, constrained=constrained)
+        if not claims:
             return GroundingReport()
-        return full(claims, constrained=constrained)
+        report = full(claims, constrained=constrained)
+        return GroundingReport(tuple(p for p in report.problems if p.kind not in STATED_BY_QUOTATION))
 
     text, report, amended = _amend(draft["text"], check(draft["text"]), check, language)
     streamed = is_draft(state.get("messages", []), draft["message_id"])
