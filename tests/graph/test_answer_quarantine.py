@@ -108,7 +108,8 @@ async def test_a_quoted_file_reaches_the_user_fenced_and_no_model_ever_reads_it(
         assert answer.startswith("Here is the bill:\n\n```quote\nBill for December 2026\n")
         assert answer.endswith(f"{PLANTED}\n```")  # the whole text, inside the fence: the user sees it as quoted
         answer_prompt = "\n".join(str(m.content) for m in model.prompts[1])
-        assert f"f = read_file({BILL}): {{f}}" in answer_prompt and "write its placeholder exactly as above ({f})" in answer_prompt
+        assert f"f = read_file({BILL}): {{f}}" in answer_prompt
+        assert "write its placeholder exactly as above ({f})" in answer_prompt
         assert PLANTED not in answer_prompt and ATTACKER_IBAN not in answer_prompt
         await planwerk.ask("Thanks!", thread_id="bill")
     planner_prompt = "\n".join(str(m.content) for m in model.prompts[2])
@@ -141,3 +142,13 @@ async def test_a_quotation_the_model_wrote_itself_is_checked_like_any_answer(ban
     async with agent(model, bank) as planwerk:
         reply = await planwerk.ask("What does my December bill say?")
     assert reply.metadata["answer_source"] == "fallback" and "5000" not in (reply.answer or "")
+
+
+async def test_an_answer_whose_words_only_lead_into_a_quotation_is_not_rejected_as_saying_nothing(bank: Any) -> None:
+    # Without the quotation, "The file … says:" only restates the question (measured on both packaged models).
+    where = f"the file {BILL} in my documents folder"
+    model = ReplayChatModel.of([READ_BILL, f"The file {where.removeprefix('the file ')} says: {{f}}", "-", "-"])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask(f"What does {where} say?")
+    assert reply.metadata["answer_source"] == "model", reply.events
+    assert (reply.answer or "").startswith(f"The file {BILL} in my documents folder says:\n\n```quote\nBill for")
