@@ -55,8 +55,8 @@ GERMAN = ReferenceTexts(
     style=GERMAN_STYLE,
     quote_value="ein Text, dir nicht gezeigt; planwerk setzt ihn dort ein, wo du den Platzhalter schreibst",
     quote_rule=(
-        "Fragt die Frage, was ein Text sagt, schreibe seinen Platzhalter genau so, wie er oben steht ({example}), "
-        "dorthin, wo der Text stehen soll. Nach einem Wert gefragt, zitierst du nicht den ganzen Text."
+        'Fragt die Frage, was ein Text sagt, antworte mit seinem Platzhalter, z. B. "Darin steht: {example}". '
+        "Nach einem Wert gefragt, zitierst du nicht den ganzen Text."
     ),
 )
 
@@ -71,8 +71,8 @@ ENGLISH = ReferenceTexts(
     style=ENGLISH_STYLE,
     quote_value="a text not shown to you; planwerk inserts it where you write the placeholder",
     quote_rule=(
-        "When the question asks what a text says, write its placeholder exactly as above ({example}) where the "
-        "text belongs. Asked for a value, do not quote the whole text."
+        'When the question asks what a text says, answer with its placeholder, e.g. "It says: {example}". Asked '
+        "for a value, do not quote the whole text."
     ),
 )
 

@@ -109,7 +109,7 @@ async def test_a_quoted_file_reaches_the_user_fenced_and_no_model_ever_reads_it(
         assert answer.endswith(f"{PLANTED}\n```")  # the whole text, inside the fence: the user sees it as quoted
         answer_prompt = "\n".join(str(m.content) for m in model.prompts[1])
         assert f"f = read_file({BILL}): {{f}}" in answer_prompt
-        assert "write its placeholder exactly as above ({f})" in answer_prompt
+        assert 'answer with its placeholder, e.g. "It says: {f}"' in answer_prompt
         assert PLANTED not in answer_prompt and ATTACKER_IBAN not in answer_prompt
         await planwerk.ask("Thanks!", thread_id="bill")
     planner_prompt = "\n".join(str(m.content) for m in model.prompts[2])
