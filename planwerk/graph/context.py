@@ -195,7 +195,7 @@ class Context:
         default=True,
         metadata={
             "description": "Quotations (default on): a result's free text (a file, a message) that no later call "
-            "took is offered to the answer model as a placeholder with its length, never its text; where the "
+            "took is offered to the answer model as a placeholder, never its text; where the "
             "model writes the placeholder, planwerk inserts the text as a fenced quotation (markdown inside is not "
             "rendered), so 'what does the file say' gets the file's words, marked as quoted. The answer check and "
             "later model calls never read a quotation. Off: a free text is only ever shown as its length."

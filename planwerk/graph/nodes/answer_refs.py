@@ -8,8 +8,8 @@ placeholders planwerk renders. Any other model (a replay script, a LangChain mod
 as before, but its answer is rendered too: a placeholder that names a slot is written out, anything else stays.
 
 Quotations (``Context.answer_quotes``, on by default, with or without answers by reference): a result's free text
-(a file, a message) that no later call of the plan took is a ``quote`` slot. The model is shown its placeholder and
-length, never its text, and where it writes the placeholder planwerk inserts the text as a fenced quotation: "what
+(a file, a message) that no later call of the plan took is a ``quote`` slot. The model is shown its placeholder,
+never its text, and where it writes the placeholder planwerk inserts the text as a fenced quotation: "what
 does the file say" has an answer, and what a third party wrote reaches the user marked as quoted data, never as
 the model's words or instructions to it.
 """
@@ -122,7 +122,7 @@ def reference_answer(
 ) -> ReferenceAnswer | None:
     """The run's answer by reference, or ``None`` when it names no slot (``Context.answer_by_reference`` off and no
     quotable text). Only quotes when ``answer_by_reference`` is off: the usual prompt lists them
-    (:func:`planwerk.prompts.answer_refs.quote_lines`) and the answer is rendered. Blocking: the grammar compiles
+    (:func:`planwerk.prompts.answer_refs.quote_rule`) and the answer is rendered. Blocking: the grammar compiles
     here; run it in a worker thread. ``answer_is_result``: the last call's value answers the question (its
     placeholder is named in the instructions); ``key``: the context's key sentence and its source."""
     slots = answer_slots(state, context, deps)
