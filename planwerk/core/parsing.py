@@ -172,7 +172,7 @@ def _load(candidate: str) -> Any:
     except _DuplicateKey as duplicate:
         raise PlanParseError(
             f"the key {duplicate.key!r} appears twice in one object; every key may appear once "
-            '(give each argument its own key, e.g. "lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"})'
+            '(give each its own key, e.g. "from": {"$ref": "a.start"}, "to": {"$ref": "a.end"})'
         ) from None
     except (ValueError, RecursionError):
         pass

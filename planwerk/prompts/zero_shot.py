@@ -33,8 +33,8 @@ MAX_TOOL_EXAMPLES = 40
 and only ``Context.plan_examples`` of them are shown, but ranking embeds each once."""
 MAX_CHAINS = 12
 """Two-call chains at most."""
-MAX_EXTRACT_CHAINS = 6
-"""Read-extract-act chains at most."""
+MAX_EXTRACT_CHAINS = 12
+"""Read-extract-act chains at most (each tool that acts with each reader, in turns)."""
 MAX_PARALLEL = 6
 """Examples of one tool called twice in one step, at most (the tools sorted by name)."""
 MAX_SIDE_BY_SIDE = 10
@@ -200,9 +200,15 @@ def _extract_chains(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterat
     actors = [s for n, s in sorted(specs.items()) if n != EXTRACT_TOOL and s.acts]
     if not readers:
         return
-    # Each tool that acts once, with the readers in turn: the question's similarity picks the pair to show.
-    for index, actor in enumerate(actors):
-        reader = readers[index % len(readers)]
+    # Every tool that acts once with a reader first, then with the other readers in turn: the question's
+    # similarity picks the pair to show, so a pair that is never built is never shown (measured: "Pay the bill in
+    # the file …" was shown the file reader with a tool that updates a schedule, never with the one that pays).
+    pairs = [
+        (actor, readers[(index + turn) % len(readers)])
+        for turn in range(len(readers))
+        for index, actor in enumerate(actors)
+    ]
+    for actor, reader in pairs:
         schema = actor.input_schema or {}
         properties = schema.get("properties") or {}
         required = [name for name in schema.get("required") or [] if name in properties] or list(properties)

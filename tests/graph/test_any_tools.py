@@ -203,6 +203,22 @@ async def test_an_account_number_the_bill_holds_beside_a_planted_one_is_asked_fo
         assert not any("IGNORE ALL" in p or "US1330" in p for p in planner_prompts(model))
 
 
+async def test_a_question_the_user_answered_is_not_asked_again_in_the_same_turn(bank: Any) -> None:
+    """The user answered the question about the unclear value with nothing new; the replanned chain meets the same
+    ambiguity, and the run answers with what it has instead of asking the same question again (the domain bench
+    asked it four times, until the bench gave up)."""
+    extracted = json.dumps({"iban": "GB29NWBK60161331926819", "amount": "98.70"})
+    model = ReplayChatModel.of([BILL_PLAN, extracted, BILL_PLAN, extracted, "Nothing was saved."])
+    async with agent(model, bank) as planwerk:
+        asked = await planwerk.ask("Save the payee of the bill in bill-december-2026.txt as Car rental.")
+        [request] = asked.interrupts
+        reply = await planwerk.resume("There is nothing more to add.", thread_id=asked.thread_id)
+        state = await planwerk.state(reply.thread_id)
+    assert not reply.interrupts and reply.answer
+    assert [(c["tool"], c["kind"]) for c in state["calls"] if c["status"] != "ok"] == [("add_contact", "unclear")] * 2
+    assert [e["question"] for e in asked.events + reply.events if e["event"] == "ask_user"] == [request["question"]]
+
+
 HOLDER_PLAN = plan(
     {"id": "i", "name": "get_user_info", "arguments": {}},
     {"id": "x", "name": "extract", "arguments": {"text": {"$ref": "i"}, "schema": {"holder": "string"}}},

@@ -183,3 +183,27 @@ def test_a_sample_number_the_question_does_not_state_is_found_in_a_plan() -> Non
         ("a", "height", 3.0),
     ]
     assert copied_sample_numbers(plan, "I weigh 12 stone and am 3 feet tall.") == []
+
+
+def test_each_tool_that_acts_is_chained_after_each_reader_so_the_question_can_pick_the_pair() -> None:
+    """With two readers and two tools that act, all four read-extract-act chains are built (a bank's file reader
+    was never built beside the tool that pays, so "pay the bill in the file" was shown another pair)."""
+    from planwerk.core.extract import extract_spec
+
+    specs = {
+        "fetch_note": tool(
+            "fetch_note", "Returns a note's text.", {"key": {"type": "string"}}, ["key"], read_only=True
+        ),
+        "fetch_page": tool(
+            "fetch_page", "Returns a page's text.", {"url": {"type": "string"}}, ["url"], read_only=True
+        ),
+        "close_item": SPECS["close_item"],
+        "tag_item": tool(
+            "tag_item", "Tags one item.", {"itemId": {"type": "integer"}, "tag": {"type": "string"}}, ["itemId", "tag"]
+        ),
+        "extract": extract_spec("Pulls typed values out of a text, e.g. a note."),
+    }
+    chains = {names for names in by_tools(tool_examples(specs, ENGLISH)) if "extract" in names}
+    assert chains == {
+        (reader, "extract", actor) for reader in ("fetch_note", "fetch_page") for actor in ("close_item", "tag_item")
+    }

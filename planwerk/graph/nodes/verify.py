@@ -61,6 +61,9 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
         asked = person_texts(question_of(state), profile)  # the person's language, not the planner's
         question = asked.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
+        if any(item.get("question") == question for item in state.get("clarifications", [])):
+            # Answered once this turn and the same failure again: asking again would loop; answer with what there is.
+            return {"verdict": "give_up", "plan_errors": outcome.reason.splitlines()}
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         update["pending_question"] = question
         update["messages"] = [question_message(question)]  # asked now: a chat UI draws the interrupt under it
