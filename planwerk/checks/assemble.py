@@ -106,6 +106,8 @@ def build_answer_check(
         place_reports=place_results(calls, gazetteer, uncounted=consumed),
         actions=acting is not None,
         acted=acting is not None and any(call.get("status") == "ok" and call.get("tool") in acting for call in calls),
+        action_failed=acting is not None
+        and any(call.get("status") != "ok" and call.get("tool") in acting for call in calls),
         changed=any(call.get("status") == "ok" and call.get("tool") in changing for call in calls),
         all_failed=()
         if any(call.get("status") == "ok" for call in calls)

@@ -4,6 +4,10 @@ Issue 29: with no call at all, "I updated my account information with the new ad
 What counts as claiming is phrasing, not domain: a completion verb in a sentence that names who did it (first person)
 or says it is done ("has been", "successfully"), and that does not hedge or deny it ("can", "would", "not", a
 question). The words are per-language data (:mod:`planwerk.checks.words`). Pure: no I/O.
+
+When a call of a tool that acts did not run and no such call succeeded, an answer must also say so
+(:func:`says_not_done`): the 1.5B model, after the recipient of a payment could not be read unambiguously, answered
+"The bill for December 2026 is scheduled to be paid", a claim in a form no list of agents covers.
 """
 
 from __future__ import annotations
@@ -37,3 +41,14 @@ def claimed_action(answer: str, lexicon: CheckWords | None = None) -> str | None
         if any(_has(said, verb) for verb in lexicon.action_done) and any(_has(said, a) for a in lexicon.action_agents):
             return sentence
     return None
+
+
+def says_not_done(answer: str, lexicon: CheckWords | None = None) -> bool:
+    """Whether a sentence of ``answer`` says that something failed or was not done (a failure phrase, a hedge or a
+    denial): what an answer must say when a call of a tool that acts did not run."""
+    lexicon = lexicon or check_words()
+    for match in _SENTENCE.finditer(answer):
+        said = [fold_case(w) for w in _WORD.findall(match.group().replace("’", "'"))]
+        if any(_has(said, phrase) for phrase in (*lexicon.failure, *lexicon.action_hedges)):
+            return True
+    return False

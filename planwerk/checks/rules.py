@@ -23,7 +23,8 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``misplaced`` / ``unreported``: a value stated for a place whose calls did not deliver it, or a place asked
   about with none of its own values (:mod:`planwerk.checks.pairs`);
 - ``estimate_unnamed``: a result is flagged an estimate (profile data) and the answer does not say so;
-- ``unbacked_action``: it says something was done and no call of a tool that acts succeeded;
+- ``unbacked_action``: it says something was done and no call of a tool that acts succeeded, or such a call did not
+  run and the answer does not say that something failed or was not done;
 - ``source_missing`` / ``context_facts``: a context answer without its source or the best chunk's facts;
 - ``unstated``: every call succeeded and the answer passed every other rule, yet states nothing they delivered.
 """
@@ -37,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-from planwerk.checks.claims import claimed_action
+from planwerk.checks.claims import claimed_action, says_not_done
 from planwerk.checks.context import Analyze, KeyFacts, carries_facts, cites
 from planwerk.checks.domain import NO_DOMAIN, Domain
 from planwerk.checks.pairs import PlaceNumbers, misplaced, unreported
@@ -159,6 +160,9 @@ class CheckSettings:
     """Whether claimed actions are checked (the run knows which tools act)."""
     acted: bool = False
     """Whether a call of a tool that acts succeeded."""
+    action_failed: bool = False
+    """Whether a call of a tool that acts did not run (failed, skipped, rejected): unless one succeeded, the answer
+    must say that something was not done."""
     all_failed: tuple[tuple[str, FailureKind | None], ...] = ()
     """(tool, failure kind) of the calls when calls ran and none succeeded: the answer must say so (a call a person
     rejected is their decision, not a failure to report)."""
@@ -471,8 +475,12 @@ def _estimate(a: Answer) -> Iterator[Problem]:
 
 
 def _action(a: Answer) -> Iterator[Problem]:
-    if a.settings.actions and not a.settings.acted and (claimed := claimed_action(a.text)):
+    if not a.settings.actions or a.settings.acted:
+        return
+    if claimed := claimed_action(a.text):
         yield Problem("unbacked_action", claimed)
+    elif a.settings.action_failed and a.text.strip() and not says_not_done(a.text):
+        yield Problem("unbacked_action", a.text.strip().split("\n")[0][:160])
 
 
 def _context(a: Answer) -> Iterator[Problem]:

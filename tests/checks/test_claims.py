@@ -42,3 +42,27 @@ def test_reports_offers_questions_and_denials_claim_nothing(answer: str) -> None
 def test_the_claiming_sentence_is_returned() -> None:
     answer = "Your balance was 1810.00. I have paid the bill. Anything else?"
     assert claimed_action(answer) == "I have paid the bill."
+
+
+@pytest.mark.parametrize(
+    ("answer", "flagged"),
+    [
+        ("The bill for December 2026 is scheduled to be paid.", True),  # the 1.5B model's, after nothing ran
+        ("Your balance is 1810.00.", True),  # a read reported, the asked action left unmentioned
+        ("I could not pay the bill: the file names more than one account.", False),
+        ("Nothing was sent.", False),
+        ("The transfer failed.", False),
+        ("Die Überweisung wurde nicht ausgeführt.", False),
+    ],
+)
+def test_when_an_acting_call_did_not_run_the_answer_must_say_so(answer: str, flagged: bool) -> None:
+    from planwerk.checks.rules import CheckSettings, check_answer
+    from planwerk.checks.sources import collect_sources
+
+    sources = collect_sources(calls=[], hits=[], asked=["Pay the bill."], dates=[])
+    did_not_run = CheckSettings(actions=True, action_failed=True)
+    kinds = [p.kind for p in check_answer(answer, sources, did_not_run).problems]
+    assert ("unbacked_action" in kinds) is flagged
+    # With a call of a tool that acts done, or none that failed, the rule says nothing.
+    for settings in (CheckSettings(actions=True, action_failed=True, acted=True), CheckSettings(actions=True)):
+        assert "unbacked_action" not in [p.kind for p in check_answer(answer, sources, settings).problems]
