@@ -21,7 +21,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 from planwerk.core.plan import Plan, PlanData
-from planwerk.core.refs import REF_KEY, Ref, iter_refs, ref_text
+from planwerk.core.refs import Ref, iter_refs, ref_text, retarget_refs
 from planwerk.core.tools import ToolSpec
 
 EXTRACT_TOOL = "extract"
@@ -224,7 +224,7 @@ def calls_after_extract(plan: Plan, previous: Plan, failed: Collection[str], tex
         else:
             if renamed:
                 step = max(extracts[text.partition(".")[0]][1] for text in renamed) + 1
-                arguments = _retarget(call.arguments, renamed)
+                arguments = retarget_refs(call.arguments, renamed)
                 restored.append((step, {"id": call.id, "name": call.name, "arguments": arguments}))
     if not restored:
         return None
@@ -234,15 +234,3 @@ def calls_after_extract(plan: Plan, previous: Plan, failed: Collection[str], tex
             data["steps"].append({"description": "", "tools": []})
         data["steps"][step]["tools"].append(call_data)
     return data
-
-
-def _retarget(value: Any, renamed: Mapping[str, str]) -> Any:
-    """``value`` with each reference whose text is a key of ``renamed`` pointing at that key's value."""
-    text = ref_text(value)
-    if text is not None:
-        return {REF_KEY: renamed[text]} if text in renamed else value
-    if isinstance(value, Mapping):
-        return {key: _retarget(item, renamed) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_retarget(item, renamed) for item in value]
-    return value

@@ -363,6 +363,19 @@ def rename_refs(value: Any, names: Mapping[str, str]) -> Any:
     return value
 
 
+def retarget_refs(value: Any, renamed: Mapping[str, str]) -> Any:
+    """``value`` with each reference whose whole text is a key of ``renamed`` pointing at that key's value, written
+    ``{"$ref": …}``; other references stay as they were written."""
+    text = ref_text(value)
+    if text is not None:
+        return {REF_KEY: renamed[text]} if text in renamed else value
+    if isinstance(value, Mapping):
+        return {key: retarget_refs(item, renamed) for key, item in value.items()}
+    if isinstance(value, list):
+        return [retarget_refs(item, renamed) for item in value]
+    return value
+
+
 def call_subjects(plan: PlanData | None, max_words: int = 6) -> dict[str, tuple[str, ...]]:
     """What each call of ``plan`` is about: its own short text arguments ("Barcelona", "2026-01-20") after those
     of the calls it takes results from, so a weather call that takes a geocode's coordinates is about the city the

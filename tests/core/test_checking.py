@@ -127,6 +127,33 @@ def test_an_unknown_id_that_names_a_call_says_which_id_was_meant(ref: str, meant
     assert any(f"names the call {meant!r} (geocode)" in p and f'"{meant}.<field' in p for p in problems), problems
 
 
+@pytest.mark.parametrize(
+    ("ref", "written"),
+    [
+        ("Rom.lat", "geo.lat"),
+        ("geocode.lat", "geo.lat"),
+        ("$ref:Rom.lat", "geo.lat"),  # the string form too
+    ],
+)
+def test_a_reference_that_names_one_call_is_pointed_at_its_id(ref: str, written: str) -> None:
+    from planwerk.core.checking import retarget_named_references
+    from planwerk.core.refs import ref_text
+
+    value = ref if ref.startswith("$ref:") else {"$ref": ref}
+    weather = {**WEATHER, "arguments": {**WEATHER["arguments"], "lat": value}}
+    fixed = retarget_named_references(plan_of([GEO], [weather]))
+    assert fixed is not None and check_plan(fixed, SPECS) == []
+    lat = next(c for _, c in fixed.calls() if c.id == "wx").arguments["lat"]
+    assert lat == {"$ref": written}
+    # Nothing to change: no reference names a call, or the name is ambiguous, or an earlier result has that id.
+    assert retarget_named_references(plan_of([GEO], [WEATHER])) is None
+    unknown = {**WEATHER, "arguments": {**WEATHER["arguments"], "lat": {"$ref": "today.lat"}}}
+    assert retarget_named_references(plan_of([GEO], [unknown])) is None
+    twice = plan_of([GEO, {**GEO, "id": "geo2"}], [weather])
+    assert retarget_named_references(twice) is None
+    assert retarget_named_references(plan_of([GEO], [weather]), available=[ref_text(value).split(".")[0]]) is None
+
+
 def test_an_unknown_id_that_names_no_call_only_lists_the_ids() -> None:
     weather = {**WEATHER, "arguments": {**WEATHER["arguments"], "lat": {"$ref": "today.lat"}}}
     problems = check_plan(plan_of([GEO], [weather]), SPECS)

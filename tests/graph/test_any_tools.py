@@ -219,6 +219,27 @@ async def test_a_question_the_user_answered_is_not_asked_again_in_the_same_turn(
     assert [e["question"] for e in asked.events + reply.events if e["event"] == "ask_user"] == [request["question"]]
 
 
+async def test_a_reference_that_names_a_call_instead_of_its_id_runs_as_that_call(bank: Any) -> None:
+    """The 1.5B model began references with the file a call read, twice, although the feedback named the call: the
+    check writes the call's id instead, and the plan runs without going back to the planner."""
+    named = plan(
+        {"id": "f", "name": "read_file", "arguments": {"file_path": "address-change.txt"}},
+        {
+            "id": "x",
+            "name": "extract",
+            "arguments": {"text": {"$ref": "address-change.txt"}, "schema": {"city": "string"}},
+        },
+    )
+    model = ReplayChatModel.of([named, json.dumps({"city": "Portsmouth"}), "The file names Portsmouth."])
+    async with agent(model, bank) as planwerk:
+        reply = await planwerk.ask("Which city does address-change.txt name?")
+        state = await planwerk.state(reply.thread_id)
+    [planned] = [e for e in reply.events if e["event"] == "plan"]
+    assert planned["plan"]["steps"][1]["tools"][0]["arguments"]["text"] == {"$ref": "f"}
+    assert not [e for e in reply.events if e["event"] == "replan"]
+    assert [(c["tool"], c["status"]) for c in state["calls"]] == [("read_file", "ok"), ("extract", "ok")]
+
+
 HOLDER_PLAN = plan(
     {"id": "i", "name": "get_user_info", "arguments": {}},
     {"id": "x", "name": "extract", "arguments": {"text": {"$ref": "i"}, "schema": {"holder": "string"}}},

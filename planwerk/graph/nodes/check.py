@@ -15,7 +15,7 @@ from langgraph.types import Command
 
 from planwerk.checks import ProblemKind
 from planwerk.core.calls import results_of
-from planwerk.core.checking import check_plan, echoes_question
+from planwerk.core.checking import check_plan, echoes_question, retarget_named_references
 from planwerk.core.date_values import DateValue, date_values, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
 from planwerk.core.expressions import parse_expression_plan
@@ -214,6 +214,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = merged
     if (renamed := distinct_ids(candidate)) is not None:  # different calls under one id nothing refers to
         candidate = renamed
+    if (retargeted := retarget_named_references(candidate, available)) is not None:  # a call named, not its id
+        candidate = retargeted
     if (restored := _calls_after_extract(candidate, state)) is not None:  # a call that read a text, after its extract
         candidate = restored
     if (listed := _listed_values(candidate, state, context, deps)) is not None:  # one call per listed value
