@@ -215,6 +215,13 @@ DEFAULT_CLARIFICATION = "Kannst du deine Frage genauer formulieren?"
 NOT_FOUND_QUESTION = "Ich konnte mit {tool} nichts finden ({error}). Kannst du die Angabe präzisieren?"
 """The verifier's question to the user when a call found nothing twice."""
 
+UNCLEAR_QUESTION = (
+    "Der Text aus {source} enthält keinen eindeutigen Wert für {argument} (keinen oder mehrere), daher lief {tool} "
+    "nicht. Welchen Wert für {argument} soll ich nehmen?"
+)
+"""The verifier's question to the user when an ``extract`` found no single value a call needs (takes ``{source}``,
+``{argument}``, ``{tool}``): the planner never reads the text, so planning again cannot find it."""
+
 CLARIFICATION_TURN = "\nRückfrage: {question}\nAntwort des Nutzers: {answer}"
 """How an earlier ``ask_user`` exchange is appended to the question for the planner."""
 

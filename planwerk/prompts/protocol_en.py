@@ -198,6 +198,13 @@ DEFAULT_CLARIFICATION = "Could you state your question more precisely?"
 NOT_FOUND_QUESTION = "I found nothing with {tool} ({error}). Could you be more specific?"
 """The verifier's question to the user when a call found nothing twice."""
 
+UNCLEAR_QUESTION = (
+    "The text from {source} does not hold one clear value for {argument} (none, or more than one), so {tool} did "
+    "not run. Which {argument} should I use?"
+)
+"""The verifier's question to the user when an ``extract`` found no single value a call needs (takes ``{source}``,
+``{argument}``, ``{tool}``): the planner never reads the text, so planning again cannot find it."""
+
 CLARIFICATION_TURN = "\nFollow-up question: {question}\nUser's answer: {answer}"
 """How an earlier ``ask_user`` exchange is appended to the question for the planner."""
 

@@ -106,6 +106,8 @@ class PromptTexts:
     default_clarification: str
     not_found_question: str
     """Takes ``{tool}`` and ``{error}``."""
+    unclear_question: str
+    """Takes ``{source}``, ``{argument}`` and ``{tool}``: an extract found no single value a call needs."""
     clarification_turn: str
     """Takes ``{question}`` and ``{answer}``."""
     fields_of_text: str

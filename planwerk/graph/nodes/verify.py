@@ -7,11 +7,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from planwerk.core.calls import results_of
+from planwerk.core.calls import CallRecord, results_of
 from planwerk.core.expressions import plan_expression
-from planwerk.core.extract import FIELD_NAME
+from planwerk.core.extract import EXTRACT_TOOL, FIELD_NAME
 from planwerk.core.plan import Plan
-from planwerk.core.refs import Ref, as_data, iter_refs
+from planwerk.core.refs import Ref, as_data, call_subjects, dependencies, iter_refs
 from planwerk.core.rounds import summarize_value
 from planwerk.core.verification import Verification, verify_calls
 from planwerk.core.vote import vote
@@ -60,7 +60,9 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
         asked = person_texts(question_of(state), profile)  # the person's language, not the planner's
-        question = asked.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
+        question = _unclear_question(plan, outcome.not_found, state, asked) or asked.not_found_question.format(
+            tool=outcome.not_found["tool"], error=outcome.not_found["error"]
+        )
         if any(item.get("question") == question for item in state.get("clarifications", [])):
             # Answered once this turn and the same failure again: asking again would loop; answer with what there is.
             return {"verdict": "give_up", "plan_errors": outcome.reason.splitlines()}
@@ -70,6 +72,33 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     elif outcome.decision == "give_up":
         update["plan_errors"] = outcome.reason.splitlines()
     return update
+
+
+def _unclear_question(plan: Plan, record: CallRecord, state: AgentState, texts: PromptTexts) -> str | None:
+    """The question for the person when ``record``'s call did not run because an ``extract`` found no single value
+    for one of its arguments: which argument, and the text it was looked for in (the call that read it, with what
+    it read: "read_file (bill-december-2026.txt)"); ``None`` for any other failure."""
+    if record["kind"] != "unclear":
+        return None
+    planned = {call.id: call for _, call in plan.calls()}
+    call = planned.get(record["id"])
+    results = results_of(state.get("calls", []))
+    subjects = call_subjects(state.get("plan"))
+    for argument, value in (call.arguments if call is not None else {}).items():
+        ref = next((r for r in iter_refs(value) if isinstance(r, Ref) and r.root in planned), None)
+        extracted = as_data(results.get(ref.root)) if ref is not None else None
+        if ref is None or planned[ref.root].name != EXTRACT_TOOL or not isinstance(extracted, dict):
+            continue
+        if extracted.get(str(ref.path[0]) if ref.path else "") is not None:
+            continue
+        read = sorted(dependencies({"text": planned[ref.root].arguments.get("text")}))
+        source = ", ".join(
+            f"{planned[root].name} ({', '.join(subjects[root])})" if subjects.get(root) else planned[root].name
+            for root in read
+            if root in planned
+        )
+        return texts.unclear_question.format(source=source or ref.root, argument=argument, tool=record["tool"])
+    return None
 
 
 def _failure_feedback(
