@@ -60,6 +60,13 @@ def extract_spec(description: str) -> ToolSpec:
     )
 
 
+def returns_text(spec: ToolSpec) -> bool:
+    """Whether ``spec``'s results are text an ``extract`` may read: a tool declared to only read (MCP
+    ``readOnlyHint``) that declares no output schema. A tool without annotations may act, and its result is then a
+    report of what it did, not a text to take values from."""
+    return spec.read_only and not spec.output_schema
+
+
 def field_types(schema: Any) -> dict[str, FieldType]:
     """The fields an ``extract`` call asks for, checked: ``ValueError`` saying what is wrong and what is expected."""
     if not isinstance(schema, Mapping) or not schema:

@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from planwerk.core.checking import check_plan
-from planwerk.core.extract import EXTRACT_TOOL, FIELD_TYPES
+from planwerk.core.extract import EXTRACT_TOOL, FIELD_TYPES, returns_text
 from planwerk.core.json_pointer import pointer_target
 from planwerk.core.plan import Plan
 from planwerk.core.tools import ToolSpec
@@ -196,7 +196,7 @@ def _extract_chains(specs: Mapping[str, ToolSpec], texts: PromptTexts) -> Iterat
     the planner reading the text)."""
     if EXTRACT_TOOL not in specs:
         return
-    readers = [s for n, s in sorted(specs.items()) if n != EXTRACT_TOOL and s.read_only and not s.output_schema]
+    readers = [s for n, s in sorted(specs.items()) if n != EXTRACT_TOOL and returns_text(s)]
     actors = [s for n, s in sorted(specs.items()) if n != EXTRACT_TOOL and s.acts]
     if not readers:
         return

@@ -742,3 +742,16 @@ async def test_a_value_not_written_as_its_tools_description_shows_is_asked_about
         reasons = [e["reason"] for e in reply.events if e["event"] == "replan"]
         assert reasons[0].count("geschrieben wie") == 2 and not any("geschrieben wie" in r for r in reasons[1:])
         assert next(e["args"] for e in reply.events if e["event"] == "tool_call") == spoken
+
+
+def test_extract_is_offered_only_beside_a_tool_that_returns_text(bank: Any) -> None:
+    """A tool declared read-only with no output schema returns text to read; without one (a function-calling
+    leaderboard's unannotated tools) the step has nothing to read and is not shown."""
+    from planwerk.graph.nodes.common import builtin_specs
+    from planwerk.profiles import PROFILES
+
+    profile = PROFILES["generic-en"]
+    assert bank.specs["read_file"].read_only and not bank.specs["read_file"].output_schema
+    assert "extract" in builtin_specs(bank.specs, profile)
+    no_text = {name: spec for name, spec in bank.specs.items() if name not in ("read_file", "get_user_info")}
+    assert builtin_specs(no_text, profile) == {}

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 
 from planwerk.checks import AnswerCheck, build_answer_check
 from planwerk.core.answers.render import QUOTE_WITHHELD, without_quotes
-from planwerk.core.extract import EXTRACT_TOOL, extract_spec
+from planwerk.core.extract import EXTRACT_TOOL, extract_spec, returns_text
 from planwerk.core.language import detect_language
 from planwerk.core.tools import ToolSpec
 from planwerk.graph.context import Context
@@ -62,9 +62,13 @@ def visible_specs(tools: ToolSource, profile: Profile) -> dict[str, ToolSpec]:
 
 
 def builtin_specs(loaded: Mapping[str, ToolSpec], profile: Profile) -> dict[str, ToolSpec]:
-    """planwerk's own tools for ``profile`` beside the ``loaded`` ones: ``extract`` when the profile offers it and
-    no loaded tool has that name (a server's tool wins)."""
-    if not profile.extract_step or EXTRACT_TOOL in loaded:
+    """planwerk's own tools for ``profile`` beside the ``loaded`` ones: ``extract`` when the profile offers it, a
+    loaded tool returns text to read (:func:`returns_text`) and no loaded tool has that name (a server's tool wins).
+
+    Without a tool that returns text the step has nothing to read: on a function-calling leaderboard's tools (no
+    annotations, values all in the question) the packaged 0.5B model planned ``extract`` over text it wrote itself
+    (the prompt's date, a formula, the question) in 24 replies to 18 entries, and five entries ended with no plan."""
+    if not profile.extract_step or EXTRACT_TOOL in loaded or not any(returns_text(s) for s in loaded.values()):
         return {}
     return {EXTRACT_TOOL: extract_spec(texts_for(profile).extract_description)}
 
