@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -21,6 +22,10 @@ from planwerk.core.refs import USER_ROOT, Ref, RefError, iter_refs, literal_stri
 from planwerk.core.repair import repair_arguments
 from planwerk.core.tools import ToolSpec
 from planwerk.text.places import fold
+
+_LOOKS_LIKE_REF = re.compile(r"\s*[<{\[(]\s*\$?ref\s*[>}\])]\s*[:=.]|\s*\$ref\b", re.IGNORECASE)
+"""A text argument that begins like a reference in a form the protocol does not have ("<ref>:f.x", "{ref}=f.x",
+"$ref = f.x"); the protocol's own ``"$ref:f.x"`` is a reference, not text, and "Ref: INV-12" is a value."""
 
 MAX_CALLS = 64
 """A plan with more calls than this is rejected (runaway generation)."""
@@ -85,7 +90,14 @@ def check_plan(
                 "question states goes straight into the argument of the tool that needs it"
             )
         for name, value in call.arguments.items():
-            if isinstance(value, str) and step_of.get(value.strip(), index) < index:
+            if isinstance(value, str) and _LOOKS_LIKE_REF.match(value):
+                # The protocol's reference written in a form it does not have: sent as it stands, the text
+                # itself becomes the value (seen: write_file's content "<ref>:result[0].content", 1.5B model).
+                problems.append(
+                    f"{where}: argument {name} = {value!r} is written like a reference but is none; a reference is "
+                    f'{{"$ref": "<id>.<field>"}}, beginning with the id of the call whose result holds the value'
+                )
+            elif isinstance(value, str) and step_of.get(value.strip(), index) < index:
                 # An earlier call's id written as a value: its result was meant (seen after an extract found
                 # nothing, its id "values" was sent as an acting call's argument).
                 problems.append(

@@ -154,6 +154,22 @@ def test_a_reference_that_names_one_call_is_pointed_at_its_id(ref: str, written:
     assert retarget_named_references(plan_of([GEO], [weather]), available=[ref_text(value).split(".")[0]]) is None
 
 
+@pytest.mark.parametrize(
+    ("value", "flagged"),
+    [
+        ("<ref>:result[0].content", True),  # the 1.5B model's, for write_file's content
+        ("{ref}=geo.lat", True),
+        ("$ref = geo.lat", True),
+        ("Ref: INV-2026-12", False),  # a value that begins with the word
+        ("reference letter", False),
+    ],
+)
+def test_a_text_written_like_a_reference_but_in_no_form_the_protocol_has_is_named(value: str, flagged: bool) -> None:
+    weather = {**WEATHER, "arguments": {**WEATHER["arguments"], "start_date": value}}
+    problems = check_plan(plan_of([GEO], [weather]), SPECS)
+    assert any("is written like a reference but is none" in p for p in problems) is flagged
+
+
 def test_an_unknown_id_that_names_no_call_only_lists_the_ids() -> None:
     weather = {**WEATHER, "arguments": {**WEATHER["arguments"], "lat": {"$ref": "today.lat"}}}
     problems = check_plan(plan_of([GEO], [weather]), SPECS)
