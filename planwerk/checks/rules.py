@@ -256,10 +256,16 @@ def repeats_itself(answer: str) -> bool:
     return _LOOP.search(" ".join(fold(answer).split())) is not None
 
 
+def _assigned(call_id: str, answer: str) -> bool:
+    """Whether ``answer`` writes a value as the answer prompt lists results, under a call's id ("list_directory_1.
+    content = FILE", kept for the 0.5B model on the domain bench): data in the prompt's form, not a sentence."""
+    return re.search(rf"(?<![\w.]){re.escape(call_id)}(?:\.[\w.\[\]]+)?\s*=(?!=)", answer) is not None
+
+
 def _form(a: Answer) -> Iterator[Problem]:
     if repeats_itself(a.text):
         yield Problem("repetitive")
-    if _JSON_OBJECT.search(a.text):
+    if _JSON_OBJECT.search(a.text) or any(_assigned(call_id, a.text) for call_id in a.sources.call_ids):
         yield Problem("raw")
     # A small model answered a call that had run by telling the user how to make it ("you can use `tool(…)`"). Only
     # the name touching its parenthesis counts: "tool (its arguments): …" is how the deterministic answer names a call.

@@ -36,6 +36,9 @@ class Sources:
     """How many calls succeeded."""
     tools: list[str] = field(default_factory=list)
     """The tools the successful calls called (an answer writing one out as a call talks about it, not its result)."""
+    call_ids: list[str] = field(default_factory=list)
+    """The successful calls' ids: the answer prompt names results by them (``f = read_file(…): …``), a reader
+    never sees them."""
     result_numbers: list[SourceNumber] = field(default_factory=list)
     """Numbers of the successful calls' results an answer reports (not their arguments, not intermediate ones)."""
     result_texts: list[str] = field(default_factory=list)
@@ -93,6 +96,7 @@ def collect_sources(
         if call.get("status") == "ok":
             sources.delivered_calls += 1
             sources.tools.append(str(call.get("tool")))
+            sources.call_ids.append(str(call.get("id")))
             _walk(call.get("args") or {}, None, sources, domain)
             numbers, texts = len(sources.numbers), len(sources.texts)
             _walk(call.get("result"), None, sources, domain)

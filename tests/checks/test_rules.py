@@ -615,6 +615,11 @@ def test_an_answer_that_lists_the_same_items_again_and_again_is_repetitive(answe
         ("Ergebnis: { 'temp_max_c': 17.2 }", True),
         ("Am 1. Dezember 2026 werden es in Barcelona bis zu 17.2 °C (laut get_weather).", False),
         ("Die Menge {1, 2} hat zwei Elemente.", False),  # braces without a quoted key are no data
+        # the answer prompt's own form, under a call's id (the 0.5B model on the domain bench)
+        ("wx.temp_max_c = 17.2; wx.temp_min_c = 10.4", True),
+        ("geo = geocode(Barcelona): Barcelona, ES", True),
+        ("In Barcelona it will be 17.2 °C; the geo data says Barcelona, ES.", False),
+        ("If x = 17.2 then wx2 == 3.", False),  # no call's id assigned
     ],
 )
 def test_an_answer_that_shows_json_is_raw(answer: str, raw: bool) -> None:
