@@ -90,7 +90,7 @@ def check_plan(
                 "question states goes straight into the argument of the tool that needs it"
             )
         for name, value in call.arguments.items():
-            if isinstance(value, str) and _LOOKS_LIKE_REF.match(value):
+            if isinstance(value, str) and ref_text(value) is None and _LOOKS_LIKE_REF.match(value):
                 # The protocol's reference written in a form it does not have: sent as it stands, the text
                 # itself becomes the value (seen: write_file's content "<ref>:result[0].content", 1.5B model).
                 problems.append(

@@ -137,8 +137,9 @@ class Context:
     retry_temperature: float = field(
         default=0.7,
         metadata={
-            "description": "Sampling temperature of a planner call after a rejected or failed plan (greedy decoding "
-            "would repeat the same reply); retries also see other examples. 0 keeps retries greedy."
+            "description": "Sampling temperature of a planner call after a rejected or failed plan, and of the "
+            "answer written again after a rejected one (greedy decoding would repeat the same reply); plan retries "
+            "also see other examples. 0 keeps retries greedy."
         },
     )
     plan_samples: int = field(

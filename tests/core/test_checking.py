@@ -162,6 +162,7 @@ def test_a_reference_that_names_one_call_is_pointed_at_its_id(ref: str, written:
         ("$ref = geo.lat", True),
         ("Ref: INV-2026-12", False),  # a value that begins with the word
         ("reference letter", False),
+        ("$ref:geo.lat", False),  # the protocol's own string form is a reference
     ],
 )
 def test_a_text_written_like_a_reference_but_in_no_form_the_protocol_has_is_named(value: str, flagged: bool) -> None:

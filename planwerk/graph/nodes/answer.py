@@ -44,6 +44,7 @@ from planwerk.graph.nodes.common import (
 from planwerk.graph.nodes.deliver import reported_state
 from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import AgentState, Draft, add_usage
+from planwerk.models.base import sampling_variant
 from planwerk.models.rendering import WRITTEN_KEY
 from planwerk.profiles import Profile
 from planwerk.prompts.answer_refs import quote_rule, quoted_placeholders
@@ -125,6 +126,9 @@ async def _write(
     language = answer_language(state, profile)
     check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
     model = await deps.model_for(model_spec_of(context))
+    if repair is not None and context.retry_temperature > 0:
+        # Greedy decoding wrote the rejected answer again, word for word (the 1.5B model on the domain bench).
+        model = sampling_variant(model, context.retry_temperature, seed=len(state.get("feedback", [])))
     # A context answer is checked for the best chunk's key sentence: the prompt names it (the 0.5B model missed it).
     key = (check.facts.source, " ".join(check.facts.sentences)) if check.facts is not None else None
     # --- answers by reference (planwerk.graph.nodes.answer_refs): placeholders, grammar, rendering ---
