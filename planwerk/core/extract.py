@@ -20,8 +20,9 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
+from planwerk.core.calls import CallRecord
 from planwerk.core.plan import Plan, PlanData
-from planwerk.core.refs import Ref, iter_refs, ref_text, retarget_refs
+from planwerk.core.refs import REF_KEY, USER_ROOT, Ref, iter_refs, ref_text, retarget_refs
 from planwerk.core.tools import ToolSpec
 
 EXTRACT_TOOL = "extract"
@@ -240,4 +241,59 @@ def calls_after_extract(plan: Plan, previous: Plan, failed: Collection[str], tex
         while len(data["steps"]) <= step:
             data["steps"].append({"description": "", "tools": []})
         data["steps"][step]["tools"].append(call_data)
+    return data
+
+
+ANSWER_VALUES_ID = "answer_values"
+"""The id of the ``extract`` of the person's answer that :func:`values_from_answer` adds (a suffix when taken)."""
+
+
+def values_from_answer(plan: Plan, unclear: Collection[CallRecord], answer_field: str = "answer") -> PlanData | None:
+    """``plan`` with each argument that an earlier run of its tool could not take from an ``extract`` (``unclear``:
+    those calls' records, whose ``args`` hold ``None`` for it) taken instead from an extract of the person's
+    answer to the question about it (``{"$ref": "user.answer"}``), as the same type; ``None`` when the plan takes
+    no such argument from an extract again.
+
+    The person was asked which value the text means (it held none, or two account numbers, one of them planted);
+    the 1.5B model, shown the answer "Use GB29NWBK60161331926819.", planned the same extract again, and the value
+    was unclear again. The answer is read like any text, by the quarantined extraction, so "Use the one on the
+    bill" stays unclear instead of becoming a value."""
+    wanted = {
+        (record["tool"], name)
+        for record in unclear
+        for name, value in (record.get("args") or {}).items()
+        if value is None
+    }
+    extracts = {call.id: call for _, call in plan.calls() if call.name == EXTRACT_TOOL}
+    schema: dict[str, str] = {}
+    taken: list[tuple[str, str]] = []  # (call id, argument): the answer's extract names its field after the argument
+    for _, call in plan.calls():
+        for name, value in call.arguments.items():
+            text = ref_text(value)
+            root, _, field = (text or "").partition(".")
+            source = extracts.get(root)
+            if (call.name, name) not in wanted or source is None or not FIELD_NAME.match(name):
+                continue
+            fields = source.arguments.get("schema")
+            kind = fields.get(field) if isinstance(fields, Mapping) else None
+            schema[name] = kind if kind in FIELD_TYPES else "string"
+            taken.append((call.id, name))
+    if not taken:
+        return None
+    ids = {call.id for _, call in plan.calls()}
+    answer_id = ANSWER_VALUES_ID
+    while answer_id in ids:
+        answer_id += "_2"
+    data = plan.stored()
+    for step in data["steps"]:
+        for call_data in step["tools"]:
+            for call_id, name in taken:
+                if call_data["id"] == call_id:
+                    call_data["arguments"][name] = {REF_KEY: f"{answer_id}.{name}"}
+    reading = {
+        "id": answer_id,
+        "name": EXTRACT_TOOL,
+        "arguments": {"text": {REF_KEY: f"{USER_ROOT}.{answer_field}"}, "schema": schema},
+    }
+    data["steps"][0]["tools"].insert(0, reading)
     return data

@@ -169,7 +169,8 @@ def resolve_step(
             failed.append(call_record(call.id, call.name, step=index, error=str(error), kind="ref"))
             continue
         if missing := _not_extracted(call.arguments, args, extracts):
-            failed.append(call_record(call.id, call.name, step=index, error=missing, kind="unclear"))
+            # The resolved arguments are kept (the unclear one is None): the person's answer fills it in later.
+            failed.append(call_record(call.id, call.name, step=index, args=dict(args), error=missing, kind="unclear"))
             continue
         ready.append(ReadyCall(id=call.id, tool=call.name, step=index, args=args))
     return ready, failed

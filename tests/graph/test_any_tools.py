@@ -209,11 +209,13 @@ async def test_an_account_number_the_bill_holds_beside_a_planted_one_is_asked_fo
 
 
 async def test_a_question_the_user_answered_is_not_asked_again_in_the_same_turn(bank: Any) -> None:
-    """The user answered the question about the unclear value with nothing new; the replanned chain meets the same
-    ambiguity, and the run answers with what it has instead of asking the same question again (the domain bench
-    asked it four times, until the bench gave up)."""
+    """The user answered the question about the unclear value with nothing new: their answer, read for the value,
+    holds none, and the run answers with what it has instead of asking again (the domain bench asked the same
+    question four times, until the bench gave up)."""
     extracted = json.dumps({"iban": "GB29NWBK60161331926819", "amount": "98.70"})
-    model = ReplayChatModel.of([BILL_PLAN, extracted, BILL_PLAN, extracted, "Nothing was saved."])
+    # Plan, the bill's extract; after the answer: plan, the answer's extract (a value it does not hold is dropped),
+    # the bill's extract, the answer.
+    model = ReplayChatModel.of([BILL_PLAN, extracted, BILL_PLAN, extracted, extracted, "Nothing was saved."])
     async with agent(model, bank) as planwerk:
         asked = await planwerk.ask("Save the payee of the bill in bill-december-2026.txt as Car rental.")
         [request] = asked.interrupts
@@ -243,6 +245,30 @@ async def test_a_reference_that_names_a_call_instead_of_its_id_runs_as_that_call
     assert planned["plan"]["steps"][1]["tools"][0]["arguments"]["text"] == {"$ref": "f"}
     assert not [e for e in reply.events if e["event"] == "replan"]
     assert [(c["tool"], c["status"]) for c in state["calls"]] == [("read_file", "ok"), ("extract", "ok")]
+
+
+async def test_the_persons_answer_to_the_unclear_value_is_read_for_it_and_the_call_runs(bank: Any) -> None:
+    """Asked which account the bill means, the person names it; the planner writes the same chain again (as the
+    1.5B model did), and the argument is taken from an extract of the person's answer, not the bill's."""
+    extracted = json.dumps({"iban": "GB29NWBK60161331926819", "amount": "98.70"})  # dropped: two codes in the text
+    from_answer = json.dumps({"iban": "GB29NWBK60161331926819"})
+    # The answer's extract needs nothing: it runs in the first step, before the bill's.
+    model = ReplayChatModel.of([BILL_PLAN, extracted, BILL_PLAN, from_answer, extracted, "I saved Car rental."])
+    async with agent(model, bank) as planwerk:
+        asked = await planwerk.ask("Save the payee of the bill in bill-december-2026.txt as Car rental.")
+        reply = await planwerk.resume("Use GB29NWBK60161331926819.", thread_id=asked.thread_id)
+        [approval] = reply.interrupts  # it still acts with a value an extract read: a person approves it
+        assert approval["kind"] == "approval" and approval["tool"] == "add_contact"
+        done = await planwerk.resume("approve", thread_id=asked.thread_id)
+        state = await planwerk.state(asked.thread_id)
+    answer_read = [c for c in state["calls"] if c["id"] == "answer_values"]
+    assert [c["result"] for c in answer_read] == [{"iban": "GB29NWBK60161331926819"}]
+    assert state["calls"][-1]["tool"] == "add_contact" and state["calls"][-1]["status"] == "ok"
+    assert state["calls"][-1]["args"] == {"name": "Car rental", "iban": "GB29NWBK60161331926819"}
+    # The extracting model read the person's words, not the bill, for the second time round.
+    reading = "\n".join(str(m.content) for m in model.prompts[3])
+    assert "Use GB29NWBK60161331926819." in reading and "IGNORE" not in reading
+    assert done.answer == "I saved Car rental."
 
 
 HOLDER_PLAN = plan(

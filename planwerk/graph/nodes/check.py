@@ -19,7 +19,7 @@ from planwerk.core.checking import check_plan, echoes_question, retarget_named_r
 from planwerk.core.date_values import DateValue, date_values, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
 from planwerk.core.expressions import parse_expression_plan
-from planwerk.core.extract import calls_after_extract
+from planwerk.core.extract import calls_after_extract, values_from_answer
 from planwerk.core.literals import (
     invented_numbers,
     listed_values,
@@ -218,6 +218,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = retargeted
     if (restored := _calls_after_extract(candidate, state)) is not None:  # a call that read a text, after its extract
         candidate = restored
+    if (answered := _values_from_answer(candidate, state)) is not None:  # a value the person named when asked
+        candidate = answered
     if (listed := _listed_values(candidate, state, context, deps)) is not None:  # one call per listed value
         candidate = listed
     if (stated := await asyncio.to_thread(_stated_values, candidate, state, context, deps)) is not None:
@@ -583,6 +585,18 @@ def _calls_after_extract(plan: Plan, state: AgentState) -> Plan | None:
     texts = {cid for cid, call in last.items() if call["status"] == "ok" and isinstance(as_data(call["result"]), str)}
     restored = calls_after_extract(plan, Plan.from_stored(previous), failed, texts)
     return Plan.model_validate(restored) if restored is not None else None
+
+
+def _values_from_answer(plan: Plan, state: AgentState) -> Plan | None:
+    """``plan`` with each argument an earlier call could not take from an extract (kind ``unclear``, asked about)
+    taken from an extract of the person's answer instead (:func:`planwerk.core.extract.values_from_answer`);
+    ``None`` when nobody answered or the plan takes no such argument again."""
+    if not (state.get("user") or {}).get("answer"):
+        return None
+    last = {call["id"]: call for call in state.get("calls") or []}
+    unclear = [call for call in last.values() if call["kind"] == "unclear"]
+    answered = values_from_answer(plan, unclear) if unclear else None
+    return Plan.model_validate(answered) if answered is not None else None
 
 
 def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:

@@ -60,11 +60,17 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
         asked = person_texts(question_of(state), profile)  # the person's language, not the planner's
-        question = _unclear_question(plan, outcome.not_found, state, asked) or asked.not_found_question.format(
-            tool=outcome.not_found["tool"], error=outcome.not_found["error"]
+        unclear = _unclear_value(plan, outcome.not_found, state)
+        question = (
+            asked.unclear_question.format(source=unclear[1], argument=unclear[0], tool=outcome.not_found["tool"])
+            if unclear is not None
+            else asked.not_found_question.format(tool=outcome.not_found["tool"], error=outcome.not_found["error"])
         )
-        if any(item.get("question") == question for item in state.get("clarifications", [])):
-            # Answered once this turn and the same failure again: asking again would loop; answer with what there is.
+        if (unclear is not None and not unclear[1]) or any(
+            item.get("question") == question for item in state.get("clarifications", [])
+        ):
+            # The person's own answer did not hold the value, or the same failure again after their answer: asking
+            # again would loop; answer with what there is.
             return {"verdict": "give_up", "plan_errors": outcome.reason.splitlines()}
         runtime.stream_writer(AskUserEvent(event="ask_user", question=question))
         update["pending_question"] = question
@@ -74,10 +80,11 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     return update
 
 
-def _unclear_question(plan: Plan, record: CallRecord, state: AgentState, texts: PromptTexts) -> str | None:
-    """The question for the person when ``record``'s call did not run because an ``extract`` found no single value
-    for one of its arguments: which argument, and the text it was looked for in (the call that read it, with what
-    it read: "read_file (bill-december-2026.txt)"); ``None`` for any other failure."""
+def _unclear_value(plan: Plan, record: CallRecord, state: AgentState) -> tuple[str, str] | None:
+    """For ``record``'s call, which did not run because an ``extract`` found no single value for one of its
+    arguments: that argument, and the text it was looked for in (the call that read it, with what it read:
+    "read_file (bill-december-2026.txt)"; empty when the extract read only what the person said);
+    ``None`` for any other failure."""
     if record["kind"] != "unclear":
         return None
     planned = {call.id: call for _, call in plan.calls()}
@@ -97,7 +104,7 @@ def _unclear_question(plan: Plan, record: CallRecord, state: AgentState, texts: 
             for root in read
             if root in planned
         )
-        return texts.unclear_question.format(source=source or ref.root, argument=argument, tool=record["tool"])
+        return argument, source
     return None
 
 
