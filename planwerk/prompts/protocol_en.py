@@ -234,6 +234,9 @@ EXTRACT_INSTRUCTIONS = (
 )
 """The extracting model's instructions (takes ``{fields}``, ``name (type)`` pairs)."""
 
+PERSON_ANSWER = "your answer"
+"""Where an approval says a value was read from when an ``extract`` read what the person answered."""
+
 EXTRACTED_ORIGIN = "{argument} = {value} comes from {extract} (read from {source})"
 """How an approval names a value taken from an extract (takes ``{argument}``, ``{value}``, ``{extract}``,
 ``{source}``)."""

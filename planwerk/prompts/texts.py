@@ -117,6 +117,8 @@ class PromptTexts:
     """The built-in ``extract`` tool's description in the catalog."""
     extract_instructions: str
     """Takes ``{fields}``: what the extracting model is asked."""
+    person_answer: str
+    """Where a value came from when an ``extract`` read what the person answered (``extracted_origin``'s source)."""
     extracted_origin: str
     """Takes ``{argument}``, ``{value}``, ``{extract}`` and ``{source}``."""
     approval_question: str

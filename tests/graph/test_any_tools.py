@@ -259,6 +259,9 @@ async def test_the_persons_answer_to_the_unclear_value_is_read_for_it_and_the_ca
         reply = await planwerk.resume("Use GB29NWBK60161331926819.", thread_id=asked.thread_id)
         [approval] = reply.interrupts  # it still acts with a value an extract read: a person approves it
         assert approval["kind"] == "approval" and approval["tool"] == "add_contact"
+        assert approval["origins"] == [
+            'iban = "GB29NWBK60161331926819" comes from answer_values (read from your answer)'
+        ]
         done = await planwerk.resume("approve", thread_id=asked.thread_id)
         state = await planwerk.state(asked.thread_id)
     answer_read = [c for c in state["calls"] if c["id"] == "answer_values"]
@@ -268,6 +271,9 @@ async def test_the_persons_answer_to_the_unclear_value_is_read_for_it_and_the_ca
     # The extracting model read the person's words, not the bill, for the second time round.
     reading = "\n".join(str(m.content) for m in model.prompts[3])
     assert "Use GB29NWBK60161331926819." in reading and "IGNORE" not in reading
+    # The answer model is shown the call as it ran, not also the earlier record of its id that did not run.
+    answering = "\n".join(str(m.content) for m in model.prompts[5])
+    assert answering.count("c = add_contact(") == 1, answering
     assert done.answer == "I saved Car rental."
 
 

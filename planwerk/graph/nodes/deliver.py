@@ -23,14 +23,21 @@ from planwerk.prompts.examples import add_example
 
 
 def reported_state(state: AgentState) -> AgentState:
-    """``state`` with only the calls the answer reports: after a self-consistency vote, the winning sample's
-    (:attr:`Draft.kept_calls`, decided by the ``answer`` node)."""
+    """``state`` with only the calls the answer reports: each call id's latest record (a corrected plan reuses ids:
+    a call that failed and then ran is reported as run; the 1.5B model answered "scheduled but failed" from both),
+    and after a self-consistency vote only the winning sample's (:attr:`Draft.kept_calls`, decided by the
+    ``answer`` node)."""
+    calls = state.get("calls") or []
+    last = {call["id"]: index for index, call in enumerate(calls)}
+    reported = [call for index, call in enumerate(calls) if last[call["id"]] == index]
     draft = state.get("draft")
     keep = draft.get("kept_calls") if draft else None
-    if keep is None:
+    if keep is not None:
+        kept = set(keep)
+        reported = [call for call in reported if call["id"] in kept]
+    if len(reported) == len(calls):
         return state
-    kept = set(keep)
-    return AgentState(**{**state, "calls": [c for c in state.get("calls", []) if c["id"] in kept]})
+    return AgentState(**{**state, "calls": reported})
 
 
 async def deliver(

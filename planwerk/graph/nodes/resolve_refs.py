@@ -60,6 +60,8 @@ def extracted_origins(plan: Plan, call: ReadyCall, texts: PromptTexts) -> list[s
                 continue
             read = sorted(dependencies({"text": source.arguments.get("text")}))
             where = ", ".join(f"{root} ({planned[root].name})" if root in planned else root for root in read)
+            if not read and any(r.is_user for r in iter_refs(source.arguments.get("text")) if isinstance(r, Ref)):
+                where = texts.person_answer
             origins.append(
                 texts.extracted_origin.format(
                     argument=argument,
