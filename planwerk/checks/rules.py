@@ -262,10 +262,33 @@ def _assigned(call_id: str, answer: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(call_id)}(?:\.[\w.\[\]]+)?\s*=(?!=)", answer) is not None
 
 
+LABELLED_VALUES_MIN = 3
+"""Segments of an answer that begin with the same result key: the answer prompt's "key value; key value" copied."""
+
+
+def _labelled_values(answer: str, keys: set[str]) -> bool:
+    """Whether ``answer`` lists values as the answer prompt does, "key value; key value; …", one key at least
+    :data:`LABELLED_VALUES_MIN` times ("content ```diff; content ====; content Index: …", kept for the 1.5B model on
+    the domain bench after a file edit): data in the prompt's form, not sentences."""
+    counts: dict[str, int] = {}
+    for segment in answer.casefold().split(";"):
+        words = segment.split()
+        for size in (1, 2, 3):
+            label = " ".join(words[:size])
+            if len(words) > size and label in keys:
+                counts[label] = counts.get(label, 0) + 1
+                break
+    return any(count >= LABELLED_VALUES_MIN for count in counts.values())
+
+
 def _form(a: Answer) -> Iterator[Problem]:
     if repeats_itself(a.text):
         yield Problem("repetitive")
-    if _JSON_OBJECT.search(a.text) or any(_assigned(call_id, a.text) for call_id in a.sources.call_ids):
+    if (
+        _JSON_OBJECT.search(a.text)
+        or any(_assigned(call_id, a.text) for call_id in a.sources.call_ids)
+        or _labelled_values(a.text, a.sources.result_keys)
+    ):
         yield Problem("raw")
     # A small model answered a call that had run by telling the user how to make it ("you can use `tool(…)`"). Only
     # the name touching its parenthesis counts: "tool (its arguments): …" is how the deterministic answer names a call.

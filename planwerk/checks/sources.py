@@ -10,6 +10,7 @@ from typing import Any
 
 from planwerk.checks.domain import NO_DOMAIN, Domain
 from planwerk.core.calls import FailureKind
+from planwerk.core.refs import as_data
 from planwerk.text.dates import SourceDate, source_dates_in_text
 from planwerk.text.numbers import CODE, SourceNumber, source_numbers_in_text, unit_of_key
 
@@ -36,6 +37,9 @@ class Sources:
     """How many calls succeeded."""
     tools: list[str] = field(default_factory=list)
     """The tools the successful calls called (an answer writing one out as a call talks about it, not its result)."""
+    result_keys: set[str] = field(default_factory=set)
+    """The keys of the successful calls' results, as the answer prompt labels values ("temp max c" for
+    ``temp_max_c``, case folded)."""
     call_ids: list[str] = field(default_factory=list)
     """The successful calls' ids: the answer prompt names results by them (``f = read_file(…): …``), a reader
     never sees them."""
@@ -63,6 +67,19 @@ def _walk(value: Any, key: str | None, sources: Sources, domain: Domain) -> None
         sources.numbers.append(SourceNumber(float(len(value))))  # "3 Parks" for a list of three
         for item in value:
             _walk(item, key, sources, domain)
+
+
+def _keys(value: Any, depth: int = 0) -> set[str]:
+    """The keys of a result's objects (a few levels deep), as the answer prompt labels values."""
+    value = as_data(value)
+    if depth > 4:
+        return set()
+    if isinstance(value, Mapping):
+        own = {str(k).replace("_", " ").casefold() for k in value}
+        return own.union(*(_keys(v, depth + 1) for v in value.values()))
+    if isinstance(value, list | tuple):
+        return set().union(*(_keys(v, depth + 1) for v in value[:20]))
+    return set()
 
 
 def add_text(sources: Sources, text: str, *, delivered: bool = False, asked: bool = False) -> None:
@@ -97,6 +114,7 @@ def collect_sources(
             sources.delivered_calls += 1
             sources.tools.append(str(call.get("tool")))
             sources.call_ids.append(str(call.get("id")))
+            sources.result_keys |= _keys(call.get("result"))
             _walk(call.get("args") or {}, None, sources, domain)
             numbers, texts = len(sources.numbers), len(sources.texts)
             _walk(call.get("result"), None, sources, domain)

@@ -620,6 +620,9 @@ def test_an_answer_that_lists_the_same_items_again_and_again_is_repetitive(answe
         ("geo = geocode(Barcelona): Barcelona, ES", True),
         ("In Barcelona it will be 17.2 °C; the geo data says Barcelona, ES.", False),
         ("If x = 17.2 then wx2 == 3.", False),  # no call's id assigned
+        # the prompt's "key value; key value" (the 1.5B model after a file edit, with its diff's lines)
+        ("It says: the result; name Barcelona, ES; name 41.38; name 2.18", True),
+        ("Barcelona: lat 41.38, lon 2.18; the name is Barcelona, ES.", False),
     ],
 )
 def test_an_answer_that_shows_json_is_raw(answer: str, raw: bool) -> None:
