@@ -107,7 +107,7 @@ def build_answer_check(
         actions=acting is not None,
         acted=acting is not None and any(call.get("status") == "ok" and call.get("tool") in acting for call in calls),
         action_failed=acting is not None
-        and any(call.get("status") != "ok" and call.get("tool") in acting for call in calls),
+        and any(call.get("status") != "ok" and call.get("tool") in changing for call in calls),
         changed=any(call.get("status") == "ok" and call.get("tool") in changing for call in calls),
         all_failed=()
         if any(call.get("status") == "ok" for call in calls)

@@ -23,8 +23,8 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``misplaced`` / ``unreported``: a value stated for a place whose calls did not deliver it, or a place asked
   about with none of its own values (:mod:`planwerk.checks.pairs`);
 - ``estimate_unnamed``: a result is flagged an estimate (profile data) and the answer does not say so;
-- ``unbacked_action``: it says something was done and no call of a tool that acts succeeded, or such a call did not
-  run and the answer does not say that something failed or was not done;
+- ``unbacked_action``: it says something was done and no call of a tool that acts succeeded, or a call of a tool
+  declared to change something did not run and the answer does not say that something failed or was not done;
 - ``source_missing`` / ``context_facts``: a context answer without its source or the best chunk's facts;
 - ``unstated``: every call succeeded and the answer passed every other rule, yet states nothing they delivered.
 """
@@ -161,8 +161,10 @@ class CheckSettings:
     acted: bool = False
     """Whether a call of a tool that acts succeeded."""
     action_failed: bool = False
-    """Whether a call of a tool that acts did not run (failed, skipped, rejected): unless one succeeded, the answer
-    must say that something was not done."""
+    """Whether a call of a tool declared to change something (MCP ``destructiveHint``, the profile's ``approve``
+    list) did not run (failed, skipped, rejected): unless a call that acts succeeded, the answer must say that
+    something was not done. Not for tools without annotations: a read-only tool that does not say so and failed
+    beside calls that answered the question would reject a right answer (the answers set: ``read_resource``)."""
     all_failed: tuple[tuple[str, FailureKind | None], ...] = ()
     """(tool, failure kind) of the calls when calls ran and none succeeded: the answer must say so (a call a person
     rejected is their decision, not a failure to report)."""

@@ -70,6 +70,7 @@ def read_resource_spec(catalogs: Sequence[ResourceCatalog], timeout_s: float | N
         input_schema={"type": "object", "properties": properties, "required": ["uri"], "additionalProperties": False},
         server=catalogs[0].server if len(catalogs) == 1 else None,
         timeout_s=timeout_s,
+        read_only=True,  # MCP resources/read only reads: no answer needs a call of it to say something was done
     )
 
 

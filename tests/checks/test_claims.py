@@ -66,3 +66,24 @@ def test_when_an_acting_call_did_not_run_the_answer_must_say_so(answer: str, fla
     # With a call of a tool that acts done, or none that failed, the rule says nothing.
     for settings in (CheckSettings(actions=True, action_failed=True, acted=True), CheckSettings(actions=True)):
         assert "unbacked_action" not in [p.kind for p in check_answer(answer, sources, settings).problems]
+
+
+def test_only_a_failed_call_of_a_tool_declared_to_change_something_asks_the_answer_to_say_so() -> None:
+    """A failed read of a tool without annotations (counted as acting, to be safe about claims) beside a call that
+    answered the question does not make a right answer wrong (the answers set: ``read_resource`` failed, "Alice
+    works at Acme." was rejected)."""
+    from planwerk.checks import build_answer_check
+    from planwerk.core.calls import call_record
+
+    read = call_record("g", "read_graph", args={}, result={"entities": [{"name": "Alice", "works_at": "Acme"}]})
+    failed = call_record("r", "lookup", args={"uri": "x"}, error="not found", kind="not_found")
+
+    def kinds(changing: set[str]) -> list[str]:
+        check = build_answer_check(
+            "Where does Alice work?", calls=[read, failed], hits=[], today=None, plan=None, output_schemas={},
+            acting={"lookup"}, changing=changing,
+        )  # fmt: skip
+        return [p.kind for p in check("Alice works at Acme.").problems]
+
+    assert "unbacked_action" not in kinds(set())
+    assert "unbacked_action" in kinds({"lookup"})  # declared to change something: the answer must say it did not

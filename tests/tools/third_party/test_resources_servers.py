@@ -83,3 +83,10 @@ def test_one_server_needs_no_server_argument() -> None:
     assert "server" not in spec.input_schema["properties"] and spec.timeout_s == 12 and spec.server == "docs"
     assert choose_server({"uri": "anything:/x"}, [only]) == ("docs", "anything:/x")
     assert "file:///docs/a.md" in spec.description
+
+
+def test_read_resource_only_reads() -> None:
+    """MCP ``resources/read`` changes nothing: the tool is read-only, so a failed read asks no answer to say that an
+    action was not done, and its text is one the extract step may read."""
+    spec = read_resource_spec(CATALOGS)
+    assert spec.read_only and not spec.acts
