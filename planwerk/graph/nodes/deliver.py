@@ -22,14 +22,14 @@ from planwerk.graph.state import AgentState, AnswerSource, Draft, add_usage
 from planwerk.prompts.examples import add_example
 
 
-def reported_state(state: AgentState) -> AgentState:
-    """``state`` with only the calls the answer reports: each call id's latest record (a corrected plan reuses ids:
-    a call that failed and then ran is reported as run; the 1.5B model answered "scheduled but failed" from both),
-    and after a self-consistency vote only the winning sample's (:attr:`Draft.kept_calls`, decided by the
-    ``answer`` node)."""
+def reported_state(state: AgentState, *, latest_only: bool = True) -> AgentState:
+    """``state`` with only the calls the answer reports: each call id's latest record (``latest_only``; a corrected
+    plan reuses ids: a call that failed and then ran is reported as run; the 1.5B model answered "scheduled but
+    failed" from both), and after a self-consistency vote only the winning sample's (:attr:`Draft.kept_calls`,
+    decided by the ``answer`` node)."""
     calls = state.get("calls") or []
     last = {call["id"]: index for index, call in enumerate(calls)}
-    reported = [call for index, call in enumerate(calls) if last[call["id"]] == index]
+    reported = [call for index, call in enumerate(calls) if not latest_only or last[call["id"]] == index]
     draft = state.get("draft")
     keep = draft.get("kept_calls") if draft else None
     if keep is not None:
@@ -58,7 +58,8 @@ async def deliver(
     usage_update = usage_update or {}
     usage = add_usage(state.get("usage", {}), usage_update)
     draft: Draft | dict[str, Any] = state.get("draft") or {}
-    calls = reported_state(state).get("calls", [])
+    # The counters count every call the engine made, retries too; only a vote's losing samples are left out.
+    calls = reported_state(state, latest_only=False).get("calls", [])
     plan = state.get("plan")
     metadata = {
         **counters(usage),
