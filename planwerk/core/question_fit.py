@@ -8,8 +8,10 @@ loaded, the check questions it once, naming those tools (:func:`fitting_tools`).
 about a tool whose name the question spells out but no call uses (:func:`unplanned_named_tools`), an optional
 argument the question names that a call leaves out (:func:`unfilled_named_arguments`), or a tool that fits the
 question clearly better than its one tool (:func:`better_fitting_tool`); each question shows the plan completed
-with slots for the values. Word overlap, not a model: it is cheap, the same for every tool set, and only decides
-whether to ask once more. Pure: no I/O (the analyzer is passed in).
+with slots for the values. A plan none of whose tools shares a word with the question and none of whose values the
+question states is asked once whether a tool fits at all (:func:`unanchored_values`). Word overlap, not a model:
+it is cheap, the same for every tool set, and only decides whether to ask once more. Pure: no I/O
+(the analyzer is passed in).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from planwerk.core.language import detect_language
+from planwerk.core.refs import ref_text
 from planwerk.core.tools import ToolSpec
 
 MAX_NAMED_TOOLS = 5
@@ -75,6 +79,66 @@ def unplanned_named_tools(
         if name not in planned and len(own) >= MIN_OWN_NAME_TERMS and own <= asked:
             found.append(name)
     return found
+
+
+MAX_UNANCHORED_SHOWN = 6
+"""The question about an unanchored plan names at most this many of its values."""
+
+_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
+
+
+def unanchored_values(
+    question: str,
+    said: Sequence[str],
+    calls: Sequence[tuple[str, Mapping[str, Any]]],
+    specs: Mapping[str, ToolSpec],
+    analyze: Analyze,
+) -> list[str]:
+    """The literal values of planned ``calls`` (tool name, arguments), at most :data:`MAX_UNANCHORED_SHOWN`, when
+    the plan is anchored in nothing the person said: no planned tool shares a term (of its name and description)
+    with ``question``, and no literal value is stated by the question or by ``said`` (the conversation, answers
+    the person gave): neither its terms nor, for numbers, the number; ``[]`` otherwise, and when the calls hold no
+    literal value or the question is written in another language than the planned tools' descriptions (word
+    overlap across languages says nothing: "Wie spät ist es in Tokio?" shares no word with ``get_current_time``).
+
+    Measured on a function-calling benchmark's irrelevance entries (0.5B model, no example for the tools): for
+    "berapa satu tambah satu" the model looked up a contact named in the tool's description, for "Help work in
+    place of Opera" it viewed the profile with id 1; nothing the question says is in such a plan."""
+    planned = [specs[name] for name, _ in calls if name in specs]
+    if not planned or len(planned) != len(calls):
+        return []
+    tools_language = detect_language(" ".join(spec.description or "" for spec in planned), "en")
+    if detect_language(question, tools_language) != tools_language:
+        return []
+    asked = set(analyze(question))
+    if any(asked & tool_terms(spec, analyze) for spec in planned):
+        return []
+    values = [value for _, arguments in calls for value in _literals(arguments)]
+    if not values:
+        return []
+    spoken = " ".join([question, *said])
+    terms = asked | set(analyze(spoken))
+    numbers = {float(n.replace(",", ".")) for n in _NUMBER.findall(spoken)}
+    lowered = spoken.casefold()
+    for value in values:
+        if isinstance(value, str):
+            if value.strip().casefold() in lowered or terms & set(analyze(value)):
+                return []
+        elif float(value) in numbers:
+            return []
+    return [json.dumps(value, ensure_ascii=False) for value in values[:MAX_UNANCHORED_SHOWN]]
+
+
+def _literals(value: Any) -> list[str | int | float]:
+    """The literal strings (not blank) and numbers of an argument value, references left out."""
+    if ref_text(value) is not None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [value]
+    items = value.values() if isinstance(value, Mapping) else value if isinstance(value, list | tuple) else ()
+    return [literal for item in items for literal in _literals(item)]
 
 
 MAX_SKELETON_ARGUMENTS = 8

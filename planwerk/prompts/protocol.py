@@ -124,6 +124,15 @@ UNUSED_NUMBERS = (
 UNUSED_NUMBERS_PLAN = " Mit einem Aufruf je Wert wäre der Plan:\n{plan}"
 """Shown after ``UNUSED_NUMBERS``: the plan with a copy of a call per number (takes ``{plan}``)."""
 
+UNANCHORED_PLAN = (
+    "Keines der Werkzeuge des Plans ({tools}) teilt ein Wort mit der Frage, und keiner seiner Werte ({values}) "
+    "kommt aus ihr. Tut kein geladenes Werkzeug, was die Frage verlangt, rufe nichts auf und sage warum: "
+    '{{"steps": [], "final": null, "reason": "<warum kein Werkzeug passt>"}}; ist der Plan so gemeint, schreibe '
+    "denselben Plan noch einmal."
+)
+"""Plan check, asked once per planning round: a plan anchored in nothing the person said (takes ``{tools}`` and
+``{values}``)."""
+
 UNPLANNED_TOOLS = (
     "die Frage verlangt auch, was {tools} tut, aber kein Aufruf nutzt es. Wenn sie das verlangt, ergänze den Aufruf "
     "(neben den anderen, wenn er keines ihrer Ergebnisse braucht, Werte aus der Frage); sonst schreibe denselben Plan "

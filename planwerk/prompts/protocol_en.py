@@ -111,6 +111,14 @@ UNUSED_NUMBERS = (
 UNUSED_NUMBERS_PLAN = " With one call per value, the plan would be:\n{plan}"
 """Shown after ``UNUSED_NUMBERS``: the plan with a copy of a call per number (takes ``{plan}``)."""
 
+UNANCHORED_PLAN = (
+    "none of the plan's tools ({tools}) shares a word with the question, and none of its values ({values}) comes "
+    "from it. If no loaded tool does what the question asks, call nothing and say why: "
+    '{{"steps": [], "final": null, "reason": "<why no tool fits>"}}; if the plan is meant, write the same plan again.'
+)
+"""Plan check, asked once per planning round: a plan anchored in nothing the person said (takes ``{tools}`` and
+``{values}``)."""
+
 UNPLANNED_TOOLS = (
     "the question also asks for what {tools} does, which no call uses. If it does, add its call (beside the others "
     "when it needs none of their results, values from the question); if not, write the same plan again. With it, "

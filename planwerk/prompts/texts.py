@@ -79,6 +79,9 @@ class PromptTexts:
     unfilled_arguments: str
     """Takes ``{arguments}`` and ``{plan}``: optional arguments the question names that calls leave out (each with
     its call's id), and the plan with slots for them."""
+    unanchored_plan: str
+    """Takes ``{tools}`` and ``{values}``: no planned tool shares a word with the question and no value of the plan
+    comes from it."""
     unplanned_tools: str
     """Takes ``{tools}`` and ``{plan}``: a tool whose name the question spells out, left out of a plan with calls,
     and the plan with its call added."""

@@ -9,6 +9,7 @@ from planwerk.core.question_fit import (
     better_fitting_tool,
     calls_skeleton,
     replaced_skeleton,
+    unanchored_values,
     unfilled_named_arguments,
     unplanned_named_tools,
 )
@@ -112,3 +113,42 @@ def test_a_tool_sharing_clearly_more_words_with_the_question_than_the_plans_one_
     plan = {"steps": [{"description": "", "tools": [{"id": "r", "name": "calculate_roa", "arguments": {}}]}]}
     text = replaced_skeleton(plan, "calculate_roa", growth, "<{type}>")
     assert '"name": "calculate_yoy_growth_rate", "arguments": {}' in text and "calculate_roa" not in text
+
+
+CONTACTS = {
+    s.name: s
+    for s in (
+        spec("contact", "Retrieve the contact details of a person named Adriel.", person_name="string"),
+        spec("view_profile", "Display the profile of a service provider by its id.", professional_id="integer"),
+        spec("get_current_time", "Get the current time in a given timezone.", timezone="string"),
+    )
+}
+
+
+def test_a_plan_anchored_in_nothing_the_question_says_gives_its_values() -> None:
+    # A function-calling benchmark's irrelevance entries (0.5B model): a name from the tool's description, an id of 1.
+    calls = [("contact", {"person_name": "Adriel"})]
+    assert unanchored_values("berapa satu tambah satu", [], calls, CONTACTS, analyze) == ['"Adriel"']
+    found = unanchored_values(
+        "Help work in place of Opera", [], [("view_profile", {"professional_id": 1})], CONTACTS, analyze
+    )
+    assert found == ["1"]
+
+
+def test_a_plan_with_a_value_or_a_tool_word_from_the_question_or_the_conversation_is_anchored() -> None:
+    profile = [("view_profile", {"professional_id": 7})]
+    assert unanchored_values("Show provider 7", [], profile, CONTACTS, analyze) == []  # the number
+    assert unanchored_values("And the next one?", ["Show me provider 7"], profile, CONTACTS, analyze) == []
+    contact = [("contact", {"person_name": "Adriel"})]
+    assert unanchored_values("How do I reach Adriel?", [], contact, CONTACTS, analyze) == []  # the value
+    assert unanchored_values("His contact details, please.", [], contact, CONTACTS, analyze) == []  # a tool word
+    # No literal value: nothing to judge; a reference is no literal.
+    assert unanchored_values("berapa satu tambah satu", [], [("contact", {})], CONTACTS, analyze) == []
+    by_ref = [("contact", {"person_name": {"$ref": "user.answer"}})]
+    assert unanchored_values("berapa satu tambah satu", [], by_ref, CONTACTS, analyze) == []
+
+
+def test_a_question_in_another_language_than_the_tools_is_not_judged_by_word_overlap() -> None:
+    time = [("get_current_time", {"timezone": "Asia/Tokyo"})]
+    assert unanchored_values("Wie spät ist es jetzt in Tokio?", [], time, CONTACTS, analyze) == []
+    assert unanchored_values("Where is the opera house of Paris?", [], time, CONTACTS, analyze) == ['"Asia/Tokyo"']

@@ -623,6 +623,34 @@ async def test_a_plan_calling_a_tool_that_fits_the_question_clearly_worse_than_a
     assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["calculate_roa"]
 
 
+async def test_a_plan_anchored_in_nothing_the_question_says_is_asked_once_whether_a_tool_fits() -> None:
+    # A function-calling benchmark's irrelevance entries (0.5B model): "berapa satu tambah satu" planned as a lookup
+    # of the contact the tool's description names. Asked once, the plan without calls is the other choice.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def contact(person_name: str) -> str:
+        """Retrieve the contact details of a person named Adriel."""
+        return "adriel@example.org"
+
+    tools = FunctionToolSource([contact])
+    question = "berapa satu tambah satu"
+    looked_up = plan({"id": "c", "name": "contact", "arguments": {"person_name": "Adriel"}})
+    declined = json.dumps({"steps": [], "final": None, "reason": "no tool computes a sum"})
+    model = ReplayChatModel.of([looked_up, declined, "I cannot compute this with the tools I have."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask(question)
+    [rejected] = [e for e in reply.events if e["event"] == "replan"]
+    assert 'none of its values ("Adriel") comes from it' in rejected["reason"]
+    assert [e for e in reply.events if e["event"] == "tool_call"] == []
+    # Asked once: the same plan again stands; a question that states the value is not asked.
+    for asked, replies in ((question, [looked_up, looked_up, "adriel@example.org"]), ("Adriel?", [looked_up, "Mail."])):
+        model = ReplayChatModel.of(replies)
+        async with agent(model, tools) as planwerk:
+            reply = await planwerk.ask(asked)
+        assert [e["event"] for e in reply.events].count("replan") == len(replies) - 2, asked
+        assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["contact"]
+
+
 async def test_a_named_tool_left_out_is_asked_about_as_an_addition_never_as_a_better_choice() -> None:
     # The benchmark's parallel_multiple_50 (0.5B model): the comparison tool shares more words with the question
     # than the planned one, and the question asks for both. "Plan it instead" kept the model on its one call; the

@@ -38,6 +38,7 @@ from planwerk.core.question_fit import (
     calls_skeleton,
     fitting_tools,
     replaced_skeleton,
+    unanchored_values,
     unfilled_named_arguments,
     unplanned_named_tools,
 )
@@ -403,6 +404,32 @@ def _empty_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> 
     return [question + texts.empty_plan_call.format(plan=skeleton)]
 
 
+UNANCHORED_PLAN_FEEDBACK = "unanchored_plan"
+"""The ``kind`` of a feedback item that asked whether a plan anchored in nothing the person said was meant (once
+per round)."""
+
+
+def _unanchored_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    """The check's question to a plan none of whose tools shares a word with the question and none of whose values
+    the question or the conversation states (:func:`planwerk.core.question_fit.unanchored_values`), where the
+    profile asks what the question names (``Profile.names_in_question``): once per planning round, so a plan that
+    meant its calls stands; not when retrieved context or earlier results may hold the values. The plan without
+    calls is shown as the other choice. Blocking (the analyzer loads its word lists once): run it in a thread."""
+    if _names_scope(plan, state, context, deps) is None or state.get("hits") or state.get("calls"):
+        return []
+    said = [
+        *(str(message.content) for message in history_before_question(state)),
+        *(str(c.get("answer", "")) for c in state.get("clarifications", [])),
+        *(str(value) for value in (state.get("user") or {}).values()),
+    ]
+    calls = [(call.name, call.arguments) for _, call in plan.calls()]
+    values = unanchored_values(question_of(state), said, calls, deps.tools.specs, analyze)
+    if not values:
+        return []
+    tools = ", ".join(dict.fromkeys(name for name, _ in calls))
+    return [texts_for(profile_of(context)).unanchored_plan.format(tools=tools, values=", ".join(values))]
+
+
 UNUSED_NUMBERS_FEEDBACK = "unused_numbers"
 """The ``kind`` of a feedback item that asked about numbers of the question no call takes (once per round)."""
 
@@ -542,6 +569,7 @@ PlanQuestion = Callable[[Plan, AgentState, Context, Deps], list[str]]
 
 QUESTIONS_ONCE: tuple[tuple[str, PlanQuestion], ...] = (
     (EMPTY_PLAN_FEEDBACK, _empty_plan),
+    (UNANCHORED_PLAN_FEEDBACK, _unanchored_plan),
     (UNUSED_NUMBERS_FEEDBACK, _unused_numbers),
     (UNPLANNED_TOOLS_FEEDBACK, _unplanned_tools),
     (BETTER_TOOL_FEEDBACK, _better_tool),
