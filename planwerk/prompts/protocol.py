@@ -126,9 +126,9 @@ UNUSED_NUMBERS_PLAN = " Mit einem Aufruf je Wert wäre der Plan:\n{plan}"
 
 UNANCHORED_PLAN = (
     "Keines der Werkzeuge des Plans ({tools}) teilt ein Wort mit der Frage, und keiner seiner Werte ({values}) "
-    "kommt aus ihr. Tut kein geladenes Werkzeug, was die Frage verlangt, rufe nichts auf und sage warum: "
-    '{{"steps": [], "final": null, "reason": "<warum kein Werkzeug passt>"}}; ist der Plan so gemeint, schreibe '
-    "denselben Plan noch einmal."
+    "kommt aus ihr. Ist der Plan so gemeint, schreibe denselben Plan noch einmal; tut kein geladenes Werkzeug, was "
+    'die Frage verlangt, ist der Plan:\n{{"steps": [], "final": null, "reason": "Kein geladenes Werkzeug tut, was '
+    'die Frage verlangt."}}'
 )
 """Plan check, asked once per planning round: a plan anchored in nothing the person said (takes ``{tools}`` and
 ``{values}``)."""

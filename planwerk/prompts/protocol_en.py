@@ -113,8 +113,8 @@ UNUSED_NUMBERS_PLAN = " With one call per value, the plan would be:\n{plan}"
 
 UNANCHORED_PLAN = (
     "none of the plan's tools ({tools}) shares a word with the question, and none of its values ({values}) comes "
-    "from it. If no loaded tool does what the question asks, call nothing and say why: "
-    '{{"steps": [], "final": null, "reason": "<why no tool fits>"}}; if the plan is meant, write the same plan again.'
+    "from it. If the plan is meant, write the same plan again; if no loaded tool does what the question asks, the "
+    'plan is:\n{{"steps": [], "final": null, "reason": "No loaded tool does what the question asks."}}'
 )
 """Plan check, asked once per planning round: a plan anchored in nothing the person said (takes ``{tools}`` and
 ``{values}``)."""

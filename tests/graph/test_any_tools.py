@@ -428,6 +428,39 @@ async def test_a_plan_taking_one_value_of_a_list_in_the_question_gets_a_call_for
     assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"number": n} for n in (45, 100, 150)]
 
 
+async def test_a_call_taking_one_set_of_quoted_values_gets_a_copy_for_each_further_set() -> None:
+    # A function-calling benchmark's parallel entries (0.5B model): two SNP ids with their species, in quotes,
+    # planned as the first call only. With the one tool loaded the plan is completed in code; with another tool
+    # loaded beside it, a further set may be that tool's, so the plan is asked about it once instead.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def mutation_type(snp_id: str, species: str) -> str:
+        """Find the type of a genetic mutation by its SNP id."""
+        return f"{snp_id}: missense"
+
+    async def gene_name(snp_id: str) -> str:
+        """The gene an SNP id lies in."""
+        return "BRCA1"
+
+    question = "The mutation type of SNP 'rs123456' in 'Homo sapiens' and of SNP 'rs7891011' in 'Canis lupus'?"
+    one = plan({"id": "m", "name": "mutation_type", "arguments": {"snp_id": "rs123456", "species": "Homo sapiens"}})
+    model = ReplayChatModel.of([one, "Both are missense."])
+    async with agent(model, FunctionToolSource([mutation_type])) as planwerk:
+        reply = await planwerk.ask(question)
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [
+        {"snp_id": "rs123456", "species": "Homo sapiens"},
+        {"snp_id": "rs7891011", "species": "Canis lupus"},
+    ]
+    model = ReplayChatModel.of([one, one, "rs123456 is missense."])
+    async with agent(model, FunctionToolSource([mutation_type, gene_name])) as planwerk:
+        reply = await planwerk.ask(question)
+    [asked] = [e for e in reply.events if e["event"] == "replan"]
+    assert 'the question also states "rs7891011", "Canis lupus", which no call takes' in asked["reason"]
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [
+        {"snp_id": "rs123456", "species": "Homo sapiens"}
+    ]
+
+
 async def test_numbers_are_written_as_the_question_gives_them_to_the_arguments() -> None:
     # A function-calling benchmark's entries, 0.5B model: "shares 40" (an example's sample number) where the question
     # says "50 shares", and "7%" planned as 7 for an argument described "as a decimal. E.g. 5% = 0.05".

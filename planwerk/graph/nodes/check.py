@@ -57,6 +57,7 @@ from planwerk.core.scope import (
     unplanned_place_result,
 )
 from planwerk.core.tools import ToolSpec
+from planwerk.core.value_sets import further_value_sets, further_values
 from planwerk.core.value_shapes import misshapen_values
 from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
@@ -223,6 +224,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = answered
     if (listed := _listed_values(candidate, state, context, deps)) is not None:  # one call per listed value
         candidate = listed
+    if (sets := _further_value_sets(candidate, state, context, deps)) is not None:  # one call per quoted set
+        candidate = sets
     if (stated := await asyncio.to_thread(_stated_values, candidate, state, context, deps)) is not None:
         candidate = stated
     reordered = False
@@ -444,11 +447,14 @@ def _unused_numbers(plan: Plan, state: AgentState, context: Context, deps: Deps)
     if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
         return []
     question = question_of(state)
-    proposal = one_call_per_value(plan, question, changing_tools(deps, profile))
-    if proposal is None:
+    fixed = changing_tools(deps, profile)
+    if (proposal := one_call_per_value(plan, question, fixed)) is not None:
+        unused = ", ".join(unused_question_numbers(plan, question))  # the proposal exists, so there are some
+    elif (proposal := further_value_sets(plan, question, fixed)) is not None:
+        unused = ", ".join(json.dumps(value, ensure_ascii=False) for value in further_values(plan, question))
+    else:
         return []
     texts = texts_for(profile)
-    unused = ", ".join(unused_question_numbers(plan, question))  # the proposal exists, so there are some
     shown = json.dumps(proposal, ensure_ascii=False)
     return [texts.unused_numbers.format(numbers=unused) + texts.unused_numbers_plan.format(plan=shown)]
 
@@ -598,6 +604,20 @@ def _listed_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
         return None
     completed = listed_values(plan, question_of(state), changing_tools(deps, profile))
+    return Plan.model_validate(completed) if completed is not None else None
+
+
+def _further_value_sets(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
+    """``plan`` with its one call that takes values the question sets apart (quotes, bracketed lists) copied for
+    each further set of them (:func:`planwerk.core.value_sets.further_value_sets`), where the profile asks for every
+    question number and the call's tool is the only one loaded (with others, a further set may be another tool's:
+    the plan is asked about it instead, see :func:`_unused_numbers`); the completed plan is checked like any plan."""
+    profile = profile_of(context)
+    if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
+        return None
+    if len(deps.tools.specs) != 1:
+        return None
+    completed = further_value_sets(plan, question_of(state), changing_tools(deps, profile))
     return Plan.model_validate(completed) if completed is not None else None
 
 
