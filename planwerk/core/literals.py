@@ -328,3 +328,31 @@ def named_values(plan: Plan, question: str, fixed: Collection[str] = ()) -> Plan
         return found[0]
 
     return _rewrite_numbers(plan, fixed, named)
+
+
+def unlabelled_values(plan: Plan, question: str, fixed: Collection[str] = ()) -> PlanData | None:
+    """``plan`` with each top-level text argument that begins with its own argument's name written without it, where
+    the rest is one word the question writes right after that name: ``building_id "building id B1004"`` becomes
+    ``"B1004"`` for "the building with building Id B1004"; ``None`` when no argument changes. Calls of the tools in
+    ``fixed`` (tools that change something) are left as planned.
+
+    Measured with the packaged 0.5B model on a function-calling benchmark's multiple entry: the argument's name,
+    read in the question before the value, was copied into the value."""
+    data = plan.stored()
+    changed = False
+    for step in data["steps"]:
+        for call in step["tools"]:
+            if call["name"] in fixed:
+                continue
+            for argument, value in call["arguments"].items():
+                name = _name_words(argument)
+                if not name or not isinstance(value, str) or ref_text(value) is not None:
+                    continue
+                words_ = value.split()
+                rest = words_[len(name) :]
+                labelled = len(words_) == len(name) + 1 and all(map(_same_word, words_[: len(name)], name))
+                written = r"\W+".join(map(re.escape, words_))
+                if labelled and re.search(rf"(?<!\w){written}(?!\w)", question, re.I):
+                    call["arguments"][argument] = rest[0]
+                    changed = True
+    return data if changed else None

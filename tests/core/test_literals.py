@@ -14,6 +14,7 @@ from planwerk.core.literals import (
     one_call_per_value,
     percents_as_fractions,
     takes_percent_as_fraction,
+    unlabelled_values,
     unused_question_numbers,
 )
 from planwerk.core.plan import Plan
@@ -166,3 +167,16 @@ def test_a_percentage_is_written_as_the_fraction_where_the_description_shows_it(
     assert percents_as_fractions(_plan({"rate": 0.07, "years": 5}), question, described) is None
     assert percents_as_fractions(_plan({"rate": 7, "years": 5}), question, described, fixed={"t"}) is None
     assert percents_as_fractions(_plan({"rate": 7, "years": 5}), question, {"t": {"rate": "In percent."}}) is None
+
+
+def test_a_text_value_that_repeats_its_arguments_name_from_the_question_is_written_without_it() -> None:
+    # A function-calling benchmark's multiple entry (0.5B model): "building id B1004" for building_id.
+    question = "What is the structural analysis of the building with building Id B1004 for the 2nd floor?"
+    assert [args for _, args in _calls(unlabelled_values(_plan({"building_id": "building id B1004"}), question))] == [
+        {"building_id": "B1004"}
+    ]
+    assert unlabelled_values(_plan({"building_id": "building id B1004"}), question, fixed={"t"}) is None
+    assert unlabelled_values(_plan({"building_id": "B1004"}), question) is None  # nothing to change
+    # Not written so in the question, or more than one word after the name: a value of its own ("city of London").
+    assert unlabelled_values(_plan({"building_id": "building id B1004"}), "Analyze building B1004.") is None
+    assert unlabelled_values(_plan({"city": "city of London"}), "The weather in the city of London.") is None

@@ -27,6 +27,7 @@ from planwerk.core.literals import (
     one_call_per_value,
     percents_as_fractions,
     precise_literals,
+    unlabelled_values,
     unused_question_numbers,
 )
 from planwerk.core.parsing import PlanParseError, parse_plan
@@ -651,8 +652,10 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     """``plan`` with the question's numbers written as its arguments take them, where the profile asks for every
     question number: a percentage as the fraction an argument's description shows by example
     (:func:`planwerk.core.literals.percents_as_fractions`), an unstated number replaced by the one the question
-    writes next to the argument's name (:func:`planwerk.core.literals.named_values`), and the one day the question
-    names given to the one parameter that takes a day and was left out (:func:`planwerk.core.date_values.stated_day`);
+    writes next to the argument's name (:func:`planwerk.core.literals.named_values`), a text that repeats its
+    argument's name before the value written without it (:func:`planwerk.core.literals.unlabelled_values`), and the
+    one day the question names given to the one parameter that takes a day and was left out
+    (:func:`planwerk.core.date_values.stated_day`);
     ``None`` when nothing changes. The changed plan is checked like any plan. Blocking (the date reader): runs in a
     worker thread."""
     profile = profile_of(context)
@@ -672,6 +675,8 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         plan = changed = Plan.model_validate(fractions)
     if (named := named_values(plan, question, fixed)) is not None:
         plan = changed = Plan.model_validate(named)
+    if (unlabelled := unlabelled_values(plan, question, fixed)) is not None:
+        plan = changed = Plan.model_validate(unlabelled)
     schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
     if (dated := stated_day(plan, question, schemas, today=today_of(context), fixed=frozenset(fixed))) is not None:
         changed = Plan.model_validate(dated)
