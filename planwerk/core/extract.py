@@ -257,7 +257,8 @@ def values_from_answer(plan: Plan, unclear: Collection[CallRecord], answer_field
     The person was asked which value the text means (it held none, or two account numbers, one of them planted);
     the 1.5B model, shown the answer "Use GB29NWBK60161331926819.", planned the same extract again, and the value
     was unclear again. The answer is read like any text, by the quarantined extraction, so "Use the one on the
-    bill" stays unclear instead of becoming a value."""
+    bill" stays unclear instead of becoming a value. An argument the plan already takes from an extract of what the
+    person wrote is left as planned."""
     wanted = {
         (record["tool"], name)
         for record in unclear
@@ -273,6 +274,8 @@ def values_from_answer(plan: Plan, unclear: Collection[CallRecord], answer_field
             root, _, field = (text or "").partition(".")
             source = extracts.get(root)
             if (call.name, name) not in wanted or source is None or not FIELD_NAME.match(name):
+                continue
+            if _reads_person(source.arguments.get("text")):  # the plan reads the answer itself already
                 continue
             fields = source.arguments.get("schema")
             kind = fields.get(field) if isinstance(fields, Mapping) else None
@@ -297,3 +300,9 @@ def values_from_answer(plan: Plan, unclear: Collection[CallRecord], answer_field
     }
     data["steps"][0]["tools"].insert(0, reading)
     return data
+
+
+def _reads_person(text: Any) -> bool:
+    """Whether an extract's ``text`` argument is a reference to what the person wrote (``user.*``)."""
+    reference = ref_text(text)
+    return reference is not None and reference.partition(".")[0] == USER_ROOT
