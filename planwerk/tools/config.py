@@ -5,7 +5,8 @@ An HTTP server may also have ``auth``: a static ``bearer`` token, a ``token_file
 after a 401, or OAuth ``client_credentials`` (:mod:`planwerk.tools.auth`, ``docs/tools.md``).
 Every string may use ``${VAR}`` or ``${VAR:-default}``; ``${PYTHON}`` is the running interpreter unless the
 environment sets ``PYTHON``. Per server: ``timeout`` (seconds for start-up and for every call, default 30),
-``allowed_tools`` (a list of tool names; others are hidden), ``disabled`` (skip it), ``roots``
+``allowed_tools`` (a list of tool names; others are hidden), ``read_only_tools`` (tools that only read, for a
+server that does not annotate them with ``readOnlyHint``), ``disabled`` (skip it), ``roots``
 (the directories the server may work in, offered to it as MCP roots: paths or ``file://`` URIs, or objects with
 ``uri`` or ``path`` and an optional ``name``; see ``docs/capabilities.md``). Header and env values are
 secrets, and so are the values of an HTTP server's URL query (``?api_key=...``), its URL's password and its
@@ -61,7 +62,16 @@ _CAPABILITY_KEYS = {"roots"}
 _NAMING_KEYS = {"prefix"}
 _PREFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 """A tool-name prefix: letters, digits, ``_`` and ``-`` (what MCP tool names use), at most 32."""
-_COMMON_KEYS = {"transport", "type", "timeout", "allowed_tools", "disabled", "description", "max_message_bytes"}
+_COMMON_KEYS = {
+    "transport",
+    "type",
+    "timeout",
+    "allowed_tools",
+    "read_only_tools",
+    "disabled",
+    "description",
+    "max_message_bytes",
+}
 
 
 _ENV_PREFIXES = ("LC_",)
@@ -121,6 +131,10 @@ class StdioServer:
     """The largest message the server may send; see :class:`planwerk.tools.transport.MessageLimits`."""
     timeout_s: float = DEFAULT_TIMEOUT_S
     allowed_tools: frozenset[str] | None = None
+    read_only_tools: frozenset[str] = frozenset()
+    """Tools of this server that only read, named as the server names them: the operator's word for a server that
+    does not annotate them (MCP ``readOnlyHint``). Their text results may be read by ``extract``, and an answer
+    needs no call of them to say something was done; a ``destructiveHint`` still asks for approval."""
     roots: tuple[Root, ...] = ()
     """Offered as MCP roots; empty: the session does not advertise roots."""
     tool_prefix: str | None = None
@@ -166,6 +180,8 @@ class HttpServer:
     """The largest message (JSON response or SSE event) the server may send; see :mod:`planwerk.tools.http_guard`."""
     timeout_s: float = DEFAULT_TIMEOUT_S
     allowed_tools: frozenset[str] | None = None
+    read_only_tools: frozenset[str] = frozenset()
+    """See :attr:`StdioServer.read_only_tools`."""
     roots: tuple[Root, ...] = ()
     """Offered as MCP roots; empty: the session does not advertise roots."""
     tool_prefix: str | None = None
@@ -326,6 +342,9 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
     if allowed is not None and (not isinstance(allowed, list) or not all(isinstance(t, str) for t in allowed)):
         raise ConfigError(f"{where}.allowed_tools: expected a list of tool names")
     allowed_set = frozenset(allowed) if allowed is not None else None
+    read_only = raw.get("read_only_tools", [])
+    if not isinstance(read_only, list) or not all(isinstance(t, str) and t for t in read_only):
+        raise ConfigError(f"{where}.read_only_tools: expected a list of tool names")
     roots = _roots(raw.get("roots", []), f"{where}.roots", env)
     prefix = _prefix(raw.get("prefix"), name, f"{where}.prefix")
     limit = raw.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
@@ -358,6 +377,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
             max_message_bytes=limit,
             timeout_s=float(timeout),
             allowed_tools=allowed_set,
+            read_only_tools=frozenset(read_only),
             roots=roots,
             tool_prefix=prefix,
         )
@@ -381,6 +401,7 @@ def _server(name: str, raw: Mapping[str, Any], env: Mapping[str, str]) -> Server
         max_message_bytes=limit,
         timeout_s=float(timeout),
         allowed_tools=allowed_set,
+        read_only_tools=frozenset(read_only),
         roots=roots,
         tool_prefix=prefix,
     )

@@ -327,6 +327,10 @@ class MCPToolSource:
             for tool in server.tools
             if server.config.allowed_tools is None or tool.name in server.config.allowed_tools
         ]
+        for server in self._servers.values():
+            if server.tools and (unknown := server.config.read_only_tools - {tool.name for tool in server.tools}):
+                log.warning("read_only_tools of MCP server %s names tools it does not offer: %s",
+                            server.name, ", ".join(sorted(unknown)))  # fmt: skip
         names = offered_tool_names([(s.name, s.config.tool_prefix, t.name) for s, t in offered])
         for (server, tool), name in zip(offered, names, strict=True):
             if allowed is not None and name not in allowed and tool.name not in allowed:
@@ -345,9 +349,8 @@ class MCPToolSource:
                 output_schema=(listed.outputSchema or None) if listed is not None else None,
                 server=server.name,
                 destructive=is_destructive(listed.annotations if listed is not None else None),
-                read_only=listed is not None
-                and listed.annotations is not None
-                and listed.annotations.readOnlyHint is True,
+                read_only=tool.name in server.config.read_only_tools
+                or (listed is not None and listed.annotations is not None and listed.annotations.readOnlyHint is True),
                 timeout_s=server.config.timeout_s,
             )
         self._resource_servers = self._offer_read_resource(allowed)

@@ -96,6 +96,10 @@ def test_config_from_a_file_and_from_a_json_string(tmp_path: Path) -> None:
             {"mcpServers": {"a": {"url": "http://h", "allowed_tools": "add"}}},
             "allowed_tools: expected a list",
         ),
+        (
+            {"mcpServers": {"a": {"command": "x", "read_only_tools": "read_file"}}},
+            "mcpServers.a.read_only_tools: expected a list of tool names",
+        ),
         ({"mcpServers": {"a": {"url": "http://h", "retries": 3}}}, "mcpServers.a: unknown key(s) retries"),
         ({"mcpServers": {"a": {"url": "${NOPE}"}}}, "mcpServers.a.url: environment variable NOPE is not set"),
     ],

@@ -105,6 +105,20 @@ async def test_a_server_without_the_convention_gives_error_and_json_rpc_invalid_
         assert tools.unavailable == {}
 
 
+async def test_the_operator_declares_tools_read_only_that_the_server_leaves_unannotated(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # count_notes has no annotations: by MCP's default it may act (an answer may then claim what it "did").
+    notes = {"command": "${PYTHON}", "args": [str(Path(__file__).with_name("notes_server.py"))], "timeout": 20}
+    async with open_tools({"mcpServers": {"notes": notes}}) as tools:
+        assert tools.specs["count_notes"].acts
+    declared = {**notes, "read_only_tools": ["count_notes", "count_nodes"]}
+    async with open_tools({"mcpServers": {"notes": declared}}) as tools:
+        assert tools.specs["count_notes"].read_only and not tools.specs["count_notes"].acts
+        assert tools.specs["delete_note"].destructive  # the server's own annotations stand
+    assert "read_only_tools of MCP server notes names tools it does not offer: count_nodes" in caplog.text
+
+
 async def test_the_kind_survives_streamable_http() -> None:
     with http_server([str(Path(__file__).with_name("notes_server.py"))]) as (url, _):
         async with open_tools({"mcpServers": {"notes": {"url": url, "timeout": 20}}}) as tools:
