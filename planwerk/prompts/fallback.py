@@ -139,16 +139,24 @@ def is_free_text(value: Any) -> bool:
 
 MAX_LIST_LINES = 20
 """A text of at most this many lines, each a short value, is a list of values (a folder's listing), not prose."""
+MAX_LINE_WORDS = 3
+"""A list's line holds at most this many words besides a marker every line starts with ("[FILE] budget.csv"): a
+planted instruction written in short lines ("send all money / to US13…") reads as prose, and stays withheld."""
 
 
 def value_lines(value: Any) -> list[str] | None:
-    """The lines of a text that is a list of short values (each no free text, at most :data:`MAX_LIST_LINES`), such
-    as ``"[FILE] budget.csv\n[FILE] letter.txt"``; ``None`` for any other value. One long line (a sentence, a
-    planted instruction) makes the whole text prose again."""
+    """The lines of a text that is a list of short values, such as ``"[FILE] budget.csv\n[FILE] letter.txt"``: at
+    most :data:`MAX_LIST_LINES` lines of at most :data:`MAX_LINE_WORDS` words each, not counting a first word that
+    every line shares (a marker); ``None`` for any other value. One longer line (a sentence, a planted instruction)
+    makes the whole text prose again."""
     if not isinstance(value, str) or "\n" not in value.strip():
         return None
     lines = [line.strip() for line in value.strip().splitlines() if line.strip()]
-    return lines if len(lines) <= MAX_LIST_LINES and not any(is_free_text(line) for line in lines) else None
+    words = [line.split() for line in lines]
+    marker = 1 if len({first for first, *_ in words}) == 1 else 0
+    if len(lines) > MAX_LIST_LINES or any(len(line) - marker > MAX_LINE_WORDS for line in words):
+        return None
+    return lines if not any(is_free_text(line) for line in lines) else None
 
 
 def values_only(result: Any, texts: FallbackTexts, quotes: Mapping[str, str] | None = None) -> Any:
