@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import Field
@@ -458,6 +458,26 @@ async def test_a_call_taking_one_set_of_quoted_values_gets_a_copy_for_each_furth
     assert 'the question also states "rs7891011", "Canis lupus", which no call takes' in asked["reason"]
     assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [
         {"snp_id": "rs123456", "species": "Homo sapiens"}
+    ]
+
+
+async def test_an_optional_argument_whose_allowed_values_the_question_states_is_given_them() -> None:
+    # A function-calling benchmark's parallel-multiple entry (0.5B model): "a Concert or a Sports event" planned
+    # without event_type, whose schema allows Concert, Sports, Exhibition and Festival.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def find_event(
+        location: str, event_type: list[Literal["Concert", "Sports", "Exhibition"]] | None = None
+    ) -> str:
+        """Find events suitable for groups by location."""
+        return f"{len(event_type or [])} kinds of events in {location}"
+
+    bare = plan({"id": "e", "name": "find_event", "arguments": {"location": "Seattle, WA"}})
+    model = ReplayChatModel.of([bare, "2 kinds of events."])
+    async with agent(model, FunctionToolSource([find_event])) as planwerk:
+        reply = await planwerk.ask("Find events in Seattle, WA: we would like a Concert or a Sports event.")
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [
+        {"location": "Seattle, WA", "event_type": ["Concert", "Sports"]}
     ]
 
 

@@ -18,6 +18,7 @@ from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question, retarget_named_references
 from planwerk.core.date_values import DateValue, date_values, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
+from planwerk.core.enum_values import stated_enum_values
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.extract import calls_after_extract, values_from_answer
 from planwerk.core.literals import (
@@ -653,10 +654,11 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     question number: a percentage as the fraction an argument's description shows by example
     (:func:`planwerk.core.literals.percents_as_fractions`), an unstated number replaced by the one the question
     writes next to the argument's name (:func:`planwerk.core.literals.named_values`), a text that repeats its
-    argument's name before the value written without it (:func:`planwerk.core.literals.unlabelled_values`), and the
-    one day the question names given to the one parameter that takes a day and was left out
-    (:func:`planwerk.core.date_values.stated_day`);
-    ``None`` when nothing changes. The changed plan is checked like any plan. Blocking (the date reader): runs in a
+    argument's name before the value written without it (:func:`planwerk.core.literals.unlabelled_values`), an
+    optional argument left out set to the allowed values the question states
+    (:func:`planwerk.core.enum_values.stated_enum_values`), and the one day the question names given to the one
+    parameter that takes a day and was left out (:func:`planwerk.core.date_values.stated_day`); ``None`` when
+    nothing changes. The changed plan is checked like any plan. Blocking (the date reader): runs in a
     worker thread."""
     profile = profile_of(context)
     if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
@@ -677,6 +679,8 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         plan = changed = Plan.model_validate(named)
     if (unlabelled := unlabelled_values(plan, question, fixed)) is not None:
         plan = changed = Plan.model_validate(unlabelled)
+    if (enumerated := stated_enum_values(plan, question, deps.tools.specs, fixed)) is not None:
+        plan = changed = Plan.model_validate(enumerated)
     schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
     if (dated := stated_day(plan, question, schemas, today=today_of(context), fixed=frozenset(fixed))) is not None:
         changed = Plan.model_validate(dated)

@@ -1,0 +1,70 @@
+"""An argument whose allowed values (its schema's ``enum``) the question states, left out by a call. Pure.
+
+A schema that lists an argument's values names the argument as well as its name does: "we would like to attend a
+Concert or a Sports event" gives ``event_type: ["Concert", "Sports"]`` where ``event_type`` allows Concert, Sports,
+Exhibition and Festival. The 0.5B model left such optional arguments out (a function-calling benchmark's
+parallel-multiple entry); the question asked about arguments named in so many words
+(:func:`planwerk.core.question_fit.unfilled_named_arguments`) does not see "event type" in that question. The plan
+is completed in code (:func:`stated_enum_values`) and checked like any plan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from planwerk.core.plan import Plan, PlanData
+from planwerk.core.tools import ToolSpec
+
+
+def _enum(schema: Any) -> tuple[list[str], bool] | None:
+    """An argument's allowed text values and whether it takes a list of them; ``None`` when it lists none."""
+    if not isinstance(schema, Mapping):
+        return None
+    for key in ("anyOf", "oneOf"):  # "list[...] | None" as pydantic and FastMCP write it
+        branches = [b for b in schema.get(key) or [] if isinstance(b, Mapping) and b.get("type") != "null"]
+        if len(branches) == 1:
+            return _enum(branches[0])
+    items = schema.get("items")
+    if schema.get("type") == "array" and isinstance(items, Mapping) and isinstance(items.get("enum"), list):
+        return [v for v in items["enum"] if isinstance(v, str)], True
+    if isinstance(schema.get("enum"), list):
+        return [v for v in schema["enum"] if isinstance(v, str)], False
+    return None
+
+
+def _stated(values: list[str], question: str) -> list[str]:
+    """The ``values`` the question writes as words of their own (case ignored), in the enum's order."""
+    return [v for v in values if v.strip() and re.search(rf"(?<!\w){re.escape(v.strip())}(?!\w)", question, re.I)]
+
+
+def stated_enum_values(
+    plan: Plan, question: str, specs: Mapping[str, ToolSpec], fixed: Collection[str] = ()
+) -> PlanData | None:
+    """``plan`` with each optional argument a call leaves out set to the allowed values the question states: the
+    list of them where the argument takes a list, the one where it takes one value (not when the question states
+    several). Only where no other argument of the tool allows any of those values (then which argument they belong
+    to is not said); calls of the tools in ``fixed`` (tools that change something) are left as planned. ``None``
+    when nothing changes."""
+    data = plan.stored()
+    changed = False
+    for step in data["steps"]:
+        for call in step["tools"]:
+            spec = specs.get(call["name"])
+            if spec is None or spec.name in fixed:
+                continue
+            schema = spec.input_schema or {}
+            properties = schema.get("properties") or {}
+            required = set(schema.get("required") or [])
+            enums = {name: found for name, prop in properties.items() if (found := _enum(prop)) is not None}
+            for name, (values, many) in enums.items():
+                if name in required or name in call["arguments"]:
+                    continue
+                stated = _stated(values, question)
+                others = {v.casefold() for other, (vs, _) in enums.items() if other != name for v in vs}
+                if not stated or any(v.casefold() in others for v in stated) or (len(stated) > 1 and not many):
+                    continue
+                call["arguments"][name] = stated if many else stated[0]
+                changed = True
+    return data if changed else None

@@ -1,0 +1,51 @@
+"""An optional argument whose allowed values the question states, left out by a call, is set to them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planwerk.core.enum_values import stated_enum_values
+from planwerk.core.plan import Plan
+from planwerk.core.tools import ToolSpec
+
+EVENTS = ToolSpec(
+    name="find_event",
+    description="Find events for groups by location and event type.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "location": {"type": "string"},
+            "event_type": {"type": "array", "items": {"type": "string", "enum": ["Concert", "Sports", "Festival"]}},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "order": {"type": "string", "enum": ["asc", "desc"]},
+        },
+        "required": ["location"],
+    },
+)
+QUESTION = "Find events in Seattle for us: we would like to attend a concert or a Sports event."
+
+
+def _arguments(data: Any) -> dict[str, Any]:
+    [(_, call)] = list(Plan.model_validate(data).calls())
+    return call.arguments
+
+
+def _plan(**arguments: Any) -> Plan:
+    call = {"id": "e", "name": "find_event", "arguments": arguments}
+    return Plan.model_validate({"steps": [{"tools": [call]}]})
+
+
+def test_an_optional_argument_left_out_takes_the_allowed_values_the_question_states() -> None:
+    completed = stated_enum_values(_plan(location="Seattle"), QUESTION, {"find_event": EVENTS})
+    assert _arguments(completed) == {"location": "Seattle", "event_type": ["Concert", "Sports"]}
+    one = stated_enum_values(_plan(location="Seattle"), "Events in Seattle, in fahrenheit.", {"find_event": EVENTS})
+    assert _arguments(one) == {"location": "Seattle", "unit": "fahrenheit"}
+
+
+def test_given_arguments_tools_that_act_and_unclear_values_are_left_alone() -> None:
+    specs = {"find_event": EVENTS}
+    assert stated_enum_values(_plan(location="Seattle", event_type=["Concert"]), QUESTION, specs) is None
+    assert stated_enum_values(_plan(location="Seattle"), QUESTION, specs, fixed={"find_event"}) is None
+    both = "Events in Seattle: asc or desc, and celsius or fahrenheit?"  # one value each, and two were stated
+    assert stated_enum_values(_plan(location="Seattle"), both, specs) is None
+    assert stated_enum_values(_plan(location="Seattle"), "Sportsfest events in Seattle", specs) is None  # no word
