@@ -136,6 +136,18 @@ async def test_math_expressions_can_decline_and_ask_back(math_tools: Any) -> Non
     assert 'answer("…")' in system and 'ask_user("…")' in system
 
 
+async def test_a_calculation_the_question_writes_out_is_the_plan_when_the_model_takes_other_numbers(
+    math_tools: Any,
+) -> None:
+    # Both packaged models planned 5 + 3 for "Was ist 2 + 3?" and answered 8.
+    model = ReplayChatModel.of(["5 + 3", "Das Ergebnis ist 5.", "3 + 2", "Das Ergebnis ist 5."])
+    async with agent(model, math_tools, "math") as planwerk:
+        written = await planwerk.ask("Was ist 2 + 3?")
+        reordered = await planwerk.ask("Was ist 2 + 3?")  # the question's numbers in another order: the model's plan
+    assert [e["args"] for e in written.events if e["event"] == "tool_call"] == [{"arg_0": 2, "arg_1": 3}]
+    assert [e["args"] for e in reordered.events if e["event"] == "tool_call"] == [{"arg_0": 3, "arg_1": 2}]
+
+
 @pytest.mark.parametrize(
     ("profile", "echo", "then", "question"),
     [

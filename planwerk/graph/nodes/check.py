@@ -58,6 +58,7 @@ from planwerk.core.scope import (
     substitute_invented_place,
     unplanned_place_result,
 )
+from planwerk.core.stated_calculation import replaced_by_stated
 from planwerk.core.tools import ToolSpec
 from planwerk.core.value_sets import further_value_sets, further_values
 from planwerk.core.value_shapes import misshapen_values
@@ -214,6 +215,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
     except PlanParseError as error:
         return Checked(None, [str(error)])
     available = results_of(state.get("calls", [])).keys()
+    if (written := replaced_by_stated(candidate, question_of(state), deps.tools.specs)) is not None:
+        candidate = written  # the question writes out its calculation; the plan took other numbers
     if (merged := merge_identical_calls(candidate)) is not None:  # one call for a call planned twice side by side
         candidate = merged
     if (renamed := distinct_ids(candidate)) is not None:  # different calls under one id nothing refers to
