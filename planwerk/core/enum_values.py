@@ -1,4 +1,5 @@
-"""An argument whose allowed values (its schema's ``enum``) the question states, left out by a call. Pure.
+"""An argument whose allowed values (its schema's ``enum``, or the values its description quotes by example) the
+question states, left out by a call. Pure.
 
 A schema that lists an argument's values names the argument as well as its name does: "we would like to attend a
 Concert or a Sports event" gives ``event_type: ["Concert", "Sports"]`` where ``event_type`` allows Concert, Sports,
@@ -31,7 +32,16 @@ def _enum(schema: Any) -> tuple[list[str], bool] | None:
         return [v for v in items["enum"] if isinstance(v, str)], True
     if isinstance(schema.get("enum"), list):
         return [v for v in schema["enum"] if isinstance(v, str)], False
+    description = schema.get("description")
+    if schema.get("type") == "string" and isinstance(description, str) and _SHOWS_VALUES.search(description):
+        quoted = _QUOTED.findall(description)
+        return (quoted, False) if quoted else None
     return None
+
+
+_SHOWS_VALUES = re.compile(r"\be\.g\.|\bfor example\b|\bsuch as\b|\bz\. ?B\.|\bzum Beispiel\b", re.I)
+"""A description that shows values by example: its quoted values count as the argument's values."""
+_QUOTED = re.compile(r"""['"`]([^'"`\n]{1,40})['"`]""")
 
 
 def _stated(values: list[str], question: str) -> list[str]:

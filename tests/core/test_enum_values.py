@@ -49,3 +49,20 @@ def test_given_arguments_tools_that_act_and_unclear_values_are_left_alone() -> N
     both = "Events in Seattle: asc or desc, and celsius or fahrenheit?"  # one value each, and two were stated
     assert stated_enum_values(_plan(location="Seattle"), both, specs) is None
     assert stated_enum_values(_plan(location="Seattle"), "Sportsfest events in Seattle", specs) is None  # no word
+
+
+def test_values_a_description_quotes_by_example_count_as_allowed_values() -> None:
+    # A function-calling benchmark's multiple entry: "the structural dynamic analysis" for a mode described
+    # "Mode of analysis, e.g. 'static' or 'dynamic'. Default is 'static'."
+    mode = {"type": "string", "description": "Mode of analysis, e.g. 'static' or 'dynamic'. Default is 'static'."}
+    spec = ToolSpec(
+        name="analyze_structure",
+        input_schema={"type": "object", "properties": {"building_id": {"type": "string"}, "mode": mode}},
+    )
+    call = {"id": "a", "name": "analyze_structure", "arguments": {"building_id": "B1004"}}
+    plan = Plan.model_validate({"steps": [{"tools": [call]}]})
+    completed = stated_enum_values(plan, "The structural dynamic analysis of building B1004?", {spec.name: spec})
+    assert _arguments(completed) == {"building_id": "B1004", "mode": "dynamic"}
+    quoted_only = {"type": "string", "description": "The mode, 'static' or 'dynamic'."}  # no example: no values
+    plain = ToolSpec(name=spec.name, input_schema={"type": "object", "properties": {"mode": quoted_only}})
+    assert stated_enum_values(plan, "The dynamic analysis of building B1004?", {spec.name: plain}) is None
