@@ -259,12 +259,11 @@ def percents_as_fractions(
     return _rewrite_numbers(plan, fixed, fraction)
 
 
-def _rewrite_numbers(
-    plan: Plan, fixed: Collection[str], change: Callable[[str, str, float], float | None]
+def _rewrite_arguments(
+    plan: Plan, fixed: Collection[str], change: Callable[[str, str, Any], Any | None]
 ) -> PlanData | None:
-    """``plan`` (stored) with each top-level number argument of a call (tools in ``fixed`` aside) set to what
-    ``change(tool, argument, value)`` gives where that is not ``None`` (a whole number stays an int where the
-    argument was one); ``None`` when nothing changes."""
+    """``plan`` (stored) with each top-level argument of a call (tools in ``fixed`` aside) set to what
+    ``change(tool, argument, value)`` gives where that is not ``None``; ``None`` when nothing changes."""
     data = plan.stored()
     changed = False
     for step in data["steps"]:
@@ -272,13 +271,26 @@ def _rewrite_numbers(
             if call["name"] in fixed:
                 continue
             for argument, value in call["arguments"].items():
-                if isinstance(value, bool) or not isinstance(value, int | float):
-                    continue
                 if (new := change(call["name"], argument, value)) is not None:
-                    whole = isinstance(value, int) and float(new).is_integer()
-                    call["arguments"][argument] = int(new) if whole else new
+                    call["arguments"][argument] = new
                     changed = True
     return data if changed else None
+
+
+def _rewrite_numbers(
+    plan: Plan, fixed: Collection[str], change: Callable[[str, str, float], float | None]
+) -> PlanData | None:
+    """:func:`_rewrite_arguments` for the number arguments (a whole number stays an int where the argument was
+    one)."""
+
+    def number(tool: str, argument: str, value: Any) -> float | int | None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        if (new := change(tool, argument, value)) is None:
+            return None
+        return int(new) if isinstance(value, int) and float(new).is_integer() else new
+
+    return _rewrite_arguments(plan, fixed, number)
 
 
 def _name_words(argument: str) -> list[str]:
@@ -338,21 +350,15 @@ def unlabelled_values(plan: Plan, question: str, fixed: Collection[str] = ()) ->
 
     Measured with the packaged 0.5B model on a function-calling benchmark's multiple entry: the argument's name,
     read in the question before the value, was copied into the value."""
-    data = plan.stored()
-    changed = False
-    for step in data["steps"]:
-        for call in step["tools"]:
-            if call["name"] in fixed:
-                continue
-            for argument, value in call["arguments"].items():
-                name = _name_words(argument)
-                if not name or not isinstance(value, str) or ref_text(value) is not None:
-                    continue
-                words_ = value.split()
-                rest = words_[len(name) :]
-                labelled = len(words_) == len(name) + 1 and all(map(_same_word, words_[: len(name)], name))
-                written = r"\W+".join(map(re.escape, words_))
-                if labelled and re.search(rf"(?<!\w){written}(?!\w)", question, re.I):
-                    call["arguments"][argument] = rest[0]
-                    changed = True
-    return data if changed else None
+
+    def unlabelled(tool: str, argument: str, value: Any) -> str | None:
+        name = _name_words(argument)
+        if not name or not isinstance(value, str) or ref_text(value) is not None:
+            return None
+        written = value.split()
+        labelled = len(written) == len(name) + 1 and all(map(_same_word, written[: len(name)], name))
+        pattern = r"\W+".join(map(re.escape, written))
+        stated = labelled and re.search(rf"(?<!\w){pattern}(?!\w)", question, re.I) is not None
+        return written[-1] if stated else None
+
+    return _rewrite_arguments(plan, fixed, unlabelled)

@@ -26,15 +26,16 @@ def spec(name: str, description: str = "", **properties: str) -> ToolSpec:
     return ToolSpec(name=name, description=description, input_schema=schema)
 
 
-SPECS = {
-    s.name: s
-    for s in (
-        spec("math_toolkit_sum_of_multiples", "Find the sum of all multiples.", lower="integer"),
-        spec("math_toolkit_product_of_primes", "Find the product of the first n prime numbers.", count="integer"),
-        spec("weather_forecast", "The weather forecast for a city.", city="string"),
-        spec("stock_forecast", "The forecast of a stock.", company="string"),
-    )
-}
+def by_name(*specs: ToolSpec) -> dict[str, ToolSpec]:
+    return {s.name: s for s in specs}
+
+
+SPECS = by_name(
+    spec("math_toolkit_sum_of_multiples", "Find the sum of all multiples.", lower="integer"),
+    spec("math_toolkit_product_of_primes", "Find the product of the first n prime numbers.", count="integer"),
+    spec("weather_forecast", "The weather forecast for a city.", city="string"),
+    spec("stock_forecast", "The forecast of a stock.", company="string"),
+)
 
 
 def test_a_tool_whose_own_name_terms_the_question_has_is_named() -> None:
@@ -115,14 +116,11 @@ def test_a_tool_sharing_clearly_more_words_with_the_question_than_the_plans_one_
     assert '"name": "calculate_yoy_growth_rate", "arguments": {}' in text and "calculate_roa" not in text
 
 
-CONTACTS = {
-    s.name: s
-    for s in (
-        spec("contact", "Retrieve the contact details of a person named Adriel.", person_name="string"),
-        spec("view_profile", "Display the profile of a service provider by its id.", professional_id="integer"),
-        spec("get_current_time", "Get the current time in a given timezone.", timezone="string"),
-    )
-}
+CONTACTS = by_name(
+    spec("contact", "Retrieve the contact details of a person named Adriel.", person_name="string"),
+    spec("view_profile", "Display the profile of a service provider by its id.", professional_id="integer"),
+    spec("get_current_time", "Get the current time in a given timezone.", timezone="string"),
+)
 
 
 def test_a_plan_anchored_in_nothing_the_question_says_gives_its_values() -> None:
