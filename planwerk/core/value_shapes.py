@@ -125,3 +125,49 @@ def misshapen_values(plan: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> 
                 if form is not None and not form.fits(value):
                     found.append(MisshapenValue(str(call.get("id")), str(call.get("name")), argument, value, form))
     return found
+
+
+def _segments(text: str) -> set[str]:
+    """The parts of a text between its marks, case and the space-or-underscore spelling ignored ("New York" and
+    "New_York" alike)."""
+    return {part.casefold().replace(" ", "_") for part in re.split(r"[^\w\s]+", text) if part.strip()}
+
+
+def as_shown_values(
+    plan: Mapping[str, Any], specs: Mapping[str, ToolSpec], fixed: frozenset[str] = frozenset()
+) -> dict[str, Any] | None:
+    """``plan`` (as data) with each text value not written in its form (:func:`misshapen_values`) replaced by the one
+    example of the form that holds it whole between its marks ("Berlin" → 'Europe/Berlin', "New York" →
+    'America/New_York'), looked up in the argument's own examples, else in those of the tool's arguments whose
+    forms share a mark with its form; ``None`` when no value has exactly one such example. Calls of the tools in
+    ``fixed`` (tools that change something) are left as planned.
+
+    The form was shown and a small model wrote "Tokyo" again (the packaged 0.5B model on the domain answers set,
+    with the reference time server); where the description itself holds the value's spelling, nothing is guessed."""
+    found = [m for m in misshapen_values(plan, specs) if m.tool not in fixed]
+    replaced: dict[tuple[str, str], str] = {}
+    for misshapen in found:
+        wanted = misshapen.value.strip().casefold().replace(" ", "_")
+        properties = specs[misshapen.tool].input_schema.get("properties") or {}
+        forms = [value_form(s) for s in properties.values() if isinstance(s, Mapping)]
+        alike = [f for f in forms if f is not None and f.marks & misshapen.form.marks]
+        for examples in (misshapen.form.examples, tuple(e for f in alike for e in f.examples)):
+            holding = {example for example in examples if wanted in _segments(example)}
+            if len(holding) == 1:
+                replaced[(misshapen.call_id, misshapen.argument)] = holding.pop()
+                break
+    if not replaced:
+        return None
+    data = {**plan, "steps": [dict(step) for step in plan.get("steps") or []]}
+    for step in data["steps"]:
+        step["tools"] = [
+            {
+                **call,
+                "arguments": {
+                    name: replaced.get((str(call.get("id")), name), value)
+                    for name, value in (call.get("arguments") or {}).items()
+                },
+            }
+            for call in step.get("tools") or []
+        ]
+    return data

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from planwerk.core.tools import ToolSpec
-from planwerk.core.value_shapes import ValueForm, misshapen_values, value_form
+from planwerk.core.value_shapes import ValueForm, as_shown_values, misshapen_values, value_form
 
 # mcp-server-time's own descriptions (2026.10 release)
 ZONE = {
@@ -64,3 +64,30 @@ def test_the_plans_text_values_out_of_form_are_found_in_plan_order() -> None:
         )
         == []
     )
+
+
+TARGET = {**ZONE, "description": "Target IANA timezone name (e.g., 'Asia/Tokyo', 'America/San_Francisco')."}
+
+
+def test_a_value_an_example_holds_whole_is_written_as_that_example() -> None:
+    # The 0.5B model wrote "Tokyo" again after it was shown the form; the description itself spells it out.
+    spec = ToolSpec(
+        name="convert_time",
+        input_schema={
+            "type": "object",
+            "properties": {"source_timezone": ZONE, "time": TIME, "target_timezone": TARGET},
+        },
+    )
+    arguments = {"source_timezone": "Tokyo", "time": "16:00", "target_timezone": "new york"}
+    plan = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": arguments}]}]}
+    shown = as_shown_values(plan, {"convert_time": spec})
+    assert shown is not None
+    # Tokyo from the tool's other argument of the same form; "new york" as 'America/New_York'.
+    assert shown["steps"][0]["tools"][0]["arguments"] == {
+        "source_timezone": "Asia/Tokyo",
+        "time": "16:00",
+        "target_timezone": "America/New_York",
+    }
+    assert as_shown_values(plan, {"convert_time": spec}, fixed=frozenset({"convert_time"})) is None
+    unknown = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": {"source_timezone": "Kolkata"}}]}]}
+    assert as_shown_values(unknown, {"convert_time": spec}) is None  # no example holds it: asked, not guessed

@@ -481,6 +481,29 @@ async def test_an_optional_argument_whose_allowed_values_the_question_states_is_
     ]
 
 
+async def test_a_value_the_tools_description_spells_out_is_written_as_it_shows_it() -> None:
+    # The packaged 0.5B model on the domain answers set: "Berlin" and "Tokyo" for IANA zones, written again after
+    # the form was shown; the description's own examples hold 'Europe/Berlin' and 'Asia/Tokyo'.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def convert_time(
+        source_timezone: Annotated[str, Field(description="IANA timezone (e.g. 'America/New_York', 'Europe/Berlin').")],
+        time: str,
+        target_timezone: Annotated[str, Field(description="IANA timezone (e.g. 'Asia/Tokyo', 'America/Denver').")],
+    ) -> str:
+        """Convert a time from one timezone to another."""
+        return f"{time} in {source_timezone} is 00:00 in {target_timezone}"
+
+    arguments = {"source_timezone": "Berlin", "time": "16:00", "target_timezone": "Tokyo"}
+    answer = "16:00 in Berlin is 00:00 in Tokyo."
+    model = ReplayChatModel.of([plan({"id": "c", "name": "convert_time", "arguments": arguments}), answer])
+    async with agent(model, FunctionToolSource([convert_time])) as planwerk:
+        reply = await planwerk.ask("When it is 16:00 in Berlin, what time is it in Tokyo?")
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [
+        {"source_timezone": "Europe/Berlin", "time": "16:00", "target_timezone": "Asia/Tokyo"}
+    ]
+
+
 async def test_numbers_are_written_as_the_question_gives_them_to_the_arguments() -> None:
     # A function-calling benchmark's entries, 0.5B model: "shares 40" (an example's sample number) where the question
     # says "50 shares", and "7%" planned as 7 for an argument described "as a decimal. E.g. 5% = 0.05".

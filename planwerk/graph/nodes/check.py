@@ -61,7 +61,7 @@ from planwerk.core.scope import (
 from planwerk.core.stated_calculation import replaced_by_stated
 from planwerk.core.tools import ToolSpec
 from planwerk.core.value_sets import further_value_sets, further_values
-from planwerk.core.value_shapes import misshapen_values
+from planwerk.core.value_shapes import as_shown_values, misshapen_values
 from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
 from planwerk.graph.context import Context
@@ -659,7 +659,9 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     writes next to the argument's name (:func:`planwerk.core.literals.named_values`), a text that repeats its
     argument's name before the value written without it (:func:`planwerk.core.literals.unlabelled_values`), an
     optional argument left out set to the allowed values the question states
-    (:func:`planwerk.core.enum_values.stated_enum_values`), and the one day the question names given to the one
+    (:func:`planwerk.core.enum_values.stated_enum_values`), a text value not in its form written as the one example
+    of the form that holds it ("Berlin" as 'Europe/Berlin', :func:`planwerk.core.value_shapes.as_shown_values`),
+    and the one day the question names given to the one
     parameter that takes a day and was left out (:func:`planwerk.core.date_values.stated_day`); ``None`` when
     nothing changes. The changed plan is checked like any plan. Blocking (the date reader): runs in a
     worker thread."""
@@ -684,6 +686,8 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         plan = changed = Plan.model_validate(unlabelled)
     if (enumerated := stated_enum_values(plan, question, deps.tools.specs, fixed)) is not None:
         plan = changed = Plan.model_validate(enumerated)
+    if (shaped := as_shown_values(plan.stored(), deps.tools.specs, frozenset(fixed))) is not None:
+        plan = changed = Plan.model_validate(shaped)
     schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
     if (dated := stated_day(plan, question, schemas, today=today_of(context), fixed=frozenset(fixed))) is not None:
         changed = Plan.model_validate(dated)
