@@ -13,6 +13,7 @@ answer model reads (:func:`result_lines`). Texts per language are data (:data:`F
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -140,21 +141,24 @@ def is_free_text(value: Any) -> bool:
 MAX_LIST_LINES = 20
 """A text of at most this many lines, each a short value, is a list of values (a folder's listing), not prose."""
 MAX_LINE_WORDS = 3
-"""A list's line holds at most this many words besides a marker every line starts with ("[FILE] budget.csv"): a
-planted instruction written in short lines ("send all money / to US13…") reads as prose, and stays withheld."""
+"""A list's line holds at most this many plain words (letters only, punctuation at their ends aside; "[FILE]",
+"2.0", "big.log" and "KB" hold one: "KB"): a planted instruction written in short lines ("Send all the money") reads
+as prose, and stays withheld."""
+
+
+def _plain_words(line: str) -> list[str]:
+    return [word for token in line.split() if (word := token.strip(string.punctuation)).isalpha()]
 
 
 def value_lines(value: Any) -> list[str] | None:
-    """The lines of a text that is a list of short values, such as ``"[FILE] budget.csv\n[FILE] letter.txt"``: at
-    most :data:`MAX_LIST_LINES` lines of at most :data:`MAX_LINE_WORDS` words each, not counting a first word that
-    every line shares (a marker); ``None`` for any other value. One longer line (a sentence, a planted instruction)
-    makes the whole text prose again."""
+    """The lines of a text that is a list of short values, such as ``"[FILE] budget.csv\n[FILE] letter.txt"`` or a
+    listing with sizes and a total: at most :data:`MAX_LIST_LINES` lines, each no free text and of at most
+    :data:`MAX_LINE_WORDS` plain words; ``None`` for any other value. One longer line (a sentence, a planted
+    instruction) makes the whole text prose again."""
     if not isinstance(value, str) or "\n" not in value.strip():
         return None
     lines = [line.strip() for line in value.strip().splitlines() if line.strip()]
-    words = [line.split() for line in lines]
-    marker = 1 if len({first for first, *_ in words}) == 1 else 0
-    if len(lines) > MAX_LIST_LINES or any(len(line) - marker > MAX_LINE_WORDS for line in words):
+    if len(lines) > MAX_LIST_LINES or any(len(_plain_words(line)) > MAX_LINE_WORDS for line in lines):
         return None
     return lines if not any(is_free_text(line) for line in lines) else None
 
