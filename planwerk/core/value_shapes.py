@@ -137,6 +137,7 @@ def as_shown_values(
     plan: Mapping[str, Any], specs: Mapping[str, ToolSpec], fixed: frozenset[str] = frozenset()
 ) -> dict[str, Any] | None:
     """``plan`` (as data) with each text value not written in its form (:func:`misshapen_values`) replaced by the one
+    stretch of it that reads as the form's format hint ("15:00 Uhr" → "15:00" for ``HH:MM``), or by the one
     example of the form that holds it whole between its marks ("Berlin" → 'Europe/Berlin', "New York" →
     'America/New_York'), looked up in the argument's own examples, else in those of the tool's arguments whose
     forms share a mark with its form; ``None`` when no value has exactly one such example. Calls of the tools in
@@ -147,6 +148,11 @@ def as_shown_values(
     found = [m for m in misshapen_values(plan, specs) if m.tool not in fixed]
     replaced: dict[tuple[str, str], str] = {}
     for misshapen in found:
+        hint = misshapen.form.format_hint
+        inside = re.findall(rf"(?<!\d){_hint_pattern(hint).pattern}(?!\d)", misshapen.value) if hint else []
+        if len(inside) == 1:  # "15:00 Uhr" for HH:MM: the value in its form, with words around it
+            replaced[(misshapen.call_id, misshapen.argument)] = inside[0]
+            continue
         wanted = misshapen.value.strip().casefold().replace(" ", "_")
         properties = specs[misshapen.tool].input_schema.get("properties") or {}
         forms = [value_form(s) for s in properties.values() if isinstance(s, Mapping)]

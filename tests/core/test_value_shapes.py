@@ -91,3 +91,14 @@ def test_a_value_an_example_holds_whole_is_written_as_that_example() -> None:
     assert as_shown_values(plan, {"convert_time": spec}, fixed=frozenset({"convert_time"})) is None
     unknown = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": {"source_timezone": "Kolkata"}}]}]}
     assert as_shown_values(unknown, {"convert_time": spec}) is None  # no example holds it: asked, not guessed
+
+
+def test_a_value_that_holds_its_format_once_among_words_is_written_as_that_stretch() -> None:
+    # The 0.5B model on the domain answers set: "15:00 Uhr" for a time described as (HH:MM).
+    def shown(value: str) -> object:
+        plan = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": {"time": value}}]}]}
+        found = as_shown_values(plan, {"convert_time": CONVERT})
+        return found["steps"][0]["tools"][0]["arguments"]["time"] if found else None
+
+    assert shown("15:00 Uhr") == "15:00" and shown("um 9:30 Uhr") == "9:30"
+    assert shown("3 PM") is None and shown("15:00 or 16:00") is None and shown("115:000") is None
