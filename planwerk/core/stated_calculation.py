@@ -3,9 +3,10 @@
 Asked "Was ist 2 + 3?", both packaged models wrote ``5 + 3`` (the math profile's expression plans) and the answer
 said 8: an operand computed in the head and then used again. Where the question's arithmetic is itself an
 expression over every number it states, and the question says little else (at most :data:`MAX_FRAME_WORDS` words:
-"What is", "Find the value of"), that expression is the plan; a plan whose numbers are not the question's is
-replaced by it (:func:`replaced_by_stated`). A plan that takes the same numbers in another order or grouping stays
-the model's. More words may change what is asked ("the remainder of the division (1525*1527*1529)/12").
+"What is", "Find the value of"), that expression is the plan; a plan that leaves out some of the question's numbers
+is replaced by it (:func:`replaced_by_stated`). A plan that takes them all, in any order or grouping, stays the
+model's, and so does a plan that calls anything but the operators' tools. More words may change what is asked
+("the remainder of the division (1525*1527*1529)/12").
 """
 
 from __future__ import annotations
@@ -66,11 +67,16 @@ def stated_calculation(
     return None
 
 
-def replaced_by_stated(plan: Plan, question: str, specs: Mapping[str, ToolSpec]) -> Plan | None:
-    """The question's own calculation (:func:`stated_calculation`) where ``plan`` takes other numbers than it does
-    (its literals, in any order); ``None`` where the question writes out no calculation or the plan takes its
-    numbers."""
-    stated = stated_calculation(question, specs)
-    if stated is None or _numbers(stated) == _numbers(plan):
+def replaced_by_stated(
+    plan: Plan, question: str, specs: Mapping[str, ToolSpec], notation: ExpressionNotation = DEFAULT_NOTATION
+) -> Plan | None:
+    """The question's own calculation (:func:`stated_calculation`) where ``plan`` only calculates (every call is
+    one of the notation's operators) and leaves out some of the question's numbers (its literals, in any order);
+    ``None`` otherwise. A plan that also does something else ("Zähle a, b, dann 2 + 3.") is never replaced."""
+    operators = {*notation.operators.values(), *([notation.negate] if notation.negate else [])}
+    if not plan.call_count or any(call.name not in operators for _, call in plan.calls()):
+        return None
+    stated = stated_calculation(question, specs, notation)
+    if stated is None or not _numbers(stated) - _numbers(plan):
         return None
     return stated

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from planwerk.core.expressions import compile_expression
+from planwerk.core.plan import Plan
 from planwerk.core.stated_calculation import replaced_by_stated, stated_calculation
 from planwerk.core.tools import ToolSpec
 
@@ -59,3 +60,15 @@ def test_a_plan_with_the_questions_numbers_stays_and_one_with_others_is_replaced
         ("add", {"arg_0": 2, "arg_1": 3})
     ]
     assert replaced_by_stated(compile_expression("5 + 3", SPECS), "What is 5 plus 3?", SPECS) is None
+    # A plan that does more than calculate keeps its calls ("Zähle a, b, dann 2 + 3." with a tool that counts).
+    counting = {**SPECS, "record": ToolSpec(name="record", input_schema={"type": "object", "properties": {}})}
+    more = Plan.model_validate(
+        {"steps": [{"tools": [{"id": "r", "name": "record", "arguments": {"hold_s": 600}}]}, *_steps("5 + 3")]}
+    )
+    assert replaced_by_stated(more, "Zähle a, b, dann 2 + 3.", counting) is None
+    # Extra numbers beside the question's are the model's (a constant); only the question's left out counts.
+    assert replaced_by_stated(compile_expression("(2 + 3) * 1", SPECS), question, SPECS) is None
+
+
+def _steps(expression: str) -> list[dict[str, object]]:
+    return compile_expression(expression, SPECS).stored()["steps"]
