@@ -81,6 +81,9 @@ def unplanned_named_tools(
     return found
 
 
+MIN_JUDGED_WORDS = 3
+"""A question of fewer words says too little to judge whether a tool fits ("Zähle.", "Unicode?"): such a terse
+request leans on what the person means, not on its words."""
 MAX_UNANCHORED_SHOWN = 6
 """The question about an unanchored plan names at most this many of its values."""
 
@@ -98,14 +101,15 @@ def unanchored_values(
     the plan is anchored in nothing the person said: no planned tool shares a term (of its name and description)
     with ``question``, and no literal value is stated by the question or by ``said`` (the conversation, answers
     the person gave): neither its terms nor, for numbers, the number; ``[]`` otherwise, and when the calls hold no
-    literal value or the question is written in another language than the planned tools' descriptions (word
-    overlap across languages says nothing: "Wie spät ist es in Tokio?" shares no word with ``get_current_time``).
+    literal value, the question has fewer than :data:`MIN_JUDGED_WORDS` words, or it is written in another language
+    than the planned tools' descriptions (word overlap across languages says nothing: "Wie spät ist es in Tokio?"
+    shares no word with ``get_current_time``).
 
     Measured on a function-calling benchmark's irrelevance entries (0.5B model, no example for the tools): for
     "berapa satu tambah satu" the model looked up a contact named in the tool's description, for "Help work in
     place of Opera" it viewed the profile with id 1; nothing the question says is in such a plan."""
     planned = [specs[name] for name, _ in calls if name in specs]
-    if not planned or len(planned) != len(calls):
+    if not planned or len(planned) != len(calls) or len(re.findall(r"\w+", question)) < MIN_JUDGED_WORDS:
         return []
     tools_language = detect_language(" ".join(spec.description or "" for spec in planned), "en")
     if detect_language(question, tools_language) != tools_language:

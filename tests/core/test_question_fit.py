@@ -142,6 +142,7 @@ def test_a_plan_with_a_value_or_a_tool_word_from_the_question_or_the_conversatio
     assert unanchored_values("His contact details, please.", [], contact, CONTACTS, analyze) == []  # a tool word
     # No literal value: nothing to judge; a reference is no literal.
     assert unanchored_values("berapa satu tambah satu", [], [("contact", {})], CONTACTS, analyze) == []
+    assert unanchored_values("Opera, please?", [], [("view_profile", {"professional_id": 1})], CONTACTS, analyze) == []
     by_ref = [("contact", {"person_name": {"$ref": "user.answer"}})]
     assert unanchored_values("berapa satu tambah satu", [], by_ref, CONTACTS, analyze) == []
 
