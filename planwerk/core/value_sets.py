@@ -66,14 +66,44 @@ def _same(stated: SetApart, value: Any) -> bool:
 
 
 @dataclass(frozen=True)
-class _FurtherSets:
+class FurtherSets:
+    """The one call of a plan that takes set-apart values, and the further sets of them the question states."""
+
     call: PlannedCall
     arguments: tuple[str, ...]
     """The call's arguments that take set-apart values, in the order the question states the values."""
     sets: tuple[tuple[SetApart, ...], ...]
 
+    @property
+    def values(self) -> list[str | list[Any]]:
+        """The further sets' values, in the question's order."""
+        return [s.value for further in self.sets for s in further]
 
-def _further_sets(plan: Plan, question: str, fixed: Collection[str]) -> _FurtherSets | None:
+    def completed(self, plan: Plan) -> PlanData:
+        """``plan`` with a copy of the call for each further set, each beside the call in its step."""
+        ids = {c.id for _, c in plan.calls()}
+        copies = []
+        for number, further in enumerate(self.sets, start=2):
+            new_id = f"{self.call.id}_{number}"
+            while new_id in ids:
+                new_id += "_"
+            ids.add(new_id)
+            taken = {argument: s.value for s, argument in zip(further, self.arguments, strict=True)}
+            copies.append({"id": new_id, "name": self.call.name, "arguments": {**self.call.arguments, **taken}})
+        data = plan.stored()
+        for step in data["steps"]:
+            tools: list[Any] = []
+            for planned in step["tools"]:
+                tools += [planned, *(copies if planned["id"] == self.call.id else [])]
+            step["tools"] = tools
+        return data
+
+
+def further_sets(plan: Plan, question: str, fixed: Collection[str] = ()) -> FurtherSets | None:
+    """The further sets for ``plan``'s one call that takes set-apart values: the call takes at least
+    :data:`MIN_SET_SIZE` of them, and the ones no call takes follow it in sets of the same size and kinds, in the
+    same order. ``None`` when not every value no call takes falls into such a set, when several calls take
+    set-apart values, or when the call's tool is in ``fixed`` (tools that change something)."""
     stated = set_apart_values(question)
     if len(stated) < 2 * MIN_SET_SIZE:
         return None
@@ -99,39 +129,11 @@ def _further_sets(plan: Plan, question: str, fixed: Collection[str]) -> _Further
     sets = tuple(tuple(rest[i : i + len(held)]) for i in range(0, len(rest), len(held)))
     if any([s.kind for s in further] != [s.kind for s, _ in held] for further in sets):
         return None
-    return _FurtherSets(call, tuple(argument for _, argument in held), sets)
-
-
-def further_values(plan: Plan, question: str, fixed: Collection[str] = ()) -> list[str | list[Any]]:
-    """The set-apart values of the further sets :func:`further_value_sets` would give calls, in the question's
-    order; ``[]`` when it would give none."""
-    found = _further_sets(plan, question, fixed)
-    return [s.value for further in found.sets for s in further] if found is not None else []
+    return FurtherSets(call, tuple(argument for _, argument in held), sets)
 
 
 def further_value_sets(plan: Plan, question: str, fixed: Collection[str] = ()) -> PlanData | None:
-    """``plan`` with a copy of its one call that takes set-apart values for each further set the question states:
-    the call takes at least :data:`MIN_SET_SIZE` of them, and the ones no call takes follow it in sets of the same
-    size and kinds, in the same order; each copy takes one set in its arguments' places, beside the call in its
-    step. ``None`` when not every value no call takes falls into such a set, when several calls take set-apart
-    values, or when the call's tool is in ``fixed`` (tools that change something)."""
-    found = _further_sets(plan, question, fixed)
-    if found is None:
-        return None
-    call = found.call
-    ids = {c.id for _, c in plan.calls()}
-    copies = []
-    for number, further in enumerate(found.sets, start=2):
-        new_id = f"{call.id}_{number}"
-        while new_id in ids:
-            new_id += "_"
-        ids.add(new_id)
-        taken = {argument: s.value for s, argument in zip(further, found.arguments, strict=True)}
-        copies.append({"id": new_id, "name": call.name, "arguments": {**call.arguments, **taken}})
-    data = plan.stored()
-    for step in data["steps"]:
-        tools: list[Any] = []
-        for planned in step["tools"]:
-            tools += [planned, *(copies if planned["id"] == call.id else [])]
-        step["tools"] = tools
-    return data
+    """``plan`` with a copy of its one call that takes set-apart values for each further set the question states
+    (:func:`further_sets`); ``None`` where there are none."""
+    found = further_sets(plan, question, fixed)
+    return found.completed(plan) if found is not None else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from planwerk.core.plan import Plan
-from planwerk.core.value_sets import further_value_sets, further_values, set_apart_values
+from planwerk.core.value_sets import further_sets, further_value_sets, set_apart_values
 
 
 def plan(*calls: tuple[str, dict[str, Any]]) -> Plan:
@@ -42,7 +42,8 @@ def test_a_call_taking_one_set_is_copied_for_each_further_set_in_the_question() 
         {"snp_id": "rs123456", "species": "Homo sapiens"},
         {"snp_id": "rs7891011", "species": "Canis lupus familiaris"},
     ]
-    assert further_values(first, SNPS) == ["rs7891011", "Canis lupus familiaris"]
+    found = further_sets(first, SNPS)
+    assert found is not None and found.values == ["rs7891011", "Canis lupus familiaris"]
     curve = plan(("area_under_curve", {"polynomial": [3, -2, 1], "limits": [-1, 2]}))
     completed = further_value_sets(curve, CURVES)
     assert completed is not None

@@ -60,7 +60,7 @@ from planwerk.core.scope import (
 )
 from planwerk.core.stated_calculation import replaced_by_stated
 from planwerk.core.tools import ToolSpec
-from planwerk.core.value_sets import further_value_sets, further_values
+from planwerk.core.value_sets import further_sets, further_value_sets
 from planwerk.core.value_shapes import as_shown_values, misshapen_values
 from planwerk.core.vote import Candidate, merge_candidates
 from planwerk.events import AskUserEvent, PlanEvent, ReplanEvent
@@ -455,8 +455,9 @@ def _unused_numbers(plan: Plan, state: AgentState, context: Context, deps: Deps)
     fixed = changing_tools(deps, profile)
     if (proposal := one_call_per_value(plan, question, fixed)) is not None:
         unused = ", ".join(unused_question_numbers(plan, question))  # the proposal exists, so there are some
-    elif (proposal := further_value_sets(plan, question, fixed)) is not None:
-        unused = ", ".join(json.dumps(value, ensure_ascii=False) for value in further_values(plan, question))
+    elif (sets := further_sets(plan, question, fixed)) is not None:
+        proposal = sets.completed(plan)
+        unused = ", ".join(json.dumps(value, ensure_ascii=False) for value in sets.values)
     else:
         return []
     texts = texts_for(profile)
@@ -661,10 +662,9 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     optional argument left out set to the allowed values the question states
     (:func:`planwerk.core.enum_values.stated_enum_values`), a text value not in its form written as the one example
     of the form that holds it ("Berlin" as 'Europe/Berlin', :func:`planwerk.core.value_shapes.as_shown_values`),
-    and the one day the question names given to the one
-    parameter that takes a day and was left out (:func:`planwerk.core.date_values.stated_day`); ``None`` when
-    nothing changes. The changed plan is checked like any plan. Blocking (the date reader): runs in a
-    worker thread."""
+    and the one day the question names given to the one parameter that takes a day and was left out
+    (:func:`planwerk.core.date_values.stated_day`); ``None`` when nothing changes. The changed plan is checked like
+    any plan. Blocking (the date reader): runs in a worker thread."""
     profile = profile_of(context)
     if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
         return None
