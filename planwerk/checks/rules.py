@@ -16,12 +16,14 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``last_result``: the last call's result is not stated (profiles whose answer is the last result);
 - ``echo`` / ``restated`` / ``refused``: the prompt's instructions repeated, the question only restated, or the
   profile's refusal although a call delivered;
+- ``failure_refused``: every call failed, and the answer is the profile's refusal, which says that no tool fits:
+  a tool was called, and its failure is what there is to say;
 - ``language``: the answer (a refusal too) is not in the question's language;
 - ``referent``: it is about another place or date than the question (a follow-up's place and date carry over from
   the question it continues unless the user changed them);
 - ``off_topic``: tools were asked and the answer copies a retrieved passage instead of saying what they found;
-- ``misplaced`` / ``unreported``: a value stated for a place whose calls did not deliver it, or a place asked
-  about with none of its own values (:mod:`planwerk.checks.pairs`);
+- ``misplaced`` / ``unreported``: a value (a clock time too) stated for a place whose calls or whose part of a
+  result did not deliver it, or a place asked about with none of its own values (:mod:`planwerk.checks.pairs`);
 - ``estimate_unnamed``: a result is flagged an estimate (profile data) and the answer does not say so;
 - ``unbacked_action``: it says something was done and no call of a tool that acts succeeded, or a call of a tool
   declared to change something did not run and the answer does not say that something failed or was not done;
@@ -41,7 +43,7 @@ from typing import Literal
 from planwerk.checks.claims import claimed_action, says_not_done
 from planwerk.checks.context import Analyze, KeyFacts, carries_facts, cites
 from planwerk.checks.domain import NO_DOMAIN, Domain
-from planwerk.checks.pairs import PlaceNumbers, misplaced, unreported
+from planwerk.checks.pairs import PlaceNumbers, PlaceTimes, misplaced, misplaced_times, unreported
 from planwerk.checks.sources import DOWN_KINDS, Sources, Withheld
 from planwerk.checks.words import check_words, problem_texts
 from planwerk.core.calls import FailureKind
@@ -71,7 +73,7 @@ from planwerk.text.places import (
 
 ProblemKind = Literal[
     "empty", "number", "date", "place", "withheld", "failure_unnamed", "failed_value", "last_result", "source_missing",
-    "context_facts", "echo", "restated", "refused", "unstated", "repetitive", "raw", "estimate_unnamed",
+    "context_facts", "echo", "restated", "refused", "failure_refused", "unstated", "repetitive", "raw", "estimate_unnamed",
     "unbacked_action", "language", "referent", "off_topic", "misplaced", "unreported", "call_text",
 ]  # fmt: skip
 """What is wrong with an answer (the module docstring says each)."""
@@ -156,6 +158,8 @@ class CheckSettings:
     """The numbers the successful calls about each city delivered (:func:`~planwerk.checks.pairs.place_results`)."""
     place_reports: PlaceNumbers = field(default_factory=dict)
     """The same, counting only the calls an answer reports (no later call took their results)."""
+    place_times: PlaceTimes = field(default_factory=dict)
+    """The clock times of each city's own part of the results (:func:`~planwerk.checks.pairs.place_times`)."""
     actions: bool = False
     """Whether claimed actions are checked (the run knows which tools act)."""
     acted: bool = False
@@ -359,16 +363,23 @@ def _failed_service(a: Answer) -> Iterator[Problem]:
 
 
 def _all_failed(a: Answer) -> Iterator[Problem]:
-    """Calls ran and every one failed, and the answer states a number, date or clock time (which then only the
-    question can hold): it must name one of the calls with a failure word, or be the profile's refusal. Without
+    """Calls ran and every one failed. The profile's refusal is no answer then (``failure_refused``): it says that
+    no tool fits, and one was called. An answer that states a number, date or clock time (which then only the
+    question can hold) must name one of the calls with a failure word (``failed_value``). Without
     this rule only a service that was down had to be named; after calls that failed on their arguments the 0.5B
     model stated the question's own clock time, or today's date, as the answer, and both passed (the domain bench's
     answer set). An answer that states no value ("I do not know that place.") may say the
     failure in its own words. The problem is ``failed_value``, which code does not amend: amended with the failure
     sentence, "Es ist 12:00 Uhr in Berlin." stood beside it (the same set, three answers kept so)."""
     s = a.settings
-    states_value = a.numbers or a.dates or CLOCK_TIME.search(a.text)
-    if not s.all_failed or not states_value or (s.refusals and echoes(a.text, s.refusals)):
+    if not s.all_failed:
+        return
+    if s.refusals and echoes(a.text, s.refusals):
+        # The refusal says that no tool fits; one was called and failed (measured on the answer set: "none of the
+        # available tools provides reliable data" kept after convert_time failed on "America/Berlin").
+        yield Problem("failure_refused", tool=s.all_failed[0][0], failure=s.all_failed[0][1])
+        return
+    if not (a.numbers or a.dates or CLOCK_TIME.search(a.text)):
         return
     if not any(names_failure(a.text, tool, s.domain.tool_labels.get(tool, ())) for tool, _ in s.all_failed):
         tool, kind = s.all_failed[0]
@@ -488,6 +499,10 @@ def _pairs(a: Answer) -> Iterator[Problem]:
         results = {id(n) for n in sources.result_numbers}
         elsewhere = [n for n in sources.numbers if id(n) not in results]  # question, chunks, arguments
         for value, place in misplaced(a.text, grounded, a.places, elsewhere, s.place_numbers):
+            yield Problem("misplaced", value, place=place)
+    if s.place_times and a.places:
+        asked = set().union(*(clock_times(text) for text in sources.asked))
+        for value, place in misplaced_times(a.text, a.places, s.place_times, asked):
             yield Problem("misplaced", value, place=place)
     if s.place_reports and s.question and s.gazetteer is not None:
         yield from (

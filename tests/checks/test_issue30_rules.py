@@ -45,6 +45,32 @@ def test_a_time_and_a_date_inside_an_iso_datetime_are_stated(question: str, answ
     assert kinds(answer.replace("00:00", "01:00"), question, calls=[TOKYO]) == ["number"]
 
 
+NEW_YORK_TO_BERLIN = call_record(
+    "c1", "convert_time",
+    args={"source_timezone": "America/New_York", "time": "15:00", "target_timezone": "Europe/Berlin"},
+    result={"source": {"timezone": "America/New_York", "datetime": "2026-11-26T15:00:00-05:00"},
+            "target": {"timezone": "Europe/Berlin", "datetime": "2026-11-26T21:00:00+01:00"},
+            "time_difference": "+6.0h"},
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "flagged"),
+    [
+        # the domain bench's answer set (0.5B): Berlin's time stated for New York, kept
+        ("Die Zeit in New York ist 21:00 Uhr, wenn es in Berlin 15:00 Uhr ist.", True),
+        ("In Berlin ist es dann 15:00 Uhr.", False),  # the question's own time: the user's pairing, not judged
+        ("Wenn es in New York 15:00 Uhr ist, ist es in Berlin 21:00 Uhr.", False),
+        ("15:00 in New York ist 21:00 in Berlin.", False),  # a clause naming two places is not judged
+        ("In Berlin ist es 21:00 Uhr.", False),
+    ],
+)  # fmt: skip
+def test_a_clock_time_is_stated_for_the_place_whose_part_of_the_result_holds_it(answer: str, flagged: bool) -> None:
+    question = "Wie spät ist es in New York, wenn es in Berlin 15:00 Uhr ist?"
+    found = kinds(answer, question, calls=[NEW_YORK_TO_BERLIN])
+    assert ("misplaced" in found) is flagged, found
+
+
 def test_the_answer_is_in_the_questions_language_refusals_too() -> None:
     """Issue 30: English questions were refused in German."""
     refusal = "Diese Frage kann ich nicht beantworten, da sie nicht dem Kontext des Assistenten entspricht."

@@ -897,4 +897,6 @@ def test_after_calls_that_all_failed_the_answer_names_a_failure(answer: str, fla
     settings = CheckSettings(all_failed=(("convert_time", "invalid_arguments"),), refusals=(refusal,))
     report = check_answer(answer, collect_sources(calls=[failed], asked=["Wie spät ist es in New York?"]), settings)
     assert (Problem("failed_value", tool="convert_time", failure="invalid_arguments") in report.problems) is flagged
-    assert check_answer(refusal, collect_sources(calls=[failed]), settings).ok  # the refusal stands
+    # The refusal says no tool fits; one was called and failed (the answer set: kept after convert_time failed).
+    refused = check_answer(refusal, collect_sources(calls=[failed]), settings).problems
+    assert refused == (Problem("failure_refused", tool="convert_time", failure="invalid_arguments"),)
