@@ -73,8 +73,8 @@ from planwerk.text.places import (
 
 ProblemKind = Literal[
     "empty", "number", "date", "place", "withheld", "failure_unnamed", "failed_value", "last_result", "source_missing",
-    "context_facts", "echo", "restated", "refused", "failure_refused", "unstated", "repetitive", "raw", "estimate_unnamed",
-    "unbacked_action", "language", "referent", "off_topic", "misplaced", "unreported", "call_text",
+    "context_facts", "echo", "restated", "refused", "failure_refused", "unstated", "repetitive", "raw",
+    "estimate_unnamed", "unbacked_action", "language", "referent", "off_topic", "misplaced", "unreported", "call_text",
 ]  # fmt: skip
 """What is wrong with an answer (the module docstring says each)."""
 
