@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from planwerk.core.tools import ToolSpec
 from planwerk.core.value_shapes import ValueForm, as_shown_values, misshapen_values, value_form
+from planwerk.text.gazetteer import default_gazetteer
 
 # mcp-server-time's own descriptions (2026.10 release)
 ZONE = {
@@ -102,3 +103,26 @@ def test_a_value_that_holds_its_format_once_among_words_is_written_as_that_stret
 
     assert shown("15:00 Uhr") == "15:00" and shown("um 9:30 Uhr") == "9:30"
     assert shown("3 PM") is None and shown("15:00 or 16:00") is None and shown("115:000") is None
+
+
+def test_a_value_naming_the_same_place_as_one_examples_part_is_written_as_that_example() -> None:
+    # The 0.5B model on the domain answers set wrote the German question's "Tokio" for a zone, three times.
+    gazetteer = default_gazetteer()
+
+    def place_ids(text: str) -> frozenset[int]:
+        return gazetteer.lookup(text.split())
+
+    spec = ToolSpec(
+        name="convert_time",
+        input_schema={"type": "object", "properties": {"source_timezone": ZONE, "target_timezone": TARGET}},
+    )
+
+    def shown(value: str) -> object:
+        plan = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": {"source_timezone": value}}]}]}
+        found = as_shown_values(plan, {"convert_time": spec}, place_ids=place_ids)
+        return found["steps"][0]["tools"][0]["arguments"]["source_timezone"] if found else None
+
+    assert shown("Tokio") == "Asia/Tokyo"
+    assert shown("Kolkata") is None and shown("Indien") is None  # no example names it: asked, not guessed
+    plan = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": {"source_timezone": "Tokio"}}]}]}
+    assert as_shown_values(plan, {"convert_time": spec}) is None  # without a gazetteer: names only as written

@@ -851,25 +851,27 @@ async def test_a_corrected_plan_that_extracts_the_fields_gets_the_call_that_read
 
 async def test_a_value_not_written_as_its_tools_description_shows_is_asked_about_once() -> None:
     # The reference time server, real over stdio. The 0.5B model wrote "Berlin" where the description shows
-    # 'America/New_York', "16:00 Uhr" for HH:MM and "Tokio": every such call failed, on every retry. "Berlin"
-    # ('Europe/Berlin' is among the examples) and "16:00 Uhr" are written in the form in code; "Tokio" is asked about.
+    # 'America/New_York', "16:00 Uhr" for HH:MM, and the German "Tokio": every such call failed, on every retry.
+    # "Tokio" (a part of the example 'Asia/Tokyo' names that city) and "16:00 Uhr" are written in the form in code;
+    # "Kolkata", which no example names, is asked about.
     from tests.third_party import time_server
 
     command, *args = time_server()
-    question = "Wenn es in Berlin 16:00 Uhr ist, wie spät ist es dann in Tokio?"
-    spoken = {"source_timezone": "Berlin", "time": "16:00 Uhr", "target_timezone": "Tokio"}
-    in_form = {"source_timezone": "Europe/Berlin", "time": "16:00", "target_timezone": "Tokio"}
-    written = {"source_timezone": "Europe/Berlin", "time": "16:00", "target_timezone": "Asia/Tokyo"}
+    question = "Wenn es in Tokio 16:00 Uhr ist, wie spät ist es dann in Kolkata?"
+    spoken = {"source_timezone": "Tokio", "time": "16:00 Uhr", "target_timezone": "Kolkata"}
+    in_form = {"source_timezone": "Asia/Tokyo", "time": "16:00", "target_timezone": "Kolkata"}
+    written = {"source_timezone": "Asia/Tokyo", "time": "16:00", "target_timezone": "Asia/Kolkata"}
     async with open_tools({"mcpServers": {"time": {"command": command, "args": args, "timeout": 30}}}) as tools:
         model = ReplayChatModel.of(
             [plan({"id": "c", "name": "convert_time", "arguments": spoken}),
              plan({"id": "c", "name": "convert_time", "arguments": written}),
-             "In Tokio ist es dann 00:00 Uhr."]
+             "In Kolkata ist es dann 12:30 Uhr."]
         )  # fmt: skip
         async with agent(model, tools, profile="generic") as planwerk:
             reply = await planwerk.ask(question)
         [rejected] = [e for e in reply.events if e["event"] == "replan"]
-        assert "target_timezone (convert_time): 'Tokio', geschrieben wie 'Asia/Tokyo'" in rejected["reason"]
+        assert "target_timezone (convert_time): 'Kolkata', geschrieben wie 'Asia/Tokyo'" in rejected["reason"]
+        assert reply.answer == "In Kolkata ist es dann 12:30 Uhr."
         assert "source_timezone" not in rejected["reason"] and "16:00 Uhr" not in rejected["reason"]
         assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [written]
         assert [e["event"] for e in reply.events if e["event"].startswith("tool_")][-1] == "tool_result"

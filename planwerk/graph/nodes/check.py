@@ -661,7 +661,8 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     argument's name before the value written without it (:func:`planwerk.core.literals.unlabelled_values`), an
     optional argument left out set to the allowed values the question states
     (:func:`planwerk.core.enum_values.stated_enum_values`), a text value not in its form written as the one example
-    of the form that holds it ("Berlin" as 'Europe/Berlin', :func:`planwerk.core.value_shapes.as_shown_values`),
+    of the form that holds it or a part naming the same place ("Berlin" and "Tokio" as 'Europe/Berlin' and
+    'Asia/Tokyo', :func:`planwerk.core.value_shapes.as_shown_values`),
     and the one day the question names given to the one parameter that takes a day and was left out
     (:func:`planwerk.core.date_values.stated_day`); ``None`` when nothing changes. The changed plan is checked like
     any plan. Blocking (the date reader): runs in a worker thread."""
@@ -686,7 +687,11 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         plan = changed = Plan.model_validate(unlabelled)
     if (enumerated := stated_enum_values(plan, question, deps.tools.specs, fixed)) is not None:
         plan = changed = Plan.model_validate(enumerated)
-    if (shaped := as_shown_values(plan.stored(), deps.tools.specs, frozenset(fixed))) is not None:
+    gazetteer = default_gazetteer()
+    shaped = as_shown_values(
+        plan.stored(), deps.tools.specs, frozenset(fixed), lambda text: gazetteer.lookup(text.split())
+    )
+    if shaped is not None:
         plan = changed = Plan.model_validate(shaped)
     schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
     if (dated := stated_day(plan, question, schemas, today=today_of(context), fixed=frozenset(fixed))) is not None:
