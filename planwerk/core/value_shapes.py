@@ -15,7 +15,7 @@ read as its format hint (``HH:MM``, ``YYYY-MM-DD``). Whether "Asia/Tokio" exists
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,9 +109,13 @@ class MisshapenValue:
     form: ValueForm
 
 
-def misshapen_values(plan: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[MisshapenValue]:
+def misshapen_values(
+    plan: Mapping[str, Any], specs: Mapping[str, ToolSpec], failed: Collection[tuple[str, str, str]] = ()
+) -> list[MisshapenValue]:
     """The top-level text arguments of ``plan``'s calls (literals, not references) that do not fit the form their
-    parameter's schema shows (:func:`value_form`), in plan order."""
+    parameter's schema shows (:func:`value_form`), in plan order; a value in ``failed`` ((tool, argument, value)
+    of calls that failed) counts as out of form whatever its marks: the tool has said it is not one of its
+    values."""
     found: list[MisshapenValue] = []
     for step in plan.get("steps") or []:
         for call in step.get("tools") or []:
@@ -122,7 +126,7 @@ def misshapen_values(plan: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> 
                 if not isinstance(value, str) or not isinstance(schema, Mapping):
                     continue
                 form = value_form(schema)
-                if form is not None and not form.fits(value):
+                if form is not None and (not form.fits(value) or (str(call.get("name")), argument, value) in failed):
                     found.append(MisshapenValue(str(call.get("id")), str(call.get("name")), argument, value, form))
     return found
 
@@ -151,6 +155,7 @@ def as_shown_values(
     specs: Mapping[str, ToolSpec],
     fixed: frozenset[str] = frozenset(),
     place_ids: PlaceIds = _no_place,
+    failed: Collection[tuple[str, str, str]] = (),
 ) -> dict[str, Any] | None:
     """``plan`` (as data) with each text value not written in its form (:func:`misshapen_values`) replaced by the one
     stretch of it that reads as the form's format hint ("15:00 Uhr" → "15:00" for ``HH:MM``), or by the one
@@ -159,27 +164,32 @@ def as_shown_values(
     forms share a mark with its form; ``None`` when no value has exactly one such example. Where no example holds
     it as written, the one example with a part that names the same place (``place_ids``) is taken: "Tokio" and
     'Asia/Tokyo' name one city (measured on the domain answers set: the 0.5B model wrote the German question's
-    "Tokio" three times). Calls of the tools in ``fixed`` (tools that change something) are left as planned.
+    "Tokio" three times). A value a call failed with (``failed``, :func:`misshapen_values`) is looked up the same
+    way by the places its parts name: after 'America/Berlin' failed, 'Europe/Berlin' (the same set: the 0.5B model
+    wrote the form of the first example with the asked city). Calls of the tools in ``fixed`` (tools that change
+    something) are left as planned.
 
     The form was shown and a small model wrote "Tokyo" again (the packaged 0.5B model on the domain answers set,
     with the reference time server); where the description itself holds the value's spelling, nothing is guessed."""
-    found = [m for m in misshapen_values(plan, specs) if m.tool not in fixed]
+    found = [m for m in misshapen_values(plan, specs, failed) if m.tool not in fixed]
     replaced: dict[tuple[str, str], str] = {}
     for misshapen in found:
         hint = misshapen.form.format_hint
         inside = re.findall(rf"(?<!\d){_hint_pattern(hint).pattern}(?!\d)", misshapen.value) if hint else []
         if len(inside) == 1:  # "15:00 Uhr" for HH:MM: the value in its form, with words around it
-            replaced[(misshapen.call_id, misshapen.argument)] = inside[0]
+            if inside[0] != misshapen.value:
+                replaced[(misshapen.call_id, misshapen.argument)] = inside[0]
             continue
         wanted = misshapen.value.strip().casefold().replace(" ", "_")
         properties = specs[misshapen.tool].input_schema.get("properties") or {}
         forms = [value_form(s) for s in properties.values() if isinstance(s, Mapping)]
         alike = [f for f in forms if f is not None and f.marks & misshapen.form.marks]
-        places = place_ids(misshapen.value.strip())
+        places = place_ids(misshapen.value.strip()).union(*map(place_ids, _parts(misshapen.value)))
         for examples in (misshapen.form.examples, tuple(e for f in alike for e in f.examples)):
             holding = {example for example in examples if wanted in _segments(example)}
             if not holding and places:
                 holding = {e for e in examples if any(places & place_ids(part) for part in _parts(e))}
+            holding.discard(misshapen.value)
             if len(holding) == 1:
                 replaced[(misshapen.call_id, misshapen.argument)] = holding.pop()
                 break

@@ -126,3 +126,23 @@ def test_a_value_naming_the_same_place_as_one_examples_part_is_written_as_that_e
     assert shown("Kolkata") is None and shown("Indien") is None  # no example names it: asked, not guessed
     plan = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": {"source_timezone": "Tokio"}}]}]}
     assert as_shown_values(plan, {"convert_time": spec}) is None  # without a gazetteer: names only as written
+
+
+def test_a_value_a_call_failed_with_is_written_as_the_one_example_naming_its_place() -> None:
+    # The 0.5B model on the domain answers set: 'America/Berlin' (the first example's form, the asked city) failed,
+    # and the corrected plan wrote it again. It fits the form, so only the tool's failure says it is no zone.
+    def place_ids(text: str) -> frozenset[int]:
+        return default_gazetteer().lookup(text.split())
+
+    spec = ToolSpec(name="convert_time", input_schema={"type": "object", "properties": {"source_timezone": ZONE}})
+
+    def shown(value: str, failed: set[tuple[str, str, str]]) -> object:
+        plan = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": {"source_timezone": value}}]}]}
+        found = as_shown_values(plan, {"convert_time": spec}, place_ids=place_ids, failed=failed)
+        return found["steps"][0]["tools"][0]["arguments"]["source_timezone"] if found else None
+
+    failed = {("convert_time", "source_timezone", "America/Berlin")}
+    assert shown("America/Berlin", failed) == "Europe/Berlin"
+    assert shown("America/Berlin", set()) is None  # in its form and not failed: the tool's to judge
+    assert shown("Europe/Berlin", {("convert_time", "source_timezone", "Europe/Berlin")}) is None  # nothing else
+    assert shown("America/Kolkata", {("convert_time", "source_timezone", "America/Kolkata")}) is None

@@ -653,6 +653,12 @@ def _values_from_answer(plan: Plan, state: AgentState) -> Plan | None:
     return Plan.model_validate(answered) if answered is not None else None
 
 
+NOT_THE_VALUES: frozenset[str] = frozenset(
+    {"timeout", "unavailable", "unauthorized", "forbidden", "skipped", "rejected"}
+)
+"""Failures that say nothing against a call's values: the service was down or refused, the call did not run."""
+
+
 def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
     """``plan`` with the question's numbers written as its arguments take them, where the profile asks for every
     question number: a percentage as the fraction an argument's description shows by example
@@ -665,7 +671,8 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     'Asia/Tokyo', :func:`planwerk.core.value_shapes.as_shown_values`),
     and the one day the question names given to the one parameter that takes a day and was left out
     (:func:`planwerk.core.date_values.stated_day`); ``None`` when nothing changes. The changed plan is checked like
-    any plan. Blocking (the date reader): runs in a worker thread."""
+    any plan. A value an earlier call failed with is written in its form the same way when one example names its
+    place. Blocking (the date reader): runs in a worker thread."""
     profile = profile_of(context)
     if not profile.every_question_number or profile.plan_format != "json" or state.get("rounds"):
         return None
@@ -688,8 +695,15 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     if (enumerated := stated_enum_values(plan, question, deps.tools.specs, fixed)) is not None:
         plan = changed = Plan.model_validate(enumerated)
     gazetteer = default_gazetteer()
+    failed = {
+        (str(call["tool"]), argument, value)
+        for call in state.get("calls", [])
+        if call["status"] != "ok" and call.get("kind") not in NOT_THE_VALUES
+        for argument, value in (call.get("args") or {}).items()
+        if isinstance(value, str)
+    }
     shaped = as_shown_values(
-        plan.stored(), deps.tools.specs, frozenset(fixed), lambda text: gazetteer.lookup(text.split())
+        plan.stored(), deps.tools.specs, frozenset(fixed), lambda text: gazetteer.lookup(text.split()), failed
     )
     if shaped is not None:
         plan = changed = Plan.model_validate(shaped)
