@@ -156,9 +156,12 @@ def as_shown_values(
     fixed: frozenset[str] = frozenset(),
     place_ids: PlaceIds = _no_place,
     failed: Collection[tuple[str, str, str]] = (),
+    question: str = "",
 ) -> dict[str, Any] | None:
     """``plan`` (as data) with each text value not written in its form (:func:`misshapen_values`) replaced by the one
-    stretch of it that reads as the form's format hint ("15:00 Uhr" → "15:00" for ``HH:MM``), or by the one
+    stretch of it that reads as the form's format hint ("15:00 Uhr" → "15:00" for ``HH:MM``), else by the one
+    such stretch of ``question`` ("2026-11-26" for ``HH:MM`` → "16:00" when the question states 16:00 and no other
+    time: a corrected plan of the 0.5B model wrote the prompt's date there, on the answers set), or by the one
     example of the form that holds it whole between its marks ("Berlin" → 'Europe/Berlin', "New York" →
     'America/New_York'), looked up in the argument's own examples, else in those of the tool's arguments whose
     forms share a mark with its form; ``None`` when no value has exactly one such example. Where no example holds
@@ -175,7 +178,10 @@ def as_shown_values(
     replaced: dict[tuple[str, str], str] = {}
     for misshapen in found:
         hint = misshapen.form.format_hint
-        inside = re.findall(rf"(?<!\d){_hint_pattern(hint).pattern}(?!\d)", misshapen.value) if hint else []
+        stretch = rf"(?<!\d){_hint_pattern(hint).pattern}(?!\d)" if hint else None
+        inside = re.findall(stretch, misshapen.value) if stretch else []
+        if len(inside) != 1 and stretch:  # none in the value: the question's one stretch in the form
+            inside = sorted(set(re.findall(stretch, question)))
         if len(inside) == 1:  # "15:00 Uhr" for HH:MM: the value in its form, with words around it
             if inside[0] != misshapen.value:
                 replaced[(misshapen.call_id, misshapen.argument)] = inside[0]

@@ -146,3 +146,16 @@ def test_a_value_a_call_failed_with_is_written_as_the_one_example_naming_its_pla
     assert shown("America/Berlin", set()) is None  # in its form and not failed: the tool's to judge
     assert shown("Europe/Berlin", {("convert_time", "source_timezone", "Europe/Berlin")}) is None  # nothing else
     assert shown("America/Kolkata", {("convert_time", "source_timezone", "America/Kolkata")}) is None
+
+
+def test_a_value_out_of_its_hinted_form_takes_the_questions_one_stretch_in_that_form() -> None:
+    # The 0.5B model on the domain answers set: a corrected plan wrote the prompt's date as the time (HH:MM).
+    def shown(value: str, question: str) -> object:
+        plan = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": {"time": value}}]}]}
+        found = as_shown_values(plan, {"convert_time": CONVERT}, question=question)
+        return found["steps"][0]["tools"][0]["arguments"]["time"] if found else None
+
+    assert shown("2026-11-26", "When it is 16:00 in Berlin, what time is it in Tokyo?") == "16:00"
+    assert shown("2026-11-26", "Is 9:00 or 17:00 later in Tokyo than in Berlin?") is None  # two: asked
+    assert shown("2026-11-26", "What time is it in Tokyo?") is None
+    assert shown("16:00", "At 9:00?") is None  # in its form: left as planned

@@ -886,19 +886,25 @@ async def test_a_value_not_written_as_its_tools_description_shows_is_asked_about
 
 async def test_a_value_a_call_failed_with_is_written_as_the_one_example_naming_its_place() -> None:
     # The reference time server, real over stdio. The 0.5B model wrote 'America/Berlin' (the first example's form
-    # with the asked city); it failed, and the corrected plan wrote it again. The second time it is written as the
-    # one example naming Berlin, the server's local zone 'Europe/Berlin', in code.
+    # with the asked city); it failed, and the corrected plan wrote it again, with the prompt's date as the time.
+    # The second time the zone is written as the one example naming Berlin, the server's local zone
+    # 'Europe/Berlin', and the time as the question's one clock time, in code.
     from tests.third_party import time_server
 
     command, *args = time_server()
     wrong = {"source_timezone": "America/Berlin", "time": "16:00", "target_timezone": "Asia/Tokyo"}
+    corrected = {**wrong, "time": "2026-11-26"}
     async with open_tools({"mcpServers": {"time": {"command": command, "args": args, "timeout": 30}}}) as tools:
-        model = ReplayChatModel.of([plan({"id": "c", "name": "convert_time", "arguments": wrong})] * 2 + ["-"] * 2)
+        model = ReplayChatModel.of(
+            [plan({"id": "c", "name": "convert_time", "arguments": wrong}),
+             plan({"id": "c", "name": "convert_time", "arguments": corrected}), "-", "-"]
+        )  # fmt: skip
         async with agent(model, tools, profile="generic-en") as planwerk:
             reply = await planwerk.ask("When it is 16:00 in Berlin, what time is it in Tokyo?")
-    zones = [e["args"]["source_timezone"] for e in reply.events if e["event"] == "tool_call"]
+    ran = [(e["args"]["source_timezone"], e["args"]["time"]) for e in reply.events if e["event"] == "tool_call"]
     outcomes = [e["event"] for e in reply.events if e["event"] in ("tool_result", "tool_error")]
-    assert (zones, outcomes) == (["America/Berlin", "Europe/Berlin"], ["tool_error", "tool_result"])
+    assert ran == [("America/Berlin", "16:00"), ("Europe/Berlin", "16:00")]
+    assert outcomes == ["tool_error", "tool_result"]
 
 
 def test_extract_is_offered_only_beside_a_tool_that_returns_text(bank: Any) -> None:

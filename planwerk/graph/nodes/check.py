@@ -703,7 +703,12 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         if isinstance(value, str)
     }
     shaped = as_shown_values(
-        plan.stored(), deps.tools.specs, frozenset(fixed), lambda text: gazetteer.lookup(text.split()), failed
+        plan.stored(),
+        deps.tools.specs,
+        frozenset(fixed),
+        lambda text: gazetteer.lookup(text.split()),
+        failed,
+        question,
     )
     if shaped is not None:
         plan = changed = Plan.model_validate(shaped)
