@@ -17,7 +17,7 @@ last. A month without a day ("September 2026") is dropped: dateparser fills in t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 
@@ -174,6 +174,8 @@ def find_dates(text: str, today: date, languages: tuple[str, ...] = ("de", "en")
         cleaned = " ".join(tokens).rstrip("?!,;:")
         if len(tokens) == 1 and not _NUMERIC_DATE.search(cleaned) and len(cleaned) < MIN_WORD_MENTION:
             continue
+        if _names_no_day(cleaned, fillers):
+            continue
         if any(t.lower().strip(".,") in MONTH_WORDS for t in tokens) and not _DAY_NUMBER.search(cleaned):
             continue  # a month without a day
         if any(m.text == cleaned for m in mentions):
@@ -182,6 +184,15 @@ def find_dates(text: str, today: date, languages: tuple[str, ...] = ("de", "en")
             mentions.append(start)
         mentions.append(DateMention(cleaned, moment.date()))
     return mentions
+
+
+def _names_no_day(mention: str, fillers: Collection[str]) -> bool:
+    """Whether ``mention`` is a clock time with at most one short word ("12:00 Uhr", "at 9:30"): dateparser reads it
+    as today, but it names no day (the answer check then took a time conversion's next day for a day not asked)."""
+    if not CLOCK_TIME.search(mention) or _NUMERIC_DATE.search(mention):
+        return False
+    rest = [w for w in CLOCK_TIME.sub(" ", mention).split() if w.lower().strip(".,") not in fillers]
+    return not rest or (len(rest) == 1 and len(rest[0]) < MIN_WORD_MENTION)
 
 
 def _range_start(text: str, mention: str, end: date) -> DateMention | None:

@@ -71,6 +71,18 @@ def test_a_clock_time_is_stated_for_the_place_whose_part_of_the_result_holds_it(
     assert ("misplaced" in found) is flagged, found
 
 
+def test_a_conversion_past_midnight_names_the_next_day_which_no_clock_time_of_the_question_asked_against() -> None:
+    # The domain answers set (time4, time6): "12:00 Uhr" was read as today, and the result's next day rejected.
+    tokyo = call_record(
+        "c1", "convert_time",
+        args={"source_timezone": "Europe/Berlin", "time": "23:00", "target_timezone": "Asia/Tokyo"},
+        result={"source": {"timezone": "Europe/Berlin", "datetime": "2026-01-16T23:00:00+01:00"},
+                "target": {"timezone": "Asia/Tokyo", "datetime": "2026-01-17T07:00:00+09:00"}},
+    )  # fmt: skip
+    question = "Es ist 23:00 Uhr in Berlin. Wie spät ist es dann in Tokio?"
+    assert kinds("In Tokio ist es dann 07:00 Uhr am 17. Januar 2026.", question, calls=[tokyo]) == []
+
+
 def test_the_answer_is_in_the_questions_language_refusals_too() -> None:
     """Issue 30: English questions were refused in German."""
     refusal = "Diese Frage kann ich nicht beantworten, da sie nicht dem Kontext des Assistenten entspricht."

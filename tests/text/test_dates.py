@@ -36,6 +36,9 @@ TODAY = date(2026, 11, 22)  # a Sunday
         ("Wetter im Dezember 2026 in Rom", []),  # a month is no day (dateparser would add today's, the 22nd)
         ("Wetter vom 28. bis 3. Dezember 2026", [("3. Dezember 2026", "2026-12-03")]),  # no start after the end
         ("Wo kann man das Razepato am besten beobachten?", []),
+        # a clock time names no day (dateparser reads "12:00 Uhr" as today): the domain answers set's time4
+        ("Es ist 12:00 Uhr in Tokio. Wie spät ist es dann in Berlin?", []),
+        ("Wie wird das Wetter morgen um 12:00 Uhr?", [("morgen um 12:00 Uhr", "2026-11-23")]),
     ],
 )
 def test_find_dates(question: str, expected: list[tuple[str, str]]) -> None:
