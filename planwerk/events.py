@@ -66,7 +66,8 @@ class RetrievalEvent(_Tagged):
 
 
 class PlanEvent(_Tagged):
-    """A plan passed the check and will run (``check``)."""
+    """A plan passed the check and will run (``check``), or, with ``from_context``, the empty plan that answers
+    from the retrieved context."""
 
     event: Literal["plan"]
     plan: PlanData
@@ -80,6 +81,9 @@ class PlanEvent(_Tagged):
     """Place arguments that named a city only in the genitive, written as its name in code, each as
     ``{"call_id": "geo", "old": "Barcelonas", "new": "Barcelona"}``: the plan check takes the genitive for the
     city, a geocoder does not (:func:`planwerk.core.scope.name_inflected_places`)."""
+    from_context: NotRequired[bool]
+    """The planner's plan was rejected, and the retrieved context answers the question by itself while the plan's
+    tools fit nothing it asks: nothing is called, the answer is written from the context (``check``)."""
     substituted: NotRequired[list[dict[str, Any]]]
     """The one place the planner invented (a few-shot example's city) replaced in code by the one it left out,
     as ``{"old": "Palma", "new": "Barcelona", "calls": ["geo_barcelona"], "renamed": {"geo_palma":

@@ -270,6 +270,34 @@ async def test_when_no_plan_passes_a_question_the_context_answers_is_answered_fr
     assert reply.metadata["answer_source"] == "fallback" and reply.metadata["grounded"] is True
 
 
+async def test_a_rejected_plan_whose_tools_fit_nothing_asked_gives_way_to_the_context_that_answers() -> None:
+    # Measured with the packaged 1.5B model on the demo question: three plans with coordinates of its own, each
+    # rejected, then the context's key sentence in code (78-109 s warm). Now: one plan, then the model's answer.
+    invented = json.dumps({"steps": [{"description": "", "tools": [{"id": "wx", "name": "get_weather", "arguments": {
+        "lat": 41.3851, "lon": 2.1734, "start_date": "2026-11-22", "end_date": "2026-11-22"}}]}]})  # fmt: skip
+    good = "Im Ebro-Becken südlich von Tarragona und in Grünanlagen von Barcelona (Razepato.txt)."
+    model = ReplayChatModel.of([invented, good])
+    async with Agent(model=model, tools=travel_tools(), retriever=OneHit(), context=TODAY) as agent:
+        reply = await agent.ask("Wo kann man das Razepato am besten beobachten?")
+    assert reply.answer == good and reply.metadata["answer_source"] == "model" and model.calls == 2
+    assert [e.get("from_context") for e in events(reply, "plan")] == [True]
+    assert events(reply, "plan")[0]["plan"]["steps"] == [] and not events(reply, "tool_call")
+
+
+async def test_a_rejected_plan_whose_tool_fits_the_question_is_planned_again_though_the_context_answers() -> None:
+    async def razepato_sightings(region: str) -> dict:
+        """Counted sightings of the Razepato in a region."""
+        return {"region": region, "sightings": 12}
+
+    invented = json.dumps({"steps": [{"description": "", "tools": [
+        {"id": "s", "name": "razepato_sightings", "arguments": {"region": "Valencia"}}]}]})  # fmt: skip
+    model = ReplayChatModel.of([invented, "nope", "no plan either"])
+    tools = FunctionToolSource([razepato_sightings])
+    async with Agent(model=model, tools=tools, retriever=OneHit(), context=TODAY) as agent:
+        reply = await agent.ask("Wo kann man das Razepato am besten beobachten?")
+    assert model.calls == 3 and not events(reply, "plan")  # "Razepato" is the tool's: the planner tries again
+
+
 async def test_when_no_plan_passes_a_question_the_context_does_not_answer_gets_the_honest_sentence() -> None:
     model = ReplayChatModel.of(["nope", "still nope", "no plan either"])
     async with Agent(model=model, tools=travel_tools(), retriever=OneHit(), context=TODAY) as agent:

@@ -89,7 +89,9 @@ async def test_injected_retrieved_text_cannot_make_the_planner_run_a_disallowed_
         "Barcelona liegt bei 41.38 N, 2.17 O.",
     ])  # fmt: skip
     async with Agent(model=model, tools=tools(log), retriever=InjectedRetriever(), context=guarded) as agent:
-        reply = await agent.ask("Wo liegt Barcelona?", thread_id="inj-rag")
+        # A question the poisoned chunk does not answer by itself (it would then answer from the chunk after the
+        # rejected plan, planwerk.graph.nodes.check._context_instead): the planner is asked again.
+        reply = await agent.ask("Welche Koordinaten hat Barcelona?", thread_id="inj-rag")
     assert INJECTION in model.prompts[0][-1].content  # retrieved text reached the prompt as context
     assert log == ["geocode Barcelona"]
     replan = next(e for e in reply.events if e["event"] == "replan")
