@@ -91,7 +91,7 @@ def build_answer_check(
         withheld=withheld_calls(calls, output_schemas, domain),
         domain=domain,
         last_result=last_result,
-        last_value=last_result_of(calls),
+        one_values=tuple(v for call in calls if (v := one_number_result(call)) is not None),
         estimated=estimated_results(calls, domain.estimate_fields),
         context=facts,
         analyze=analyze,
@@ -159,9 +159,14 @@ def reported_calls(plan: PlanData | None, calls: Sequence[Mapping[str, Any]]) ->
 
 def last_result_of(calls: Sequence[Mapping[str, Any]]) -> float | None:
     """The number the last call returned (``{"result": 126}`` or ``126``), if it succeeded."""
-    if not calls or calls[-1].get("status") != "ok":
+    return one_number_result(calls[-1]) if calls else None
+
+
+def one_number_result(call: Mapping[str, Any]) -> float | None:
+    """The number a call returned (``{"result": 126}``, ``{"area": 3.14}`` or ``126``), if it succeeded."""
+    if call.get("status") != "ok":
         return None
-    result = calls[-1].get("result")
+    result = call.get("result")
     if isinstance(result, Mapping):
         numbers = [v for v in result.values() if isinstance(v, int | float) and not isinstance(v, bool)]
         result = result.get("result", numbers[0] if len(numbers) == 1 else None)

@@ -134,8 +134,10 @@ class CheckSettings:
     """The profile's domain knowledge (tool labels, condition and estimate words)."""
     last_result: float | None = None
     """The last call's result, when the answer must state it."""
-    last_value: float | None = None
-    """The last call's one-number result whatever the profile: a bare number that is it is an answer ("42.")."""
+    one_values: tuple[float, ...] = ()
+    """The successful calls' one-number results whatever the profile: a bare number that is one of them is an
+    answer ("42."; "329" for "Was ist 987 geteilt durch 3?" when a stray ``add(323, 0)`` ran after the division,
+    measured on the domain answers set, where only the last call's counted)."""
     estimated: bool = False
     """A successful call's values are flagged an estimate: the answer must say so."""
     context: KeyFacts | None = None
@@ -240,7 +242,7 @@ def _empty(a: Answer) -> Iterator[Problem]:
         yield Problem("empty")
     elif not _WORDS.search(a.text) and not CLOCK_TIME.search(a.text):
         numbers, s = find_numbers(a.text), a.settings
-        computed = s.last_value is not None and any(number_grounded(n, [SourceNumber(s.last_value)]) for n in numbers)
+        computed = any(number_grounded(n, [SourceNumber(value) for value in s.one_values]) for n in numbers)
         results = [n for n in a.sources.delivered if n.unit != "date"]
         reports = s.report_results and s.last_result is None and not computed
         if not any(n.unit for n in numbers) and (reports or not any(number_grounded(n, results) for n in numbers)):

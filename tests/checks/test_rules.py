@@ -575,11 +575,24 @@ def test_a_bare_delivered_number_is_no_answer_where_the_answer_reports_results()
     # profile: the chain computed it
     result = call_record("a", "add", args={"arg_0": 20, "arg_1": 22}, result={"result": 42})
     assert problems("42.", calls=[result], report_results=True, last_result=42.0, dates=False) == []
-    assert problems("42.", calls=[result], report_results=True, last_value=42.0) == []
-    assert problems("20", calls=[result], report_results=True, last_value=42.0) == [Problem("empty", "20")]
-    assert problems("12.317", calls=[parks], report_results=True, last_value=None) == [Problem("empty", "12.317")]
+    assert problems("42.", calls=[result], report_results=True, one_values=(42.0,)) == []
+    assert problems("20", calls=[result], report_results=True, one_values=(42.0,)) == [Problem("empty", "20")]
+    assert problems("12.317", calls=[parks], report_results=True, one_values=()) == [Problem("empty", "12.317")]
     clock = call_record("t", "get_current_time", result={"datetime": "2026-11-23T01:15:58-05:00"})
     assert problems("01:15", calls=[clock], report_results=True) == []
+
+
+def test_a_bare_number_one_call_returned_is_an_answer_though_a_stray_call_ran_after_it() -> None:
+    # The domain answers set (0.5B): "Was ist 987 geteilt durch 3?" planned divide, then a stray add(323, 0);
+    # "329" was rejected twice as saying nothing, only the last call's one number counted.
+    from planwerk.checks import build_answer_check
+
+    divide = call_record("d", "divide", args={"arg_0": 987, "arg_1": 3}, result={"result": 329})
+    stray = call_record("a", "add", args={"arg_0": 323, "arg_1": 0}, result={"result": 323})
+    check = build_answer_check("Was ist 987 geteilt durch 3?", calls=[divide, stray], hits=[], today=None,
+                               plan=None, output_schemas={})  # fmt: skip
+    assert check("329").ok
+    assert [p.kind for p in check("987").problems] == ["empty"]  # the question's own number: no result
 
 
 @pytest.mark.parametrize(
