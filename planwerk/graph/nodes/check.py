@@ -682,10 +682,8 @@ def _values_from_answer(plan: Plan, state: AgentState) -> Plan | None:
     return Plan.model_validate(answered) if answered is not None else None
 
 
-NOT_THE_VALUES: frozenset[str] = frozenset(
-    {"timeout", "unavailable", "unauthorized", "forbidden", "skipped", "rejected"}
-)
-"""Failures that say nothing against a call's values: the service was down or refused, the call did not run."""
+NOT_THE_VALUES: frozenset[str] = frozenset({"timeout", "unavailable", "unauthorized", "forbidden", "rejected"})
+"""Failures that say nothing against a call's values: the service was down or refused it, or a person did."""
 
 
 def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
@@ -727,7 +725,7 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     failed = {
         (str(call["tool"]), argument, value)
         for call in state.get("calls", [])
-        if call["status"] != "ok" and call.get("kind") not in NOT_THE_VALUES
+        if call["status"] == "error" and call.get("kind") not in NOT_THE_VALUES
         for argument, value in (call.get("args") or {}).items()
         if isinstance(value, str)
     }
