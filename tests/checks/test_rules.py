@@ -351,6 +351,11 @@ def test_a_context_answer_carries_the_best_chunks_facts_and_names_its_source(gaz
     found = problems("Razepato am besten beobachten kann in Barcelona, ES.", hits=[RAZEPATO_HIT], asked=(question,),
                      **settings)  # fmt: skip
     assert [p.kind for p in found] == ["source_missing", "context_facts"]
+    # The 1.5B model's answer from the chunk's second sentence, which matches the question as well but for the
+    # document's name: the facts are there, only the source is missing (amended in code).
+    evening = "Das Razepato kann am besten beobachtet werden in den Abendstunden in den Parks Barcelonas."
+    found = problems(evening, hits=[RAZEPATO_HIT], asked=(question,), **settings)
+    assert [p.kind for p in found] == ["source_missing"]
     invented = "Im Ebro-Becken südlich von Tarragona und in Madrid (Razepato.txt)."
     assert problems(invented, hits=[RAZEPATO_HIT], asked=(question,), **settings) == [Problem("place", "Madrid")]
 
