@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from planwerk.text.places import tokens
+from planwerk.text.places import tokens, without_genitive_s
 
 Analyze = Callable[[str], list[str]]
 """Retrieval's analyzer: a text's stemmed words without stop words."""
@@ -72,7 +72,7 @@ def key_facts(
     shares any); words of the document's name (its subject) only break ties. The facts an answer may carry are the
     words of every sentence that shares as many of the question's words besides the subject: the tie-break picks
     what the prompt and the fallback quote, not what the question asks (measured with the 1.5B model on the demo
-    question: "in den Abendstunden in den Parks Barcelonas", from the chunk's second sentence, was rejected)."""
+    question, BENCHMARKS.md §14: an answer from the chunk's second sentence was rejected)."""
     text = str(hit.get("text", ""))
     asked = set(analyze(question))
     subject = subject_terms(hit, analyze=analyze)
@@ -131,8 +131,7 @@ def is_context_question(
 def carries_facts(answer: str, facts: KeyFacts, *, analyze: Analyze) -> bool:
     """Whether the answer holds at least :data:`MIN_CONTEXT_FACTS` of the key words (all, when there are fewer)."""
     said = set(analyze(answer))
-    # A name in the genitive keeps its -s through the stemmer ("Barcelonas"); the gazetteer reads it so too.
-    held = said | {term[:-1] for term in said if term.endswith("s") and len(term) > 4}
+    held = said | {base for term in said if (base := without_genitive_s(term))}  # as the gazetteer reads names
     held |= {_number_term(n) for n in _FACT_NUMBER.findall(answer)}
     return sum(term in held for term in facts.terms) >= min(MIN_CONTEXT_FACTS, len(facts.terms))
 

@@ -1,11 +1,10 @@
 """Which place each value belongs to: a value stated for a place must be one of that place's own results
 (``misplaced``), and each place the question asks about gets one of its own (``unreported``). Pure: no I/O.
 
-A call is about the places its arguments name; one call can be about two (a time conversion names both zones).
-Its result then says which value is whose by its structure: an object that names one place owns the clock times
-in it (:func:`place_times`). Measured on the domain bench's answer set (0.5B): after
-``convert_time(America/New_York, 15:00, Europe/Berlin)`` returned New York 15:00 and Berlin 21:00, "Die Zeit in New
-York ist 21:00 Uhr" was kept, every value grounded.
+A call is about the places its arguments name; one call can be about two (a conversion between two places). Its
+result then says which value is whose by its structure: an object that names one place owns the clock times in it
+(:func:`place_times`). Measured on the domain answers set (0.5B, BENCHMARKS.md §12): a conversion returned place A
+at 15:00 and place B at 21:00, and "the time in A is 21:00" was kept, every value grounded.
 
 Measured on the travel bench: "Die Temperatur in Barcelona ist 10.5°C, während die Temperatur in Madrid ist
 12.4°C." (12.4 °C was Barcelona's maximum, Madrid's forecast had failed), and "Compare the weather in Rome and
@@ -44,8 +43,8 @@ PlaceTimes = Mapping[int, set[tuple[int, int]]]
 
 
 def _string_places(value: str, gazetteer: Gazetteer) -> dict[str, frozenset[int]]:
-    """The places a short string names, by folded name: a part between separators ("Barcelona, Spanien",
-    "Europe/Berlin"; an identifier's underscores read as spaces)."""
+    """The places a short string names, by folded name: a part between separators ("<city>, <country>",
+    "<region>/<city>"; an identifier's underscores read as spaces)."""
     if len(value.split()) > MAX_PLACE_ARGUMENT_WORDS:
         return {}
     found: dict[str, frozenset[int]] = {}
@@ -156,7 +155,7 @@ def misplaced_times(
 ) -> Iterator[tuple[str, str]]:
     """(clock time, place) for each clock time stated in a clause that names exactly one place, which that
     place's part of the results does not hold, another place's part does, and ``elsewhere`` (the question, the
-    conversation) does not. A clause naming two places ("16:00 in Berlin ist 00:00 in Tokio") is not judged."""
+    conversation) does not. A clause naming two places ("16:00 in A is 00:00 in B") is not judged."""
     ends = [0, *(m.end() for m in _CLAUSE_END.finditer(answer)), len(answer)]
     for match in CLOCK_TIME.finditer(answer):
         start = max(e for e in ends if e <= match.start())

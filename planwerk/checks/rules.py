@@ -136,8 +136,8 @@ class CheckSettings:
     """The last call's result, when the answer must state it."""
     one_values: tuple[float, ...] = ()
     """The successful calls' one-number results whatever the profile: a bare number that is one of them is an
-    answer ("42."; "329" for "Was ist 987 geteilt durch 3?" when a stray ``add(323, 0)`` ran after the division,
-    measured on the domain answers set, where only the last call's counted)."""
+    answer ("42."; also when a stray call ran after the one that computed it: measured on the domain answers set,
+    where only the last call's counted)."""
     estimated: bool = False
     """A successful call's values are flagged an estimate: the answer must say so."""
     context: KeyFacts | None = None
@@ -377,8 +377,8 @@ def _all_failed(a: Answer) -> Iterator[Problem]:
     if not s.all_failed:
         return
     if s.refusals and echoes(a.text, s.refusals):
-        # The refusal says that no tool fits; one was called and failed (measured on the answer set: "none of the
-        # available tools provides reliable data" kept after convert_time failed on "America/Berlin").
+        # The refusal says that no tool fits; one was called and failed (measured on the domain answers set: the
+        # generic refusal kept after a call failed on its arguments).
         yield Problem("failure_refused", tool=s.all_failed[0][0], failure=s.all_failed[0][1])
         return
     if not (a.numbers or a.dates or CLOCK_TIME.search(a.text)):

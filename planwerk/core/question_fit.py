@@ -102,8 +102,8 @@ def unanchored_values(
     with ``question``, and no literal value is stated by the question or by ``said`` (the conversation, answers
     the person gave): neither its terms nor, for numbers, the number; ``[]`` otherwise, and when the calls hold no
     literal value, the question has fewer than :data:`MIN_JUDGED_WORDS` words, or it is written in another language
-    than the planned tools' descriptions (word overlap across languages says nothing: "Wie spät ist es in Tokio?"
-    shares no word with ``get_current_time``).
+    than the planned tools' descriptions (word overlap across languages says nothing: a German question shares no
+    word with the English name and description of the tool that answers it).
 
     Measured on a function-calling benchmark's irrelevance entries (0.5B model, no example for the tools): for
     "berapa satu tambah satu" the model looked up a contact named in the tool's description, for "Help work in

@@ -1,15 +1,14 @@
 """The form a tool's schema shows for an argument's values, and the plan's text values that are not in it. Pure.
 
-A tool's description often shows how its values are written: quoted examples ("IANA timezone name (e.g.,
-'America/New_York', 'Europe/London')"), a format hint ("in 24-hour format (HH:MM)"), or the JSON schema's own
-``examples``. A small model writes the value as the question says it instead ("Berlin", "15:00 Uhr"), and the call
-fails, the same way on every retry (measured: every ``convert_time`` call of the packaged 0.5B model on the domain
-answers set, with the reference time server). :func:`misshapen_values` finds such values before anything runs, so
-the check can ask about them once (:mod:`planwerk.graph.nodes.check`).
+A tool's description often shows how its values are written: quoted examples ("an identifier such as
+'<region>/<name>'"), a format hint ("in 24-hour format (HH:MM)"), or the JSON schema's own ``examples``. A small
+model writes the value as the question says it instead (a bare name, a time with a word after it), and the call
+fails, the same way on every retry (measured on the domain answers set, BENCHMARKS.md §12). :func:`misshapen_values`
+finds such values before anything runs, so the check can ask about them once (:mod:`planwerk.graph.nodes.check`).
 
 Only the form is compared, never a vocabulary: every mark (a character that is no letter, digit or space) that all
 of an argument's examples hold must be in the value ("/" for time zones, "@" for mail addresses), and a value must
-read as its format hint (``HH:MM``, ``YYYY-MM-DD``). Whether "Asia/Tokio" exists is the tool's to say.
+read as its format hint (``HH:MM``, ``YYYY-MM-DD``). Whether a value in the form exists is the tool's to say.
 """
 
 from __future__ import annotations
@@ -159,21 +158,17 @@ def as_shown_values(
     question: str = "",
 ) -> dict[str, Any] | None:
     """``plan`` (as data) with each text value not written in its form (:func:`misshapen_values`) replaced by the one
-    stretch of it that reads as the form's format hint ("15:00 Uhr" → "15:00" for ``HH:MM``), else by the one
-    such stretch of ``question`` ("2026-11-26" for ``HH:MM`` → "16:00" when the question states 16:00 and no other
-    time: a corrected plan of the 0.5B model wrote the prompt's date there, on the answers set), or by the one
-    example of the form that holds it whole between its marks ("Berlin" → 'Europe/Berlin', "New York" →
-    'America/New_York'), looked up in the argument's own examples, else in those of the tool's arguments whose
-    forms share a mark with its form; ``None`` when no value has exactly one such example. Where no example holds
-    it as written, the one example with a part that names the same place (``place_ids``) is taken: "Tokio" and
-    'Asia/Tokyo' name one city (measured on the domain answers set: the 0.5B model wrote the German question's
-    "Tokio" three times). A value a call failed with (``failed``, :func:`misshapen_values`) is looked up the same
-    way by the places its parts name: after 'America/Berlin' failed, 'Europe/Berlin' (the same set: the 0.5B model
-    wrote the form of the first example with the asked city). Calls of the tools in ``fixed`` (tools that change
-    something) are left as planned.
-
-    The form was shown and a small model wrote "Tokyo" again (the packaged 0.5B model on the domain answers set,
-    with the reference time server); where the description itself holds the value's spelling, nothing is guessed."""
+    stretch of it that reads as the form's format hint ("9:30 am" → "9:30" for ``HH:MM``), else by the one such
+    stretch of ``question`` (a date written for ``HH:MM`` → the question's one clock time), or by the one example of
+    the form that holds it whole between its marks ("new name" → '<region>/New_Name'), looked up in the argument's
+    own examples, else in those of the tool's arguments whose forms share a mark with its form; ``None`` when no
+    value has exactly one such example. Where no example holds it as written, the one example with a part that
+    names the same place (``place_ids``: another language's name for a city) is taken. A value a call failed with
+    (``failed``, :func:`misshapen_values`) is looked up the same way by the places its parts name: an example's
+    form with another region before the asked city is the one example naming that city. Calls of the tools in
+    ``fixed`` (tools that change something) are left as planned. Each rule came from the domain answers set
+    (BENCHMARKS.md §12), where the form was shown and the 0.5B model wrote the same value again; where the
+    description itself holds the value's spelling, nothing is guessed."""
     found = [m for m in misshapen_values(plan, specs, failed) if m.tool not in fixed]
     replaced: dict[tuple[str, str], str] = {}
     for misshapen in found:

@@ -45,6 +45,12 @@ def folded_words(text: str, min_letters: int = 1) -> set[str]:
     return {fold(word) for word in _TOKEN.findall(text) if len(word) >= min_letters}
 
 
+def without_genitive_s(word: str) -> str | None:
+    """``word`` without a trailing genitive -s, for words of more than four letters (a German name in the genitive;
+    the stemmer keeps it); ``None`` for other words."""
+    return word[:-1] if word.endswith("s") and len(word) > 4 else None
+
+
 @dataclass(frozen=True)
 class Gazetteer:
     """City names: folded name (words joined by one space) → ids of the cities it names. Build one with
@@ -107,7 +113,7 @@ class Gazetteer:
         key = " ".join(fold(w) for w in names)
         if found := self.names.get(key):
             return found
-        return self.names.get(key[:-1], frozenset()) if key.endswith("s") and len(key) > 4 else frozenset()
+        return self.names.get(base, frozenset()) if (base := without_genitive_s(key)) else frozenset()
 
 
 def _is_plain_name(name: str) -> bool:

@@ -15,6 +15,7 @@ from langgraph.types import Command
 
 from planwerk.checks import ProblemKind
 from planwerk.checks.context import context_answers
+from planwerk.checks.sources import DOWN_KINDS
 from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question, retarget_named_references
 from planwerk.core.date_values import DateValue, date_values, stated_day
@@ -201,10 +202,9 @@ def _context_instead(plan: Plan | None, state: AgentState, deps: Deps) -> bool:
     """Whether a rejected plan gives way to the retrieved context: nothing has run yet, the best chunk answers the
     question by itself (:func:`planwerk.checks.context.context_answers`), and no tool the plan calls shares a term
     with the question (its calls fit nothing the person asked). Measured with the packaged 1.5B model on the demo
-    question "Wo kann man das Razepato am besten beobachten?": three plans for ``get_parks`` with coordinates of its
-    own, each rejected, then the context's key sentence in code (78-109 s warm). "Which parks are within 20 km of
-    Barcelona?" is answered by a chunk too, by its words, and its ``get_parks`` plan shares "parks": it is planned
-    again. Blocking (the analyzer): runs in a worker thread."""
+    question (BENCHMARKS.md §14): three plans for a tool with coordinates of its own, each rejected, then the
+    context's key sentence in code. A tool question whose words a chunk also holds is planned again when the plan's
+    tool shares one of them. Blocking (the analyzer): runs in a worker thread."""
     hits = state.get("hits") or []
     if plan is None or not plan.call_count or state.get("calls") or not hits:
         return False
@@ -682,7 +682,7 @@ def _values_from_answer(plan: Plan, state: AgentState) -> Plan | None:
     return Plan.model_validate(answered) if answered is not None else None
 
 
-NOT_THE_VALUES: frozenset[str] = frozenset({"timeout", "unavailable", "unauthorized", "forbidden", "rejected"})
+NOT_THE_VALUES: frozenset[str] = DOWN_KINDS | {"rejected"}
 """Failures that say nothing against a call's values: the service was down or refused it, or a person did."""
 
 
@@ -694,8 +694,8 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     argument's name before the value written without it (:func:`planwerk.core.literals.unlabelled_values`), an
     optional argument left out set to the allowed values the question states
     (:func:`planwerk.core.enum_values.stated_enum_values`), a text value not in its form written as the one example
-    of the form that holds it or a part naming the same place ("Berlin" and "Tokio" as 'Europe/Berlin' and
-    'Asia/Tokyo', :func:`planwerk.core.value_shapes.as_shown_values`),
+    of the form that holds it or a part naming the same place (a bare city name as the example '<region>/<city>',
+    :func:`planwerk.core.value_shapes.as_shown_values`),
     and the one day the question names given to the one parameter that takes a day and was left out
     (:func:`planwerk.core.date_values.stated_day`); ``None`` when nothing changes. The changed plan is checked like
     any plan. A value an earlier call failed with is written in its form the same way when one example names its
