@@ -6,7 +6,12 @@
   names starting with ``$`` are renamed to placeholders before the conversion and put back into the grammar's
   string literals after it (rule names keep the placeholder, which is a valid rule name). And one more: for a
   regex ``pattern`` the converter writes escapes such as ``\\.`` that llama.cpp's parser refuses ("unknown
-  escape"); they become the plain character.
+  escape"); they become the plain character. And the converter (llama-cpp-python's port) reads the shorthand
+  classes ``\\d``, ``\\w``, ``\\s`` as the letters d, w, s: a date pattern ``^\\d{4}-\\d{2}-\\d{2}$`` became the
+  literal "dddd-d-d-d-d", so no date could be written and the model was pushed to anything else the schema
+  allowed. They are written as bracket classes before the conversion; a pattern with a shorthand no bracket
+  class can hold (``[\\D.]``) is dropped, which leaves the value a plain string (the plan check still
+  judges it).
 - planwerk's EBNF grammars (:mod:`planwerk.core.expression_grammar`, :mod:`planwerk.core.answers.grammar`) are
   written in the dialect xgrammar and GBNF share, so they pass unchanged; :func:`ebnf_gbnf` only checks the one
   thing that differs (GBNF rule names are letters, digits and dashes).
@@ -30,6 +35,9 @@ _GBNF_RULE_NAME = re.compile(r"^[A-Za-z0-9-]+$")
 _UNKNOWN_ESCAPE = re.compile(r"\\(.)")
 _GBNF_ESCAPES = frozenset('xuUtrn\\"[]')
 _DOLLAR_NAME = re.compile(r"^\$[A-Za-z0-9_]+$")
+_SHORTHAND_CLASSES = {"d": "0-9", "w": "A-Za-z0-9_", "s": " \\t\\n\\r"}
+"""What ``\\d``, ``\\w`` and ``\\s`` stand for in a bracket class (ASCII: what a JSON schema's pattern means for the
+values planwerk plans)."""
 
 
 class GrammarConversionError(ValueError):
@@ -67,6 +75,54 @@ def _rename_dollar_properties(node: Any, names: dict[str, str]) -> Any:
     return out
 
 
+def portable_pattern(pattern: str) -> str | None:
+    """``pattern`` with its shorthand classes (``\\d``, ``\\w``, ``\\s`` and their negations) written as bracket
+    classes, which llama.cpp's converter reads; ``None`` when one stands where a bracket class cannot hold it (a
+    negated shorthand inside brackets: ``[\\D.]``)."""
+    out: list[str] = []
+    in_class = negated = False
+    class_start = index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            code = pattern[index + 1]
+            index += 2
+            chars = _SHORTHAND_CLASSES.get(code.lower())
+            if chars is None:
+                out.append(char + code)
+            elif in_class:
+                if code.isupper():  # "[\\D…]": a class of everything but digits, plus more; brackets cannot say it
+                    return None
+                out.append(chars)
+            else:
+                out.append(f"[^{chars}]" if code.isupper() else f"[{chars}]")
+            continue
+        if char == "[" and not in_class:
+            in_class, class_start = True, index
+            negated = pattern[index + 1 : index + 2] == "^"
+        elif char == "]" and in_class and index > class_start + 1 + negated:  # "[]…]" and "[^]…]" hold a "]"
+            in_class = False
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _portable_patterns(node: Any) -> Any:
+    """``node`` with every string ``pattern`` made :func:`portable_pattern` (dropped where it cannot be)."""
+    if isinstance(node, list):
+        return [_portable_patterns(item) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "pattern" and isinstance(value, str):
+            if (portable := portable_pattern(value)) is not None:
+                out[key] = portable
+        else:
+            out[key] = _portable_patterns(value)
+    return out
+
+
 def _unescape(match: re.Match[str]) -> str:
     """An escape GBNF's parser knows stays; another (``\\.``, ``\\$``, which the converter writes for regex
     patterns) becomes its plain character, which is what the pattern meant (the parser refuses it otherwise)."""
@@ -80,7 +136,7 @@ def json_schema_gbnf(schema: Mapping[str, Any]) -> str:
     if _PLACEHOLDER.split("{")[0] in json.dumps(schema, ensure_ascii=False):
         raise GrammarConversionError("the schema already holds a placeholder name; rename properties 'pwdollar…x'")
     names: dict[str, str] = {}
-    text = json.dumps(_rename_dollar_properties(schema, names), ensure_ascii=False)
+    text = json.dumps(_rename_dollar_properties(_portable_patterns(schema), names), ensure_ascii=False)
     import_llama_cpp()  # before llama_cpp's first import: the OpenMP policy must be set before the library loads
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 

@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks.model import math_specs
 from planwerk.core.expression_grammar import expression_grammar
-from planwerk.models.gbnf import GrammarConversionError, ebnf_gbnf, json_schema_gbnf
+from planwerk.models.gbnf import GrammarConversionError, ebnf_gbnf, json_schema_gbnf, portable_pattern
 from planwerk.models.llama_cpp_lib import llama_cpp_available
 from planwerk.models.llamacpp import CachedState, StateCache
 from planwerk.models.specs import choose_local_backend
@@ -98,3 +98,32 @@ def test_escapes_that_llama_cpp_does_not_read_become_plain_characters() -> None:
     grammar = json_schema_gbnf({"type": "string", "pattern": "^\\$ref:[a-z]+(\\.[a-z]+)*$"})
     assert "\\." not in grammar and "\\$" not in grammar
     assert '"\\""' in grammar  # a quote inside a literal stays escaped
+
+
+@pytest.mark.parametrize(
+    ("pattern", "portable"),
+    [
+        ("^\\d{4}-\\d{2}-\\d{2}$", "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"),
+        ("^[\\d.]+$", "^[0-9.]+$"),
+        ("^[^\\d]+$", "^[^0-9]+$"),
+        ("^\\S+@\\w+$", "^[^ \\t\\n\\r]+@[A-Za-z0-9_]+$"),
+        ("^[]\\d]$", "^[]0-9]$"),  # a "]" first in brackets is a character, not the end
+        ("^\\$ref:[a-z]+(\\.[a-z]+)*$", "^\\$ref:[a-z]+(\\.[a-z]+)*$"),  # other escapes stay
+        ("^[\\D.]$", None),  # no bracket class says "not a digit, or a dot"
+    ],
+)
+def test_shorthand_classes_become_bracket_classes(pattern: str, portable: str | None) -> None:
+    assert portable_pattern(pattern) == portable
+
+
+@needs_llama_cpp
+def test_a_date_pattern_admits_digits_and_not_the_letter_d() -> None:
+    # llama-cpp-python's converter reads \d as the letter d: the grammar admitted only "dddd-d-d-d-d".
+    grammar = json_schema_gbnf({"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$"})
+    assert "[0-9]" in grammar
+    assert "dd" not in grammar and "\\d" not in grammar
+
+
+@needs_llama_cpp
+def test_a_pattern_no_bracket_class_can_hold_leaves_a_plain_string() -> None:
+    assert json_schema_gbnf({"type": "string", "pattern": "^[\\D.]+$"}) == json_schema_gbnf({"type": "string"})

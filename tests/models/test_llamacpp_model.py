@@ -43,6 +43,10 @@ def test_a_constrained_json_plan_parses_and_names_loaded_tools(model: LlamaCppCh
     plan = json.loads(reply.text)  # the grammar admits only JSON of the schema
     names = {tool["name"] for step in plan["steps"] for tool in step["tools"]}
     assert names and names <= set(specs)
+    # The dates as the question has them: the tool's pattern ^\\d{4}-\\d{2}-\\d{2}$ admits them (it once admitted
+    # only the literal "dddd-d-d-d-d", and the model wrote references to fields that do not exist instead).
+    weather = [tool["arguments"] for step in plan["steps"] for tool in step["tools"] if tool["name"] == "get_weather"]
+    assert weather and weather[0]["start_date"] == weather[0]["end_date"] == "2026-11-22"
     assert reply.usage_metadata is not None and reply.usage_metadata["output_tokens"] > 0
     assert reply.response_metadata["cached_prefix_tokens"] > 0  # the system prefix was evaluated apart and kept
 
