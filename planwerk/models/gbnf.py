@@ -6,12 +6,12 @@
   names starting with ``$`` are renamed to placeholders before the conversion and put back into the grammar's
   string literals after it (rule names keep the placeholder, which is a valid rule name). And one more: for a
   regex ``pattern`` the converter writes escapes such as ``\\.`` that llama.cpp's parser refuses ("unknown
-  escape"); they become the plain character. And the converter (llama-cpp-python's port) reads the shorthand
-  classes ``\\d``, ``\\w``, ``\\s`` as the letters d, w, s: a date pattern ``^\\d{4}-\\d{2}-\\d{2}$`` became the
-  literal "dddd-d-d-d-d", so no date could be written and the model was pushed to anything else the schema
-  allowed. They are written as bracket classes before the conversion; a pattern with a shorthand no bracket
-  class can hold (``[\\D.]``) is dropped, which leaves the value a plain string (the plan check still
-  judges it).
+  escape"); they become the plain character. And the converter (llama-cpp-python's port) misreads patterns
+  silently: ``\\d``, ``\\w``, ``\\s`` as the letters d, w, s (a date pattern ``^\\d{4}-\\d{2}-\\d{2}$`` admitted
+  only the literal "dddd-d-d-d-d", so no plan could carry a date), and a top-level ``a|b`` as an alternative of
+  the whole rule, quotes included; it refuses unanchored patterns. So each pattern is first written in the dialect
+  it reads (:func:`portable_pattern`), and one it still cannot read is left out: the value is then a plain string,
+  which the plan check judges.
 - planwerk's EBNF grammars (:mod:`planwerk.core.expression_grammar`, :mod:`planwerk.core.answers.grammar`) are
   written in the dialect xgrammar and GBNF share, so they pass unchanged; :func:`ebnf_gbnf` only checks the one
   thing that differs (GBNF rule names are letters, digits and dashes).
@@ -23,11 +23,14 @@ parser reports an error and returns no sampler, which must never reach the sampl
 from __future__ import annotations
 
 import json
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from planwerk.models.llama_cpp_lib import import_llama_cpp
+
+log = logging.getLogger(__name__)
 
 _PLACEHOLDER = "pwdollar{index}x"
 _RULE_NAME = re.compile(r"^\s*([^\s:]+)\s*::=", re.MULTILINE)
@@ -38,6 +41,9 @@ _DOLLAR_NAME = re.compile(r"^\$[A-Za-z0-9_]+$")
 _SHORTHAND_CLASSES = {"d": "0-9", "w": "A-Za-z0-9_", "s": " \\t\\n\\r"}
 """What ``\\d``, ``\\w`` and ``\\s`` stand for in a bracket class (ASCII: what a JSON schema's pattern means for the
 values planwerk plans)."""
+_LITERAL_ESCAPES = frozenset("ntrxu")
+"""Escapes of letters that mean the same in a regex and in GBNF (a character); any other letter or digit after a
+backslash means something the converter does not know and reads as that letter."""
 
 
 class GrammarConversionError(ValueError):
@@ -76,18 +82,23 @@ def _rename_dollar_properties(node: Any, names: dict[str, str]) -> Any:
 
 
 def portable_pattern(pattern: str) -> str | None:
-    """``pattern`` with its shorthand classes (``\\d``, ``\\w``, ``\\s`` and their negations) written as bracket
-    classes, which llama.cpp's converter reads; ``None`` when one stands where a bracket class cannot hold it (a
-    negated shorthand inside brackets: ``[\\D.]``)."""
+    """``pattern`` in the regex dialect llama.cpp's converter reads, meaning the same: shorthand classes (``\\d``,
+    ``\\w``, ``\\s`` and their negations) as bracket classes, ``(?:`` as ``(``, anchored at both ends (a JSON
+    schema's pattern matches anywhere unless anchored; the converter takes only ``^…$``, and reads a top-level
+    ``a|b`` as an alternative of the whole rule, quotes included), so the body is grouped where that matters.
+    ``None`` when a shorthand stands where a bracket class cannot hold it (a negated one inside brackets:
+    ``[\\D.]``), or for an escape the converter would read as a letter (``\\b``, ``\\1``, ``\\p{L}``)."""
     out: list[str] = []
-    in_class = negated = False
-    class_start = index = 0
+    in_class = negated = alternation = False
+    depth = class_start = index = 0
     while index < len(pattern):
         char = pattern[index]
         if char == "\\" and index + 1 < len(pattern):
             code = pattern[index + 1]
             index += 2
             chars = _SHORTHAND_CLASSES.get(code.lower())
+            if chars is None and code.isalnum() and code not in _LITERAL_ESCAPES:
+                return None  # a word boundary, a back-reference, \\p{…}: the converter would read a letter
             if chars is None:
                 out.append(char + code)
             elif in_class:
@@ -97,29 +108,53 @@ def portable_pattern(pattern: str) -> str | None:
             else:
                 out.append(f"[^{chars}]" if code.isupper() else f"[{chars}]")
             continue
-        if char == "[" and not in_class:
+        if in_class:
+            if char == "]" and index > class_start + 1 + negated:  # "[]…]" and "[^]…]" hold a "]"
+                in_class = False
+        elif char == "[":
             in_class, class_start = True, index
             negated = pattern[index + 1 : index + 2] == "^"
-        elif char == "]" and in_class and index > class_start + 1 + negated:  # "[]…]" and "[^]…]" hold a "]"
-            in_class = False
+        elif char == "(":
+            depth += 1
+            if pattern.startswith("?:", index + 1):  # a group that captures nothing matches the same as one that does
+                index += 2
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            alternation = True
         out.append(char)
         index += 1
-    return "".join(out)
+    body = "".join(out)
+    starts = body.startswith("^")
+    ends = body.endswith("$") and not body.endswith("\\$")
+    body = body[1 if starts else 0 : len(body) - 1 if ends else len(body)]
+    if starts and ends and not alternation:
+        return f"^{body}$"
+    return f"^{'' if starts else '.*'}({body}){'' if ends else '.*'}$"
 
 
-def _portable_patterns(node: Any) -> Any:
-    """``node`` with every string ``pattern`` made :func:`portable_pattern` (dropped where it cannot be)."""
+def _portable_patterns(node: Any, convert: Callable[[str], str]) -> Any:
+    """``node`` with every string ``pattern`` made :func:`portable_pattern`, and dropped where it cannot be or where
+    ``convert`` (llama.cpp's converter) still refuses it (a lookahead, ``\\b``): the value is then a plain string,
+    which the plan check judges; one tool's odd pattern must not cost every plan its grammar."""
     if isinstance(node, list):
-        return [_portable_patterns(item) for item in node]
+        return [_portable_patterns(item, convert) for item in node]
     if not isinstance(node, Mapping):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "pattern" and isinstance(value, str):
-            if (portable := portable_pattern(value)) is not None:
-                out[key] = portable
+            portable = portable_pattern(value)
+            try:
+                if portable is not None:
+                    convert(json.dumps({"type": "string", "pattern": portable}))
+                    out[key] = portable
+                    continue
+            except Exception:  # the converter raises assertions with its own message
+                pass
+            log.info("the pattern %r is left out of the grammar: llama.cpp's converter cannot read it", value)
         else:
-            out[key] = _portable_patterns(value)
+            out[key] = _portable_patterns(value, convert)
     return out
 
 
@@ -136,9 +171,12 @@ def json_schema_gbnf(schema: Mapping[str, Any]) -> str:
     if _PLACEHOLDER.split("{")[0] in json.dumps(schema, ensure_ascii=False):
         raise GrammarConversionError("the schema already holds a placeholder name; rename properties 'pwdollar…x'")
     names: dict[str, str] = {}
-    text = json.dumps(_rename_dollar_properties(_portable_patterns(schema), names), ensure_ascii=False)
     import_llama_cpp()  # before llama_cpp's first import: the OpenMP policy must be set before the library loads
     from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    text = json.dumps(
+        _rename_dollar_properties(_portable_patterns(schema, json_schema_to_gbnf), names), ensure_ascii=False
+    )
 
     try:
         grammar = json_schema_to_gbnf(text)

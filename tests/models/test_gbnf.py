@@ -110,6 +110,12 @@ def test_escapes_that_llama_cpp_does_not_read_become_plain_characters() -> None:
         ("^[]\\d]$", "^[]0-9]$"),  # a "]" first in brackets is a character, not the end
         ("^\\$ref:[a-z]+(\\.[a-z]+)*$", "^\\$ref:[a-z]+(\\.[a-z]+)*$"),  # other escapes stay
         ("^[\\D.]$", None),  # no bracket class says "not a digit, or a dot"
+        ("[a-z]+", "^.*([a-z]+).*$"),  # a schema's pattern matches anywhere unless anchored
+        ("^ab", "^(ab).*$"),
+        ("^a|b$", "^(a|b)$"),  # the alternative is the pattern's, not the whole rule's
+        ("^(a|b)c$", "^(a|b)c$"),
+        ("^(?:ab)+$", "^(ab)+$"),
+        ("^a\\$", "^(a\\$).*$"),  # an escaped dollar is a character, not the end
     ],
 )
 def test_shorthand_classes_become_bracket_classes(pattern: str, portable: str | None) -> None:
@@ -125,5 +131,15 @@ def test_a_date_pattern_admits_digits_and_not_the_letter_d() -> None:
 
 
 @needs_llama_cpp
-def test_a_pattern_no_bracket_class_can_hold_leaves_a_plain_string() -> None:
-    assert json_schema_gbnf({"type": "string", "pattern": "^[\\D.]+$"}) == json_schema_gbnf({"type": "string"})
+@pytest.mark.parametrize("pattern", ["^[\\D.]+$", "^(?=a)[a-z]+$", "\\bword\\b"])
+def test_a_pattern_the_converter_cannot_read_leaves_a_plain_string(pattern: str) -> None:
+    # One tool's odd pattern (a lookahead, a word boundary) must not cost every plan its grammar.
+    plain = json_schema_gbnf({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]})
+    with_pattern = {"type": "object", "properties": {"x": {"type": "string", "pattern": pattern}}, "required": ["x"]}
+    assert json_schema_gbnf(with_pattern) == plain
+
+
+@needs_llama_cpp
+def test_an_alternation_keeps_the_quotes_around_every_alternative() -> None:
+    grammar = json_schema_gbnf({"type": "string", "pattern": "^a|b$"})
+    assert '"\\"" ("a" | "b") "\\""' in grammar, grammar
