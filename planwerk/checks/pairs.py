@@ -19,7 +19,7 @@ from typing import Any
 
 from planwerk.checks.domain import NO_DOMAIN
 from planwerk.checks.sources import Sources, _walk
-from planwerk.text.dates import CLOCK_TIME, clock_grounded, clock_times
+from planwerk.text.dates import CLOCK_TIME, clock_grounded, clock_times, find_date_claims
 from planwerk.text.numbers import NumberClaim, SourceNumber, number_grounded
 from planwerk.text.places import (
     MAX_PLACE_ARGUMENT_WORDS,
@@ -33,7 +33,7 @@ from planwerk.text.words import words
 
 _CLAUSE_END = re.compile(r"[.!?,;:](?=\s|$)|\n|\b(?:" + "|".join(map(re.escape, words().clause_ends)) + r")\b", re.I)
 """Where a clause ends: a value after it is no longer said of a place before it (a decimal comma is followed by a
-digit, not a space)."""
+digit, not a space; a date's dots end none: :func:`clause_ends`)."""
 
 PlaceNumbers = Mapping[int, Sequence[SourceNumber]]
 """The numbers the successful calls about each city delivered, by city id."""
@@ -101,24 +101,52 @@ def place_results(
     return by_city
 
 
+def clause_ends(answer: str) -> list[int]:
+    """Where the clauses of ``answer`` end (the offsets of their ending marks), but for the dots inside a date ("am
+    20. Januar 2026 in Madrid": one clause)."""
+    dates = find_date_claims(answer)
+    return [
+        match.start()
+        for match in _CLAUSE_END.finditer(answer)
+        if not any(date.start <= match.start() < date.end - 1 for date in dates)
+    ]
+
+
+def _stated_for(
+    start: int, places: Sequence[PlaceClaim], ends: Sequence[int], values: Sequence[NumberClaim]
+) -> PlaceClaim | None:
+    """The place a value at ``start`` is stated for: the one place its clause names before it, or the last of
+    several when another value stands between that place and the one before ("in A 10.5 °C und in B 12.4 °C");
+    ``None`` when the clause names none, or several with nothing between ("in A und B 10.5 °C und 12.4 °C")."""
+    clause = max((end for end in ends if end < start), default=-1)
+    before = [p for p in places if p.start > clause and p.end <= start]
+    if not before:
+        return None
+    last = before[-1]
+    others = [p.end for p in before if fold(p.text) != fold(last.text)]
+    if others and not any(max(others) <= v.start and v.end <= last.start for v in values):
+        return None
+    return last
+
+
 def misplaced(
     answer: str, numbers: Sequence[NumberClaim], places: Sequence[PlaceClaim], elsewhere: Sequence[SourceNumber],
     place_numbers: PlaceNumbers,
 ) -> Iterator[tuple[str, str]]:  # fmt: skip
-    """(value, place) for each number with a unit stated after exactly one place in its clause that the calls about
+    """(value, place) for each number with a unit stated for one place (:func:`_stated_for`) that the calls about
     that place did not deliver, the calls about another place did, and neither the question nor a chunk says
-    (``elsewhere``). A value with no place or several before it in its clause is not judged."""
-    for number in numbers:
-        if number.unit in (None, "date"):
-            continue
-        before = [p for p in places if p.end <= number.start and not _CLAUSE_END.search(answer[p.end : number.start])]
-        if len({fold(p.text) for p in before}) != 1 or not (own := before[-1].ids & place_numbers.keys()):
+    (``elsewhere``). A value stated for no place, or for several at once, is not judged."""
+    ends = clause_ends(answer)
+    measured = [n for n in numbers if n.unit not in (None, "date")]
+    for number in measured:
+        place = _stated_for(number.start, places, ends, measured)
+        if place is None or not (own := place.ids & place_numbers.keys()):
             continue
         mine = [n for city in own for n in place_numbers[city]]
-        others = [n for city, found in place_numbers.items() if city not in before[-1].ids for n in found]
+        others = [n for city, found in place_numbers.items() if city not in place.ids for n in found]
         wrong = not number_grounded(number, mine) and not number_grounded(number, elsewhere)
         if wrong and number_grounded(number, others):
-            yield number.text, before[-1].text
+            yield number.text, place.text
 
 
 def place_times(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> dict[int, set[tuple[int, int]]]:
@@ -156,7 +184,7 @@ def misplaced_times(
     """(clock time, place) for each clock time stated in a clause that names exactly one place, which that
     place's part of the results does not hold, another place's part does, and ``elsewhere`` (the question, the
     conversation) does not. A clause naming two places ("16:00 in A is 00:00 in B") is not judged."""
-    ends = [0, *(m.end() for m in _CLAUSE_END.finditer(answer)), len(answer)]
+    ends = [0, *(end + 1 for end in clause_ends(answer)), len(answer)]
     for match in CLOCK_TIME.finditer(answer):
         start = max(e for e in ends if e <= match.start())
         end = min(e for e in ends if e >= match.end())

@@ -744,6 +744,12 @@ def test_a_value_stated_for_a_place_whose_calls_did_not_deliver_it_is_misplaced(
     answer = "Die Temperatur in Barcelona ist 10.5°C, während die Temperatur in Madrid ist 12.4°C."
     assert misplaced(answer, calls, gazetteer, asked) == [Problem("misplaced", "12.4°C", place="Madrid")]
     assert misplaced("In Barcelona 10.5 bis 12.4 °C; Madrid: keine Daten.", calls, gazetteer, asked) == []
+    # Measured again (c3, 0cf4e47): both places in one clause, a value between them; a date's dots end no clause.
+    answer = (
+        "Die Temperatur in Barcelona am 20. Januar 2026 beträgt 10.5 °C und in Madrid am 20. Januar 2026 "
+        "beträgt 12.4 °C."
+    )
+    assert misplaced(answer, calls, gazetteer, asked) == [Problem("misplaced", "12.4 °C", place="Madrid")]
 
 
 @pytest.mark.parametrize(
@@ -758,6 +764,10 @@ def test_a_value_stated_for_a_place_whose_calls_did_not_deliver_it_is_misplaced(
         ("Mit 14.7 °C ist es in Barcelona wärmer.", []),  # no place before the value: not judged
         ("In Rom. Bis 12.4 °C.", []),  # the place is in another sentence
         ("In Rom sind es 10,5 °C.", ["10,5 °C"]),  # a decimal comma ends no clause
+        ("In Barcelona sind es 12.4 °C und in Rom 10.5 °C.", ["10.5 °C"]),  # a value between: the last place's
+        ("In Barcelona sind es 12.4 °C und in Rom 14.7 °C.", []),
+        ("In Rom am 20. Januar bis 10.5 °C.", ["10.5 °C"]),  # a date's dot ends no clause
+        ("In Rom am 20. Januar. Bis 10.5 °C.", []),  # a sentence's dot after a date does
     ],
 )
 def test_each_place_gets_its_own_values(answer: str, wrong: list[str], gazetteer: Gazetteer) -> None:
