@@ -284,6 +284,34 @@ async def test_a_rejected_plan_whose_tools_fit_nothing_asked_gives_way_to_the_co
     assert events(reply, "plan")[0]["plan"]["steps"] == [] and not events(reply, "tool_call")
 
 
+WORK = Hit(
+    text="Das bekannteste Werk von Maximus Qvestus III trägt den Titel „Theorie der wandernden Zahlen“.",
+    score=0.95,
+    source="Maximus_Qvestus_III.txt#1",
+)
+
+
+class WorkHit:
+    """A retriever that always finds a chunk that answers the question and names no place."""
+
+    def search(self, query: str, k: int = 4) -> list[Hit]:
+        return [WORK]
+
+
+async def test_the_context_that_answers_wins_over_asking_for_a_place_the_misfit_plan_needed() -> None:
+    # Measured on the travel set (k6, 0cf4e47): a question about a person's work planned as parks near a place; the
+    # person was asked "For which place?" and got no answer. Here the plan invents a place.
+    misfit = json.dumps(
+        {"steps": [{"tools": [{**GEO, "arguments": {"destination": "Sevilla"}}]}, {"tools": [WEATHER]}]}
+    )
+    good = "Sein bekanntestes Werk ist die „Theorie der wandernden Zahlen“ (Maximus_Qvestus_III.txt)."
+    model = ReplayChatModel.of([misfit, good])
+    async with Agent(model=model, tools=travel_tools(), retriever=WorkHit(), context=TODAY) as agent:
+        reply = await agent.ask("Was ist das bekannteste Werk von Maximus Qvestus III?")
+    assert not reply.interrupts and reply.answer == good and model.calls == 2
+    assert [e.get("from_context") for e in events(reply, "plan")] == [True]
+
+
 async def test_a_rejected_plan_whose_tool_fits_the_question_is_planned_again_though_the_context_answers() -> None:
     async def razepato_sightings(region: str) -> dict:
         """Counted sightings of the Razepato in a region."""

@@ -128,7 +128,10 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
     questioned: str | None = None  # the kind of a question asked once per planning round
     if not problems and parsed is not None and attempts < context.max_plan_attempts:
         problems, questioned = await _question_once(parsed, state, context, deps)
-    if problems and checked.ask is not None and not state.get("clarifications"):
+    # Planning again would guess again when the context holds the answer (the model writes it from there); that
+    # also wins over asking the person for a value the plan only needed for its misfit calls.
+    from_context = bool(problems) and await asyncio.to_thread(_context_instead, checked.plan, state, deps)
+    if problems and not from_context and checked.ask is not None and not state.get("clarifications"):
         # The plan invented a value nobody gave: planning again invents the next one; the user is asked.
         runtime.stream_writer(
             ReplanEvent(event="replan", reason="\n".join(problems), decision="ask_user", attempt=attempts)
@@ -141,8 +144,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         runtime.stream_writer(
             ReplanEvent(event="replan", reason="\n".join(problems), decision="rejected", attempt=attempts)
         )
-        if await asyncio.to_thread(_context_instead, checked.plan, state, deps):
-            # Planning again would guess again; the context holds the answer (the model writes it from there).
+        if from_context:
             empty = Plan(steps=[], final=None).stored()
             runtime.stream_writer(
                 PlanEvent(event="plan", plan=empty, attempt=attempts, reordered=False, from_context=True)
