@@ -239,9 +239,11 @@ def call_values(
 ) -> list[str]:
     """A successful call's values in words (``"target datetime 27 November 2026, 00:00"``): the values whose keys
     the question names first, values that only repeat the call's arguments or the question last, false flags left
-    out; at most ``limit``. Free text shows as its length. A profile's ``domain`` names fields in words (its
-    ``field_labels``, ``true_labels`` and ``coded_fields`` in ``language``: "höchste Temperatur 17.2 °C",
-    "Gewitter"). A free text ``quotes`` offers shows as its placeholder (:func:`values_only`)."""
+    out; at most ``limit``, and then a true flag the domain says marks the values an estimate (its
+    ``estimate_fields``: without it an estimate would read as a forecast). Free text shows as its length. A
+    profile's ``domain`` names fields in words (its ``field_labels``, ``true_labels`` and ``coded_fields`` in
+    ``language``: "höchste Temperatur 17.2 °C", "Gewitter"). A free text ``quotes`` offers shows as its
+    placeholder (:func:`values_only`)."""
     texts = fallback_texts(language)
     style: ValueStyle = value_style(language)
     record = {"id": "c", "tool": "t", "status": "ok", "result": values_only(call.get("result"), texts, quotes)}
@@ -258,17 +260,21 @@ def call_values(
         return len(value) >= 3 and value in asked
 
     ranked: list[tuple[int, int, str]] = []
+    qualifiers: list[str] = []  # a flag that says what every other value is (an estimate) is never cut
     for order, slot in enumerate(slots.values()):
         if slot.kind == "flag" and not slot.value:
             continue
         path = slot.name.removeprefix("c").removeprefix(".")
+        if slot.kind == "flag" and domain is not None and path.rsplit(".", 1)[-1] in domain.estimate_fields:
+            qualifiers.append(_in_words(slot, path, style, language, domain))
+            continue
         if str(slot.value).casefold() in arguments:
             continue  # the call was given it: it says nothing new
         rank = 2 if echoed(slot) else 0 if _asked(path, question_words) else 1
         ranked.append((rank, order, _in_words(slot, path, style, language, domain)))
     ranked.sort()
     said = list(dict.fromkeys(text for _, _, text in ranked))
-    return said if limit is None else said[:limit]
+    return [*(said if limit is None else said[:limit]), *dict.fromkeys(qualifiers)]
 
 
 def _in_words(slot: Slot, path: str, style: ValueStyle, language: Language, domain: Domain | None) -> str:

@@ -111,5 +111,9 @@ def test_a_profile_names_its_fields_in_words_and_a_generic_one_does_not() -> Non
     assert "höchste Temperatur 13.6 °C" in german and "Gewitter" in german and "Schätzwert" in german, german
     english = " ".join(call_values(weather, "en", domain=travel))
     assert "high 13.6 °C" in english and "thunderstorm" in english, english
+    # The estimate flag qualifies every value: it is said even when more values than the limit come first
+    # (measured on the travel set, r4 at 0cf4e47: June's values from past years in a fallback read as a forecast).
+    many = {**weather, "result": {**weather["result"], "temp_min_c": 7.1, "precip_total_mm": 1.5, "rainy_days": 1}}
+    assert "estimate from past years" in call_values(many, "en", domain=travel, limit=2)
     generic = " ".join(call_values(weather, "de"))
     assert "Gewitter" not in generic and "Temperatur" not in generic and "temp max" in generic, generic
