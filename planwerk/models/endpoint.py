@@ -40,6 +40,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import Field, PrivateAttr
 
 from planwerk.models.endpoint_keys import endpoint_api_key
+from planwerk.models.gbnf import portable_schema
 from planwerk.models.stopping import RepetitionPolicy, repeating_period
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,10 @@ class EndpointUnavailableError(ConnectionError):
 
 
 def response_format_for(schema: Mapping[str, Any], form: SchemaFormat) -> dict[str, Any]:
-    """The ``response_format`` request field that constrains a reply to ``schema``, in the server's ``form``."""
+    """The ``response_format`` request field that constrains a reply to ``schema``, in the server's ``form``; its
+    regex patterns in the dialect a server's grammar converter reads (:func:`planwerk.models.gbnf.portable_schema`:
+    llama-cpp-python's server read ``\\d`` as the letter d, and no plan could carry a date)."""
+    schema = portable_schema(schema)
     if form == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "plan", "schema": dict(schema), "strict": True}}
     return {"type": "json_object", "schema": dict(schema)}

@@ -133,12 +133,14 @@ def portable_pattern(pattern: str) -> str | None:
     return f"^{'' if starts else '.*'}({body}){'' if ends else '.*'}$"
 
 
-def _portable_patterns(node: Any, convert: Callable[[str], str]) -> Any:
-    """``node`` with every string ``pattern`` made :func:`portable_pattern`, and dropped where it cannot be or where
-    ``convert`` (llama.cpp's converter) still refuses it (a lookahead, ``\\b``): the value is then a plain string,
-    which the plan check judges; one tool's odd pattern must not cost every plan its grammar."""
+def portable_schema(node: Any, convert: Callable[[str], Any] | None = None) -> Any:
+    """``node`` (a JSON schema) with every string ``pattern`` made :func:`portable_pattern`, and dropped where it
+    cannot be or where ``convert`` (a grammar converter, given a JSON schema's text) still refuses it (a lookahead):
+    the value is then a plain string, which the plan check judges; one tool's odd pattern must not cost every plan
+    its grammar. A model server converts the schema with a converter of its own (llama-cpp-python's server, the
+    same one): it gets the portable schema too."""
     if isinstance(node, list):
-        return [_portable_patterns(item, convert) for item in node]
+        return [portable_schema(item, convert) for item in node]
     if not isinstance(node, Mapping):
         return node
     out: dict[str, Any] = {}
@@ -147,14 +149,15 @@ def _portable_patterns(node: Any, convert: Callable[[str], str]) -> Any:
             portable = portable_pattern(value)
             try:
                 if portable is not None:
-                    convert(json.dumps({"type": "string", "pattern": portable}))
+                    if convert is not None:
+                        convert(json.dumps({"type": "string", "pattern": portable}))
                     out[key] = portable
                     continue
             except Exception:  # the converter raises assertions with its own message
                 pass
             log.info("the pattern %r is left out of the grammar: llama.cpp's converter cannot read it", value)
         else:
-            out[key] = _portable_patterns(value, convert)
+            out[key] = portable_schema(value, convert)
     return out
 
 
@@ -175,7 +178,7 @@ def json_schema_gbnf(schema: Mapping[str, Any]) -> str:
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     text = json.dumps(
-        _rename_dollar_properties(_portable_patterns(schema, json_schema_to_gbnf), names), ensure_ascii=False
+        _rename_dollar_properties(portable_schema(schema, json_schema_to_gbnf), names), ensure_ascii=False
     )
 
     try:

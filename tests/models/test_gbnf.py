@@ -3,6 +3,8 @@ pure, no model."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchmarks.model import math_specs
@@ -143,3 +145,14 @@ def test_a_pattern_the_converter_cannot_read_leaves_a_plain_string(pattern: str)
 def test_an_alternation_keeps_the_quotes_around_every_alternative() -> None:
     grammar = json_schema_gbnf({"type": "string", "pattern": "^a|b$"})
     assert '"\\"" ("a" | "b") "\\""' in grammar, grammar
+
+
+@pytest.mark.parametrize("form", ["json_schema", "json_object_schema"])
+def test_a_model_server_gets_the_schema_with_portable_patterns(form: str) -> None:
+    # llama-cpp-python's server converts a response_format schema with the same converter as the library.
+    from planwerk.models.endpoint import response_format_for
+
+    schema = {"type": "object", "properties": {"day": {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$"}}}
+    sent = json.dumps(response_format_for(schema, form))  # type: ignore[arg-type]
+    assert "[0-9]{4}-[0-9]{2}-[0-9]{2}" in sent and "\\\\d" not in sent
+    assert schema["properties"]["day"]["pattern"] == "^\\d{4}-\\d{2}-\\d{2}$"  # the caller's schema is unchanged

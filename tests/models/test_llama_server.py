@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import jsonschema
@@ -250,7 +251,7 @@ def fresh_llama_server(llama_python: Path, packaged_gguf: Path, tmp_path: Path) 
 
 @pytest.mark.slow
 def test_tokens_stream_and_plans_follow_the_plan_schema(llama_server: LlamaServer) -> None:
-    from benchmarks.model import plan_messages, travel_specs
+    from benchmarks.model import TODAY, plan_messages, travel_specs
     from planwerk.core.plan_schema import plan_json_schema
     from planwerk.models.specs import load_chat_model
 
@@ -262,7 +263,12 @@ def test_tokens_stream_and_plans_follow_the_plan_schema(llama_server: LlamaServe
     specs = travel_specs()
     schema = plan_json_schema(specs)
     reply = model.with_plan_schema(schema).invoke(plan_messages("Wie wird das Wetter morgen in Köln?", specs))
-    jsonschema.validate(json.loads(reply.text), schema)  # the server's grammar kept the plan inside the schema
+    plan = json.loads(reply.text)
+    jsonschema.validate(plan, schema)  # the server's grammar kept the plan inside the schema
+    # Tomorrow as the date pattern says (the server's converter once read \\d as the letter d: no date fit).
+    tomorrow = (TODAY + timedelta(days=1)).isoformat()
+    weather = [tool["arguments"] for step in plan["steps"] for tool in step["tools"] if tool["name"] == "get_weather"]
+    assert weather and weather[0]["start_date"] == tomorrow, plan
     assert model.schema_format == "json_object_schema"  # llama-cpp-python's form of a JSON-schema response
 
 
