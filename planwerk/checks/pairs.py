@@ -103,7 +103,7 @@ def place_results(
 
 def clause_ends(answer: str) -> list[int]:
     """Where the clauses of ``answer`` end (the offsets of their ending marks), but for the dots inside a date ("am
-    20. Januar 2026 in Madrid": one clause)."""
+    20. Januar 2026 in B": one clause)."""
     dates = find_date_claims(answer)
     return [
         match.start()
