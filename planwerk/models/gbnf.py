@@ -138,27 +138,38 @@ def portable_schema(node: Any, convert: Callable[[str], Any] | None = None) -> A
     cannot be or where ``convert`` (a grammar converter, given a JSON schema's text) still refuses it (a lookahead):
     the value is then a plain string, which the plan check judges; one tool's odd pattern must not cost every plan
     its grammar. A model server converts the schema with a converter of its own (llama-cpp-python's server, the
-    same one): it gets the portable schema too."""
-    if isinstance(node, list):
-        return [portable_schema(item, convert) for item in node]
-    if not isinstance(node, Mapping):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "pattern" and isinstance(value, str):
-            portable = portable_pattern(value)
+    same one): it gets the portable schema too. Each distinct pattern is rewritten once (a plan schema repeats the
+    reference pattern for every argument of every tool)."""
+    memo: dict[str, str | None] = {}
+
+    def readable(pattern: str) -> str | None:
+        if pattern not in memo:
+            portable = portable_pattern(pattern)
             try:
-                if portable is not None:
-                    if convert is not None:
-                        convert(json.dumps({"type": "string", "pattern": portable}))
-                    out[key] = portable
-                    continue
+                if portable is not None and convert is not None:
+                    convert(json.dumps({"type": "string", "pattern": portable}))
             except Exception:  # the converter raises assertions with its own message
-                pass
-            log.info("the pattern %r is left out of the grammar: llama.cpp's converter cannot read it", value)
-        else:
-            out[key] = portable_schema(value, convert)
-    return out
+                portable = None
+            if portable is None:
+                log.info("the pattern %r is left out of the grammar: the grammar converter cannot read it", pattern)
+            memo[pattern] = portable
+        return memo[pattern]
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, list):
+            return [walk(entry) for entry in item]
+        if not isinstance(item, Mapping):
+            return item
+        out: dict[str, Any] = {}
+        for key, value in item.items():
+            if key == "pattern" and isinstance(value, str):
+                if (portable := readable(value)) is not None:
+                    out[key] = portable
+            else:
+                out[key] = walk(value)
+        return out
+
+    return walk(node)
 
 
 def _unescape(match: re.Match[str]) -> str:
