@@ -151,3 +151,7 @@ def test_a_question_in_another_language_than_the_tools_is_not_judged_by_word_ove
     time = [("get_current_time", {"timezone": "Asia/Tokyo"})]
     assert unanchored_values("Wie spät ist es jetzt in Tokio?", [], time, CONTACTS, analyze) == []
     assert unanchored_values("Where is the opera house of Paris?", [], time, CONTACTS, analyze) == ['"Asia/Tokyo"']
+    # Numbers are written the same in every language: a German request for a poem planned as a calculation.
+    adding = [("view_profile", {"professional_id": 10})]
+    assert unanchored_values("Schreib mir ein Gedicht über Katzen.", [], adding, CONTACTS, analyze) == ["10"]
+    assert unanchored_values("Zeig mir das Profil von Anbieter 10.", [], adding, CONTACTS, analyze) == []

@@ -312,6 +312,40 @@ async def test_the_context_that_answers_wins_over_asking_for_a_place_the_misfit_
     assert [e.get("from_context") for e in events(reply, "plan")] == [True]
 
 
+BIOGRAPHY = Hit(
+    text="Maximus Qvestus der III. wurde der Überlieferung nach in der Universitätsstadt Valebris geboren.",
+    score=0.81,
+    source="Maximus_Qvestus_III.txt#0",
+)
+THEORY = Hit(
+    text="Sein bekanntestes Werk trägt den Titel „Theorie der wandernden Zahlen“. Qvestus beschreibt darin Zahlen.",
+    score=0.78,
+    source="Maximus_Qvestus_III.txt#1",
+)
+
+
+class BiographyFirst:
+    """Retrieval as measured on the travel set (k6): the biography first, then the chunk on his work, which names
+    him only as "Qvestus"."""
+
+    def search(self, query: str, k: int = 4) -> list[Hit]:
+        return [BIOGRAPHY, THEORY]
+
+
+async def test_the_chunk_that_answers_counts_with_its_documents_name_and_need_not_be_ranked_first() -> None:
+    # Measured on the travel set (k6, c06129a): parks near a place from a call the plan left out, then the person
+    # was asked "For which place?". Here the weather there.
+    misfit = json.dumps({"steps": [{"tools": [{"id": "w", "name": "get_weather", "arguments": {
+        "lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "start_date": "2026-11-22",
+        "end_date": "2026-11-22"}}]}]})  # fmt: skip
+    good = "Sein bekanntestes Werk ist die „Theorie der wandernden Zahlen“ (Maximus_Qvestus_III.txt)."
+    model = ReplayChatModel.of([misfit, good])
+    async with Agent(model=model, tools=travel_tools(), retriever=BiographyFirst(), context=TODAY) as agent:
+        reply = await agent.ask("Was ist das bekannteste Werk von Maximus Qvestus III?")
+    assert not reply.interrupts and reply.answer == good and model.calls == 2
+    assert [e.get("from_context") for e in events(reply, "plan")] == [True]
+
+
 async def test_a_rejected_plan_whose_tool_fits_the_question_is_planned_again_though_the_context_answers() -> None:
     async def razepato_sightings(region: str) -> dict:
         """Counted sightings of the Razepato in a region."""

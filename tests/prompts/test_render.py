@@ -130,6 +130,13 @@ def test_long_descriptions_are_cut_so_a_tool_stays_one_line() -> None:
     assert line.endswith("→ Ergebnis-Felder: result")
 
 
+def test_an_arguments_description_is_kept_whole_up_to_a_tools_length() -> None:
+    # The form of a value (the other names it takes) often comes after the first sentence.
+    meaning = "hiking, running, beach or sightseeing (other names work too: Wandern, Joggen, Strand, Sehenswürdigkeiten)"
+    line = render_tool(spec("spots", {"activity": {"type": "string", "description": meaning}}, "Spots near a point."))
+    assert f"activity: {meaning}" in line
+
+
 def test_catalog_is_sorted_and_labelled_in_the_profiles_language() -> None:
     catalog = render_catalog({"subtract": SUBTRACT, "max_number": MAX_NUMBER}, ENGLISH)
     assert [line.split("(")[0] for line in catalog.splitlines()] == ["- max_number", "- subtract"]
