@@ -132,7 +132,7 @@ def test_long_descriptions_are_cut_so_a_tool_stays_one_line() -> None:
 
 def test_an_arguments_description_is_kept_whole_up_to_a_tools_length() -> None:
     # The form of a value (the other names it takes) often comes after the first sentence.
-    meaning = "hiking, running, beach or sightseeing (other names work too: Wandern, Joggen, Strand, Sehenswürdigkeiten)"
+    meaning = "hiking, running, beach or sightseeing (other names work too: Wandern, Joggen, Sehenswürdigkeiten)"
     line = render_tool(spec("spots", {"activity": {"type": "string", "description": meaning}}, "Spots near a point."))
     assert f"activity: {meaning}" in line
 
