@@ -8,13 +8,14 @@ finds such values before anything runs, so the check can ask about them once (:m
 
 Only the form is compared, never a vocabulary: every mark (a character that is no letter, digit or space) that all
 of an argument's examples hold must be in the value ("/" for time zones, "@" for mail addresses), and a value must
-read as its format hint (``HH:MM``, ``YYYY-MM-DD``). Whether a value in the form exists is the tool's to say.
+read as its format hint (``HH:MM``, ``YYYY-MM-DD``). Whether a value in the form exists is the tool's to say. A
+vocabulary (the IANA time zones) only helps write a value that is out of form (:func:`as_shown_values`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,6 +157,7 @@ def as_shown_values(
     place_ids: PlaceIds = _no_place,
     failed: Collection[tuple[str, str, str]] = (),
     question: str = "",
+    vocabularies: Sequence[Collection[str]] = (),
 ) -> dict[str, Any] | None:
     """``plan`` (as data) with each text value not written in its form (:func:`misshapen_values`) replaced by the one
     stretch of it that reads as the form's format hint ("9:30 am" → "9:30" for ``HH:MM``), else by the one such
@@ -168,7 +170,10 @@ def as_shown_values(
     form with another region before the asked city is the one example naming that city. Calls of the tools in
     ``fixed`` (tools that change something) are left as planned. Each rule came from the domain answers set
     (BENCHMARKS.md §12), where the form was shown and the 0.5B model wrote the same value again; where the
-    description itself holds the value's spelling, nothing is guessed."""
+    description itself holds the value's spelling, nothing is guessed. Last, a vocabulary of ``vocabularies``
+    (:func:`planwerk.text.vocabularies.known_vocabularies`) that holds one of the argument's examples serves as its
+    examples, those of its values in the form: "Los Angeles" for the examples 'America/New_York' and
+    'Europe/London' is the one IANA zone 'America/Los_Angeles' (a time question of that set failed so)."""
     found = [m for m in misshapen_values(plan, specs, failed) if m.tool not in fixed]
     replaced: dict[tuple[str, str], str] = {}
     for misshapen in found:
@@ -186,7 +191,12 @@ def as_shown_values(
         forms = [value_form(s) for s in properties.values() if isinstance(s, Mapping)]
         alike = [f for f in forms if f is not None and f.marks & misshapen.form.marks]
         places = place_ids(misshapen.value.strip()).union(*map(place_ids, _parts(misshapen.value)))
-        for examples in (misshapen.form.examples, tuple(e for f in alike for e in f.examples)):
+        known = tuple(
+            sorted(value for value in vocabulary if misshapen.form.marks <= set(value))
+            for vocabulary in vocabularies
+            if any(example in vocabulary for example in misshapen.form.examples)
+        )
+        for examples in (misshapen.form.examples, tuple(e for f in alike for e in f.examples), *known):
             holding = {example for example in examples if wanted in _segments(example)}
             if not holding and places:
                 holding = {e for e in examples if any(places & place_ids(part) for part in _parts(e))}

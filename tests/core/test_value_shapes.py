@@ -159,3 +159,33 @@ def test_a_value_out_of_its_hinted_form_takes_the_questions_one_stretch_in_that_
     assert shown("2026-11-26", "Is 9:00 or 17:00 later in Tokyo than in Berlin?") is None  # two: asked
     assert shown("2026-11-26", "What time is it in Tokyo?") is None
     assert shown("16:00", "At 9:00?") is None  # in its form: left as planned
+
+
+def test_a_value_no_example_holds_is_written_as_the_one_value_of_the_examples_vocabulary_that_does() -> None:
+    # The 0.5B model on the domain answers set: "Los Angeles" and "Kolkata" for zones no example names.
+    def place_ids(text: str) -> frozenset[int]:
+        return default_gazetteer().lookup(text.split())
+
+    spec = ToolSpec(
+        name="convert_time",
+        input_schema={"type": "object", "properties": {"source_timezone": ZONE, "target_timezone": TARGET}},
+    )
+    zones = frozenset({"America/New_York", "Europe/London", "America/Los_Angeles", "Asia/Kolkata", "Asia/Tokyo"})
+
+    def shown(value: str, vocabularies: tuple[frozenset[str], ...] = (zones,)) -> object:
+        plan = {"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": {"source_timezone": value}}]}]}
+        found = as_shown_values(plan, {"convert_time": spec}, place_ids=place_ids, vocabularies=vocabularies)
+        return found["steps"][0]["tools"][0]["arguments"]["source_timezone"] if found else None
+
+    assert shown("Los Angeles") == "America/Los_Angeles" and shown("kolkata") == "Asia/Kolkata"
+    assert shown("Los Angeles", ()) is None  # without the vocabulary: asked, not guessed
+    assert shown("India") is None  # no value of the vocabulary holds it
+    assert shown("Los Angeles", (frozenset({"America/Los_Angeles"}),)) is None  # no example is of that vocabulary
+
+
+def test_the_known_vocabularies_hold_the_iana_zones() -> None:
+    from planwerk.text.vocabularies import known_vocabularies
+
+    assert any(
+        {"America/Los_Angeles", "Asia/Kolkata", "Europe/Berlin"} <= vocabulary for vocabulary in known_vocabularies()
+    )

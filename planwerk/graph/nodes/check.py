@@ -89,6 +89,7 @@ from planwerk.prompts.zero_shot import copied_placeholders, copied_sample_calls,
 from planwerk.rag.lexical import analyze
 from planwerk.text.gazetteer import default_gazetteer
 from planwerk.text.numbers import format_value
+from planwerk.text.vocabularies import known_vocabularies
 
 CheckRoute = Literal["plan", "ask_user", "resolve_refs", "answer"]
 CHECK_ROUTES: tuple[CheckRoute, ...] = ("plan", "ask_user", "resolve_refs", "answer")
@@ -697,7 +698,8 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     optional argument left out set to the allowed values the question states
     (:func:`planwerk.core.enum_values.stated_enum_values`), a text value not in its form written as the one example
     of the form that holds it or a part naming the same place (a bare city name as the example '<region>/<city>',
-    :func:`planwerk.core.value_shapes.as_shown_values`),
+    :func:`planwerk.core.value_shapes.as_shown_values`; the examples' vocabulary where the standard library holds
+    it, :func:`planwerk.text.vocabularies.known_vocabularies`),
     and the one day the question names given to the one parameter that takes a day and was left out
     (:func:`planwerk.core.date_values.stated_day`); ``None`` when nothing changes. The changed plan is checked like
     any plan. A value an earlier call failed with is written in its form the same way when one example names its
@@ -738,6 +740,7 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         lambda text: gazetteer.lookup(text.split()),
         failed,
         question,
+        known_vocabularies(),
     )
     if shaped is not None:
         plan = changed = Plan.model_validate(shaped)
