@@ -104,7 +104,8 @@ def best_context_hit(question: str, hits: Sequence[Mapping[str, Any]], *, analyz
 def context_answers(question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Analyze) -> bool:
     """Whether a retrieved chunk answers ``question`` by itself: the best retrieval score is at least
     :data:`CONTEXT_MIN_SCORE`, and the chunk an answer must carry (:func:`best_context_hit`) holds every word of the
-    question (stemmed, without question and stop words) in its text or its document's name. A chunk need not repeat
+    question (stemmed, without question and stop words) in its text, whole or as a compound's end
+    (:func:`shared_terms`: "lang" in "Körperlänge"), or in its document's name. A chunk need not repeat
     what its document is about: measured on the travel set (k6), "Sein bekanntestes Werk trägt den Titel …" of
     ``Maximus_Qvestus_III.txt`` answers "What is the best-known work of Maximus Qvestus III?" and names him only as
     "Qvestus", and the retriever ranked the biography above it."""
@@ -112,7 +113,8 @@ def context_answers(question: str, hits: Sequence[Mapping[str, Any]], *, analyze
     if not (hits and asked) or float(hits[0].get("score", 0)) < CONTEXT_MIN_SCORE:
         return False
     best = best_context_hit(question, hits, analyze=analyze)
-    return asked <= set(analyze(str(best["text"]))) | subject_terms(best, analyze=analyze)
+    subject = subject_terms(best, analyze=analyze)
+    return shared_terms(asked - subject, analyze(str(best["text"]))) >= len(asked - subject)
 
 
 def is_context_question(

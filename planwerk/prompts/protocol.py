@@ -115,6 +115,11 @@ COPIED_PLACEHOLDER = (
     "passt."
 )
 """Plan check: a built example's sample value copied into a plan (takes ``{call}``, ``{argument}``, ``{value}``)."""
+SOURCE_LABEL_VALUE = (
+    'Aufruf {call} setzt {argument} = "{value}", den Namen eines Kontext-Abschnitts, keinen Wert aus der Frage; '
+    'beantwortet der Kontext die Frage, rufe nichts auf und antworte mit "final".'
+)
+"""Plan check: a retrieved chunk's label given as a value (takes ``{call}``, ``{argument}``, ``{value}``)."""
 UNUSED_NUMBERS = (
     "Die Frage nennt auch {numbers}, was kein Aufruf verwendet. Sind das weitere Werte für ein Werkzeug, schreibe "
     "einen Aufruf je Wert (Aufrufe, die nichts voneinander brauchen, stehen nebeneinander in einem Schritt); nimmt "

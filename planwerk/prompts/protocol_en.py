@@ -102,6 +102,11 @@ COPIED_PLACEHOLDER = (
     'the value from the question, ask for it with {{"ask_user": "<question>"}}, or call nothing when no tool fits.'
 )
 """Plan check: a built example's sample value copied into a plan (takes ``{call}``, ``{argument}``, ``{value}``)."""
+SOURCE_LABEL_VALUE = (
+    'call {call} sets {argument} = "{value}", the name of a context passage, not a value from the question; when '
+    'the context answers the question, call nothing and answer with "final".'
+)
+"""Plan check: a retrieved chunk's label given as a value (takes ``{call}``, ``{argument}``, ``{value}``)."""
 UNUSED_NUMBERS = (
     "the question also states {numbers}, which no call takes. If they are further values for a tool, write one call "
     "per value (calls that need nothing from each other stand side by side in one step); if no tool takes them, "

@@ -69,6 +69,8 @@ class PromptTexts:
     """Takes ``{call}``, ``{argument}`` and ``{value}``: a precise literal no source contains."""
     copied_placeholder: str
     """Takes ``{call}``, ``{argument}`` and ``{value}``: an example's sample value copied into a plan."""
+    source_label_value: str
+    """Takes ``{call}``, ``{argument}`` and ``{value}``: a retrieved chunk's label ("notes.txt#0") as a value."""
     unused_numbers: str
     """Takes ``{numbers}``: numbers the question states that no call takes, while calls take others of them."""
     unused_numbers_plan: str

@@ -8,6 +8,7 @@ from planwerk.core.literals import (
     InventedNumber,
     decimals,
     invented_numbers,
+    labelled_values,
     listed_values,
     named_numbers,
     named_values,
@@ -180,3 +181,14 @@ def test_a_text_value_that_repeats_its_arguments_name_from_the_question_is_writt
     # Not written so in the question, or more than one word after the name: a value of its own ("city of London").
     assert unlabelled_values(_plan({"building_id": "building id B1004"}), "Analyze building B1004.") is None
     assert unlabelled_values(_plan({"city": "city of London"}), "The weather in the city of London.") is None
+
+
+def test_a_retrieved_chunks_label_given_as_a_value_is_found() -> None:
+    # The travel set (k3, 0.5B model): geocode("Razepato.txt#0") for a question the context answers.
+    plan = _plan({"destination": "Razepato.txt#0"}, {"destination": " razepato.TXT "}, {"destination": "Razepato"})
+    labels = {"Razepato.txt#0", "Razepato.txt"}
+    assert labelled_values(plan, labels) == [
+        ("c0", "destination", "Razepato.txt#0"),
+        ("c1", "destination", " razepato.TXT "),
+    ]
+    assert labelled_values(plan, set()) == []

@@ -346,6 +346,21 @@ async def test_the_chunk_that_answers_counts_with_its_documents_name_and_need_no
     assert [e.get("from_context") for e in events(reply, "plan")] == [True]
 
 
+async def test_a_plan_that_takes_a_chunks_label_as_a_value_gives_way_to_the_chunk_that_answers() -> None:
+    # Measured on the travel set (k3, c06129a): "Wie lang wird ein ausgewachsenes Razepato?" planned
+    # geocode("Razepato.txt#0"), which ran and failed; the answer said only that. The chunk that answers says
+    # "Körperlänge" for "lang".
+    labelled = json.dumps({"steps": [{"tools": [{**GEO, "arguments": {"destination": "Razepato.txt#5"}}]}]})
+    good = "Ein ausgewachsenes Razepato hat eine Körperlänge von 72 bis 91 cm (Razepato.txt)."
+    model = ReplayChatModel.of([labelled, good])
+    async with Agent(model=model, tools=travel_tools(), retriever=IntroFirst(), context=TODAY) as agent:
+        reply = await agent.ask("Wie lang wird ein ausgewachsenes Razepato?")
+    assert reply.answer == good and model.calls == 2 and not events(reply, "tool_call")
+    [rejected] = events(reply, "replan")
+    assert "Razepato.txt#5" in rejected["reason"] and "Kontext-Abschnitts" in rejected["reason"]
+    assert [e.get("from_context") for e in events(reply, "plan")] == [True]
+
+
 async def test_a_rejected_plan_whose_tool_fits_the_question_is_planned_again_though_the_context_answers() -> None:
     async def razepato_sightings(region: str) -> dict:
         """Counted sightings of the Razepato in a region."""

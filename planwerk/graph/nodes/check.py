@@ -25,6 +25,7 @@ from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.extract import calls_after_extract, values_from_answer
 from planwerk.core.literals import (
     invented_numbers,
+    labelled_values,
     listed_values,
     named_values,
     one_call_per_value,
@@ -377,6 +378,13 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     problems += [
         texts.copied_placeholder.format(call=call_id, argument=argument, value=value)
         for call_id, argument, value in copied_placeholders(plan, asked)
+    ]
+    # A retrieved chunk's label is the prompt's markup, not a value the person gave.
+    labels = {str(hit.get("source", "")) for hit in state.get("hits", [])}
+    labels |= {label.split("#", 1)[0] for label in labels}
+    problems += [
+        texts.source_label_value.format(call=call_id, argument=argument, value=value)
+        for call_id, argument, value in labelled_values(plan, labels)
     ]
     # A call whose every number (two or more) is a built example's sample number, none stated: copied whole. Single
     # sample numbers are not judged: "steps 3" for "run the long operation" or tick 0..4 for "count" were chosen,
