@@ -230,11 +230,14 @@ async def test_the_math_answer_states_the_last_result() -> None:
     assert "the answer does not state the last call's result: 20" in wrong.metadata["grounding_problems"]
 
 
-class OneHit:
-    """A retriever that always finds the Razepato chunk."""
+class FixedHits:
+    """A retriever that finds the same chunks for every query, in the order given (retrieval as measured)."""
+
+    def __init__(self, *hits: Hit) -> None:
+        self.hits = list(hits)
 
     def search(self, query: str, k: int = 4) -> list[Hit]:
-        return [RAZEPATO]
+        return self.hits[:k]
 
 
 async def test_a_context_answer_carries_the_best_chunks_facts_with_its_source() -> None:
@@ -243,7 +246,7 @@ async def test_a_context_answer_carries_the_best_chunks_facts_with_its_source() 
     model = ReplayChatModel.of(
         [NO_TOOLS, good, NO_TOOLS, "Razepato am besten beobachten kann in Barcelona, ES.", "In Barcelona."]
     )
-    async with Agent(model=model, tools=travel_tools(), retriever=OneHit(), context=TODAY) as agent:
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(RAZEPATO), context=TODAY) as agent:
         first = await agent.ask(question)
         second = await agent.ask(question)
     assert first.answer == good and first.metadata["llm_calls"] == 2 and first.metadata["grounded"] is True
@@ -261,7 +264,7 @@ async def test_when_no_plan_passes_a_question_the_context_answers_is_answered_fr
     # Measured with EmbeddingGemma on the travel bench: "Wo wurde Maximus Qvestus III geboren?" ended in "no plan"
     # (the planner copied an example's cities three times) although the first chunk answers it.
     model = ReplayChatModel.of(["nope", "still nope", "no plan either"])
-    async with Agent(model=model, tools=travel_tools(), retriever=OneHit(), context=TODAY) as agent:
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(RAZEPATO), context=TODAY) as agent:
         reply = await agent.ask("Wo kann man das Razepato beobachten?")
     assert model.calls == 3  # three plan attempts, no answer call
     assert reply.answer.startswith("Für Beobachtungen gelten das Ebro-Becken") and reply.answer.endswith(
@@ -277,7 +280,7 @@ async def test_a_rejected_plan_whose_tools_fit_nothing_asked_gives_way_to_the_co
         "lat": 41.3851, "lon": 2.1734, "start_date": "2026-11-22", "end_date": "2026-11-22"}}]}]})  # fmt: skip
     good = "Im Ebro-Becken südlich von Tarragona und in Grünanlagen von Barcelona (Razepato.txt)."
     model = ReplayChatModel.of([invented, good])
-    async with Agent(model=model, tools=travel_tools(), retriever=OneHit(), context=TODAY) as agent:
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(RAZEPATO), context=TODAY) as agent:
         reply = await agent.ask("Wo kann man das Razepato am besten beobachten?")
     assert reply.answer == good and reply.metadata["answer_source"] == "model" and model.calls == 2
     assert [e.get("from_context") for e in events(reply, "plan")] == [True]
@@ -291,13 +294,6 @@ WORK = Hit(
 )
 
 
-class WorkHit:
-    """A retriever that always finds a chunk that answers the question and names no place."""
-
-    def search(self, query: str, k: int = 4) -> list[Hit]:
-        return [WORK]
-
-
 async def test_the_context_that_answers_wins_over_asking_for_a_place_the_misfit_plan_needed() -> None:
     # Measured on the travel set (k6, 0cf4e47): a question about a person's work planned as parks near a place; the
     # person was asked "For which place?" and got no answer. Here the plan invents a place.
@@ -306,12 +302,14 @@ async def test_the_context_that_answers_wins_over_asking_for_a_place_the_misfit_
     )
     good = "Sein bekanntestes Werk ist die „Theorie der wandernden Zahlen“ (Maximus_Qvestus_III.txt)."
     model = ReplayChatModel.of([misfit, good])
-    async with Agent(model=model, tools=travel_tools(), retriever=WorkHit(), context=TODAY) as agent:
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(WORK), context=TODAY) as agent:
         reply = await agent.ask("Was ist das bekannteste Werk von Maximus Qvestus III?")
     assert not reply.interrupts and reply.answer == good and model.calls == 2
     assert [e.get("from_context") for e in events(reply, "plan")] == [True]
 
 
+# The travel set's k6 as retrieved: the biography first, then the chunk on his work, which names him only as
+# "Qvestus".
 BIOGRAPHY = Hit(
     text="Maximus Qvestus der III. wurde der Überlieferung nach in der Universitätsstadt Valebris geboren.",
     score=0.81,
@@ -324,14 +322,6 @@ THEORY = Hit(
 )
 
 
-class BiographyFirst:
-    """Retrieval as measured on the travel set (k6): the biography first, then the chunk on his work, which names
-    him only as "Qvestus"."""
-
-    def search(self, query: str, k: int = 4) -> list[Hit]:
-        return [BIOGRAPHY, THEORY]
-
-
 async def test_the_chunk_that_answers_counts_with_its_documents_name_and_need_not_be_ranked_first() -> None:
     # Measured on the travel set (k6, c06129a): parks near a place from a call the plan left out, then the person
     # was asked "For which place?". Here the weather there.
@@ -340,7 +330,7 @@ async def test_the_chunk_that_answers_counts_with_its_documents_name_and_need_no
         "end_date": "2026-11-22"}}]}]})  # fmt: skip
     good = "Sein bekanntestes Werk ist die „Theorie der wandernden Zahlen“ (Maximus_Qvestus_III.txt)."
     model = ReplayChatModel.of([misfit, good])
-    async with Agent(model=model, tools=travel_tools(), retriever=BiographyFirst(), context=TODAY) as agent:
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(BIOGRAPHY, THEORY), context=TODAY) as agent:
         reply = await agent.ask("Was ist das bekannteste Werk von Maximus Qvestus III?")
     assert not reply.interrupts and reply.answer == good and model.calls == 2
     assert [e.get("from_context") for e in events(reply, "plan")] == [True]
@@ -353,7 +343,7 @@ async def test_a_plan_that_takes_a_chunks_label_as_a_value_gives_way_to_the_chun
     labelled = json.dumps({"steps": [{"tools": [{**GEO, "arguments": {"destination": "Razepato.txt#5"}}]}]})
     good = "Ein ausgewachsenes Razepato hat eine Körperlänge von 72 bis 91 cm (Razepato.txt)."
     model = ReplayChatModel.of([labelled, good])
-    async with Agent(model=model, tools=travel_tools(), retriever=IntroFirst(), context=TODAY) as agent:
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(INTRO, SIZE), context=TODAY) as agent:
         reply = await agent.ask("Wie lang wird ein ausgewachsenes Razepato?")
     assert reply.answer == good and model.calls == 2 and not events(reply, "tool_call")
     [rejected] = events(reply, "replan")
@@ -370,14 +360,14 @@ async def test_a_rejected_plan_whose_tool_fits_the_question_is_planned_again_tho
         {"id": "s", "name": "razepato_sightings", "arguments": {"region": "Valencia"}}]}]})  # fmt: skip
     model = ReplayChatModel.of([invented, "nope", "no plan either"])
     tools = FunctionToolSource([razepato_sightings])
-    async with Agent(model=model, tools=tools, retriever=OneHit(), context=TODAY) as agent:
+    async with Agent(model=model, tools=tools, retriever=FixedHits(RAZEPATO), context=TODAY) as agent:
         reply = await agent.ask("Wo kann man das Razepato am besten beobachten?")
     assert model.calls == 3 and not events(reply, "plan")  # "Razepato" is the tool's: the planner tries again
 
 
 async def test_when_no_plan_passes_a_question_the_context_does_not_answer_gets_the_honest_sentence() -> None:
     model = ReplayChatModel.of(["nope", "still nope", "no plan either"])
-    async with Agent(model=model, tools=travel_tools(), retriever=OneHit(), context=TODAY) as agent:
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(RAZEPATO), context=TODAY) as agent:
         reply = await agent.ask("Wie wird das Wetter morgen in Barcelona?")  # the chunk names Barcelona, no weather
     assert reply.answer.startswith("Ich konnte für diese Frage keinen ausführbaren Plan erstellen")
     assert reply.metadata["answer_source"] == "no_plan"
@@ -395,18 +385,11 @@ SIZE = Hit(
 )
 
 
-class IntroFirst:
-    """Retrieval as measured on the travel bench: the introduction first, the chunk that answers second."""
-
-    def search(self, query: str, k: int = 4) -> list[Hit]:
-        return [INTRO, SIZE]
-
-
 async def test_a_context_answer_that_only_lacks_its_source_gets_it_added_in_code() -> None:
     """The travel bench: 6 of 6 context answers carried the facts but not "(Razepato.txt)"."""
     question = "Wie viel wiegt ein ausgewachsenes Razepato?"
     model = ReplayChatModel.of([NO_TOOLS, "Ein ausgewachsenes Razepato wiegt 6,4 bis 8,1 kg."])
-    async with Agent(model=model, tools=travel_tools(), retriever=IntroFirst(), context=TODAY) as agent:
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(INTRO, SIZE), context=TODAY) as agent:
         reply = await agent.ask(question)
     assert reply.answer == "Ein ausgewachsenes Razepato wiegt 6,4 bis 8,1 kg. (Razepato.txt)"
     assert reply.metadata["answer_source"] == "amended" and reply.metadata["llm_calls"] == 2
@@ -420,7 +403,7 @@ async def test_a_context_answers_prompt_names_the_key_sentence_the_check_require
     the one the check requires, and not the first chunk's (here the introduction)."""
     question = "Wie viel wiegt ein ausgewachsenes Razepato?"
     model = ReplayChatModel.of([NO_TOOLS, "Ein ausgewachsenes Razepato wiegt 6,4 bis 8,1 kg (Razepato.txt)."])
-    async with Agent(model=model, tools=travel_tools(), retriever=IntroFirst(), context=TODAY) as agent:
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(INTRO, SIZE), context=TODAY) as agent:
         reply = await agent.ask(question)
     assert reply.metadata["answer_source"] == "model"
     prompt = str(model.prompts[-1][-1].content)
@@ -435,7 +418,7 @@ async def test_a_context_answers_prompt_names_the_key_sentence_the_check_require
 async def test_the_context_facts_come_from_the_chunk_that_matches_the_question_not_the_first() -> None:
     question = "Wie viel wiegt ein ausgewachsenes Razepato?"
     model = ReplayChatModel.of([NO_TOOLS, "Das weiß ich nicht.", "Leider unbekannt."])
-    async with Agent(model=model, tools=travel_tools(), retriever=IntroFirst(), context=TODAY) as agent:
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(INTRO, SIZE), context=TODAY) as agent:
         reply = await agent.ask(question)
     assert reply.metadata["answer_source"] == "fallback"
     assert reply.answer == f"{SIZE['text']} (Razepato.txt)"
@@ -446,7 +429,7 @@ async def test_a_context_question_a_small_planner_ran_a_stray_tool_for_is_answer
     stray = json.dumps({"steps": [{"description": "", "tools": [
         {"id": "a", "name": "add", "arguments": {"arg_0": 1, "arg_1": 1}}]}]})  # fmt: skip
     model = ReplayChatModel.of([stray, "Razepato am besten beobachten kann in Barcelona.", "In Barcelona."])
-    async with Agent(model=model, tools=math_tools(), retriever=OneHit(), context=TODAY) as agent:
+    async with Agent(model=model, tools=math_tools(), retriever=FixedHits(RAZEPATO), context=TODAY) as agent:
         reply = await agent.ask("Wo kann man das Razepato am besten beobachten?")
     assert reply.answer.startswith("Für Beobachtungen gelten das Ebro-Becken südlich von Tarragona")
     assert reply.answer.endswith("(Razepato.txt)") and reply.metadata["answer_source"] == "fallback"
