@@ -349,6 +349,13 @@ async def test_a_plan_that_takes_a_chunks_label_as_a_value_gives_way_to_the_chun
     [rejected] = events(reply, "replan")
     assert "Razepato.txt#5" in rejected["reason"] and "Kontext-Abschnitts" in rejected["reason"]
     assert [e.get("from_context") for e in events(reply, "plan")] == [True]
+    # A label the person wrote is their value ("notes.txt" for a file tool, where the corpus holds one too).
+    named = json.dumps({"steps": [{"tools": [{**GEO, "arguments": {"destination": "Razepato.txt"}}]}]})
+    model = ReplayChatModel.of([named, "-", "-", "-"])  # the call runs (and finds no such place)
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(INTRO, SIZE), context=TODAY) as agent:
+        reply = await agent.ask("Wo liegt Razepato.txt?")
+    assert [e["args"] for e in events(reply, "tool_call")] == [{"destination": "Razepato.txt"}]
+    assert not any("Kontext-Abschnitts" in e["reason"] for e in events(reply, "replan"))
 
 
 async def test_a_rejected_plan_whose_tool_fits_the_question_is_planned_again_though_the_context_answers() -> None:

@@ -379,9 +379,11 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
         texts.copied_placeholder.format(call=call_id, argument=argument, value=value)
         for call_id, argument, value in copied_placeholders(plan, asked)
     ]
-    # A retrieved chunk's label is the prompt's markup, not a value the person gave.
+    # A retrieved chunk's label is the prompt's markup, not a value the person gave, unless the person wrote it
+    # ("read notes.txt" where the corpus also holds a notes.txt).
     labels = {str(hit.get("source", "")) for hit in state.get("hits", [])}
     labels |= {label.split("#", 1)[0] for label in labels}
+    labels = {label for label in labels if label.casefold() not in asked.casefold()}
     problems += [
         texts.source_label_value.format(call=call_id, argument=argument, value=value)
         for call_id, argument, value in labelled_values(plan, labels)
