@@ -105,10 +105,9 @@ def context_answers(question: str, hits: Sequence[Mapping[str, Any]], *, analyze
     """Whether a retrieved chunk answers ``question`` by itself: the best retrieval score is at least
     :data:`CONTEXT_MIN_SCORE`, and the chunk an answer must carry (:func:`best_context_hit`) holds every word of the
     question (stemmed, without question and stop words) in its text, whole or as a compound's end
-    (:func:`shared_terms`: "lang" in "Körperlänge"), or in its document's name. A chunk need not repeat
-    what its document is about: measured on the travel set (k6), "Sein bekanntestes Werk trägt den Titel …" of
-    ``Maximus_Qvestus_III.txt`` answers "What is the best-known work of Maximus Qvestus III?" and names him only as
-    "Qvestus", and the retriever ranked the biography above it."""
+    (:func:`shared_terms`), or in its document's name. A chunk need not repeat what its document is about (it names
+    its subject by a part of the name, or not at all), and the retriever may rank another chunk of the same
+    document first (measured on the travel set, BENCHMARKS.md §12)."""
     asked = set(analyze(question))
     if not (hits and asked) or float(hits[0].get("score", 0)) < CONTEXT_MIN_SCORE:
         return False

@@ -367,8 +367,8 @@ def unlabelled_values(plan: Plan, question: str, fixed: Collection[str] = ()) ->
 def labelled_values(plan: Plan, labels: Collection[str]) -> list[tuple[str, str, str]]:
     """(call id, argument, value) of each top-level text argument of ``plan`` that is one of ``labels`` (the labels
     of retrieved chunks, "notes.txt#0", and their documents' names), case and surrounding space ignored: the
-    prompt's markup, never a value the person gave. Measured on the travel set (0.5B model): "Wie lang wird ein
-    ausgewachsenes Razepato?" planned ``geocode("Razepato.txt#0")``."""
+    prompt's markup, never a value the person gave. Measured on the travel set (0.5B model, BENCHMARKS.md §12): a
+    question the context answered was planned as a call whose argument was a chunk's label."""
     folded = {label.strip().casefold() for label in labels if label.strip()}
     return [
         (call.id, argument, value)

@@ -104,8 +104,8 @@ def unanchored_values(
     literal value or the question has fewer than :data:`MIN_JUDGED_WORDS` words. A question written in another
     language than the planned tools' descriptions is judged by its numbers alone: word overlap across languages says
     nothing (a German question shares no word with the English name and description of the tool that answers it),
-    a number is written the same in both. Measured on the travel set (0.5B model): "Schreib mir ein Gedicht über
-    Katzen." was planned as ``add(10, 10)``.
+    a number is written the same in both. Measured on the travel set (0.5B model, BENCHMARKS.md §12): a German
+    request for no tool at all was planned as an addition of two numbers it did not state.
 
     Measured on a function-calling benchmark's irrelevance entries (0.5B model, no example for the tools): for
     "berapa satu tambah satu" the model looked up a contact named in the tool's description, for "Help work in

@@ -172,8 +172,8 @@ def as_shown_values(
     (BENCHMARKS.md §12), where the form was shown and the 0.5B model wrote the same value again; where the
     description itself holds the value's spelling, nothing is guessed. Last, a vocabulary of ``vocabularies``
     (:func:`planwerk.text.vocabularies.known_vocabularies`) that holds one of the argument's examples serves as its
-    examples, those of its values in the form: "Los Angeles" for the examples 'America/New_York' and
-    'Europe/London' is the one IANA zone 'America/Los_Angeles' (a time question of that set failed so)."""
+    examples, those of its values in the form: a city name no example holds is the one IANA zone
+    '<region>/<city>' that holds it (a time question of that set failed so)."""
     found = [m for m in misshapen_values(plan, specs, failed) if m.tool not in fixed]
     replaced: dict[tuple[str, str], str] = {}
     for misshapen in found:

@@ -36,9 +36,8 @@ MAX_DESCRIPTION_CHARS = 200
 """A tool's description is cut to this many characters in the catalog (small models have small windows)."""
 MAX_ARGUMENT_DESCRIPTION_CHARS = 200
 """An argument's description is cut to this many characters in the catalog, as long as a tool's: it says the value's
-form (its format, its unit, the names it takes), which the planner cannot guess. At 80 characters the travel
-server's activity lost its second sentence, the German names it accepts, and the 0.5B model planned "hiking" for
-"Sehenswürdigkeiten" (BENCHMARKS.md §12)."""
+form (its format, its unit, the other names it takes), which the planner cannot guess. At 80 characters an
+argument's second sentence was lost, there the names it accepts in another language (BENCHMARKS.md §12)."""
 MAX_ENUM_VALUES = 8
 """An enum with more values shows the first ones and "…"."""
 MAX_OBJECT_FIELDS = 8
