@@ -388,6 +388,15 @@ class TaskResult:
     error: str | None = None
 
 
+def rejected_answers(events: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """Each answer the check rejected (``answer_rejected`` events): its first 200 characters and its problems."""
+    return tuple(
+        f"{e.get('answer', '')[:200]!r}: {'; '.join(e.get('problems') or [])}"
+        for e in events
+        if e["event"] == "answer_rejected"
+    )
+
+
 def score_task(
     task: Task,
     task_set: TaskSet,
@@ -431,11 +440,7 @@ def score_task(
                 calls, task_set.planted, task.forbids, [text.replace("{root}", root) for text in task.files.values()]
             )
         ),
-        rejected=tuple(
-            f"{e.get('answer', '')[:200]!r}: {'; '.join(e.get('problems') or [])}"
-            for e in events
-            if e["event"] == "answer_rejected"
-        ),
+        rejected=rejected_answers(events),
         approvals=approvals,
         questions=questions,
         llm_calls=int(meta.get("llm_calls", 0)),

@@ -458,6 +458,9 @@ class QuestionResult:
     finalizer_problems: tuple[str, ...] = ()
     """What the finalizer found wrong with the model's first answer (before regenerating)."""
     answer_source: str | None = None
+    rejected: tuple[str, ...] = ()
+    """Each answer the check rejected, with its problems (``answer_rejected`` events), to judge whether a correct
+    answer was rejected (issue 30)."""
     strict_problems: tuple[str, ...] = ()
     """What makes the answer wrong for its referent (:func:`benchmarks.honest.strict_problems`)."""
     failed_calls: tuple[str, ...] = ()
@@ -588,6 +591,7 @@ def _problem_text(problem: Any) -> str:
 
 async def ask_question(question: Question, agent: Any) -> QuestionResult:
     """Ask ``question`` (after its history, in one thread) through ``agent`` and score the last turn."""
+    from benchmarks.domains import rejected_answers
     from benchmarks.honest import Referent, load_referents, strict_problems
     from planwerk.tools.servers.travel.spots import ACTIVITY_NAMES
 
@@ -644,6 +648,7 @@ async def ask_question(question: Question, agent: Any) -> QuestionResult:
         grounding_problems=tuple(_problem_text(p) for p in report.problems),
         finalizer_problems=tuple(str(p) for p in meta.get("grounding_problems", [])),
         answer_source=source,
+        rejected=rejected_answers(reply.events),
         strict_problems=tuple(strict),
         failed_calls=tuple(
             f"{c['tool']}: {c.get('kind')}: {str(c.get('error'))[:160]}" for c in calls if c.get("status") != "ok"

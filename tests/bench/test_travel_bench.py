@@ -141,6 +141,9 @@ async def test_a_run_scores_good_answers_a_wrong_tool_and_an_invented_number() -
     row = rows["invented"]
     assert row.expected_tools and not row.model_grounded and row.answer_source == "fallback"
     assert row.finalizer_problems and "19" in row.finalizer_problems[0]
+    # Both answers the check rejected are in the row, each with its problems: a reader judges whether it was right.
+    assert len(row.rejected) == 2 and all("19" in r for r in row.rejected), row.rejected
+    assert rows["w1"].rejected == ()
     assert "19 °C" not in (row.answer or "")
     summary = report.summary()
     assert summary["questions"] == 6 and summary["model_grounded"] == 5
