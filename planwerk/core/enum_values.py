@@ -1,5 +1,6 @@
 """An argument whose allowed values (its schema's ``enum``, or the values its description quotes by example) the
-question states, left out by a call. Pure.
+question states, left out by a call; and a call's choice among listed values that the question makes otherwise.
+Pure.
 
 A schema that lists an argument's values names the argument as well as its name does: "we would like to attend a
 Concert or a Sports event" gives ``event_type: ["Concert", "Sports"]`` where ``event_type`` allows Concert, Sports,
@@ -47,6 +48,62 @@ _QUOTED = re.compile(r"""['"`]([^'"`\n]{1,40})['"`]""")
 def _stated(values: list[str], question: str) -> list[str]:
     """The ``values`` the question writes as words of their own (case ignored), in the enum's order."""
     return [v for v in values if v.strip() and re.search(rf"(?<!\w){re.escape(v.strip())}(?!\w)", question, re.I)]
+
+
+_LIST_SEPARATOR = re.compile(r"[,;:()]|\s(?:or|oder|and|und)\s", re.I)
+_NAME = re.compile(r"[^\W\d_][\w-]*(?: [^\W\d_][\w-]*)?")
+LISTED_VALUES_MIN = 3
+"""Names of one or two words a description must list, between commas, colons, brackets and "or", for them to
+count as the argument's values ("hiking, running, beach or parks (German names work too: Wandern, Joggen)")."""
+
+
+def listed_values(schema: Any) -> list[str]:
+    """An argument's allowed text values: its ``enum`` or the values its description quotes by example
+    (:func:`_enum`), else the names of one or two words its description lists (:data:`LISTED_VALUES_MIN` at
+    least); empty when it shows none."""
+    if (found := _enum(schema)) is not None:
+        return found[0]
+    if not isinstance(schema, Mapping) or schema.get("type") not in (None, "string"):
+        return []
+    description = schema.get("description")
+    if not isinstance(description, str):
+        return []
+    items = [item.strip(" .") for item in _LIST_SEPARATOR.split(description)]
+    names = [item for item in items if _NAME.fullmatch(item)]
+    return names if len(names) >= LISTED_VALUES_MIN else []
+
+
+def stated_choices(
+    plan: Plan, question: str, specs: Mapping[str, ToolSpec], fixed: Collection[str] = ()
+) -> PlanData | None:
+    """``plan`` with each text value that is one of its argument's allowed values (:func:`listed_values`) and that
+    the question does not state replaced by the one other allowed value the question states: the question made the
+    choice ("Welche Sehenswürdigkeiten …" planned as ``activity: "hiking"``, the 0.5B model on the travel set, where
+    the description lists both). Not when the question states several of them, nor when another argument of the
+    tool allows the stated one; calls of the tools in ``fixed`` (tools that change something) are left as planned.
+    ``None`` when nothing changes."""
+    data = plan.stored()
+    changed = False
+    for step in data["steps"]:
+        for call in step["tools"]:
+            spec = specs.get(call["name"])
+            if spec is None or spec.name in fixed:
+                continue
+            properties = (spec.input_schema or {}).get("properties") or {}
+            allowed = {name: listed_values(prop) for name, prop in properties.items()}
+            for name, value in call["arguments"].items():
+                values = allowed.get(name) or []
+                if not isinstance(value, str) or value.casefold() not in {v.casefold() for v in values}:
+                    continue
+                if _stated([value], question):
+                    continue
+                stated = {v.casefold(): v for v in _stated(values, question)}
+                others = {v.casefold() for other, vs in allowed.items() if other != name for v in vs}
+                if len(stated) != 1 or next(iter(stated)) in others:
+                    continue
+                call["arguments"][name] = next(iter(stated.values()))
+                changed = True
+    return data if changed else None
 
 
 def stated_enum_values(

@@ -20,7 +20,7 @@ from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question, retarget_named_references
 from planwerk.core.date_values import DateValue, date_values, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
-from planwerk.core.enum_values import stated_enum_values
+from planwerk.core.enum_values import stated_choices, stated_enum_values
 from planwerk.core.expressions import parse_expression_plan
 from planwerk.core.extract import calls_after_extract, values_from_answer
 from planwerk.core.literals import (
@@ -266,6 +266,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = sets
     if (stated := await asyncio.to_thread(_stated_values, candidate, state, context, deps)) is not None:
         candidate = stated
+    if (chosen := _stated_choices(candidate, state, context, deps)) is not None:  # the question chose a listed value
+        candidate = chosen
     reordered = False
     if (valid_steps := reorder_steps(candidate, available)) is not None:
         candidate, reordered = valid_steps, True
@@ -758,6 +760,18 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     if (dated := stated_day(plan, question, schemas, today=today_of(context), fixed=frozenset(fixed))) is not None:
         changed = Plan.model_validate(dated)
     return changed
+
+
+def _stated_choices(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
+    """``plan`` with a listed value the question does not state replaced by the one listed value it states
+    (:func:`planwerk.core.enum_values.stated_choices`), for every profile with JSON plans: it reads no number, so it
+    holds where the question's numbers are not all the calls' (travel); the first planning round only, as the other
+    rewrites. ``None`` when nothing changes."""
+    profile = profile_of(context)
+    if profile.plan_format != "json" or state.get("rounds"):
+        return None
+    data = stated_choices(plan, question_of(state), deps.tools.specs, changing_tools(deps, profile))
+    return None if data is None else Plan.model_validate(data)
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:
