@@ -13,7 +13,7 @@ is completed in code (:func:`stated_enum_values`) and checked like any plan.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from planwerk.core.plan import Plan, PlanData
@@ -84,26 +84,32 @@ def stated_choices(
     ``None`` when nothing changes."""
     data = plan.stored()
     changed = False
+    for call, schema in _open_calls(data, specs, fixed):
+        allowed = {name: listed_values(prop) for name, prop in (schema.get("properties") or {}).items()}
+        for name, value in call["arguments"].items():
+            values = allowed.get(name) or []
+            if not isinstance(value, str) or value.casefold() not in {v.casefold() for v in values}:
+                continue
+            if _stated([value], question):
+                continue
+            stated = {v.casefold(): v for v in _stated(values, question)}
+            others = {v.casefold() for other, vs in allowed.items() if other != name for v in vs}
+            if len(stated) != 1 or next(iter(stated)) in others:
+                continue
+            call["arguments"][name] = next(iter(stated.values()))
+            changed = True
+    return data if changed else None
+
+
+def _open_calls(
+    data: PlanData, specs: Mapping[str, ToolSpec], fixed: Collection[str]
+) -> Iterator[tuple[dict[str, Any], Mapping[str, Any]]]:
+    """Each call of ``data`` whose tool is loaded and not in ``fixed``, with the tool's input schema."""
     for step in data["steps"]:
         for call in step["tools"]:
             spec = specs.get(call["name"])
-            if spec is None or spec.name in fixed:
-                continue
-            properties = (spec.input_schema or {}).get("properties") or {}
-            allowed = {name: listed_values(prop) for name, prop in properties.items()}
-            for name, value in call["arguments"].items():
-                values = allowed.get(name) or []
-                if not isinstance(value, str) or value.casefold() not in {v.casefold() for v in values}:
-                    continue
-                if _stated([value], question):
-                    continue
-                stated = {v.casefold(): v for v in _stated(values, question)}
-                others = {v.casefold() for other, vs in allowed.items() if other != name for v in vs}
-                if len(stated) != 1 or next(iter(stated)) in others:
-                    continue
-                call["arguments"][name] = next(iter(stated.values()))
-                changed = True
-    return data if changed else None
+            if spec is not None and spec.name not in fixed:
+                yield call, spec.input_schema or {}
 
 
 def stated_enum_values(
@@ -116,22 +122,17 @@ def stated_enum_values(
     when nothing changes."""
     data = plan.stored()
     changed = False
-    for step in data["steps"]:
-        for call in step["tools"]:
-            spec = specs.get(call["name"])
-            if spec is None or spec.name in fixed:
+    for call, schema in _open_calls(data, specs, fixed):
+        properties = schema.get("properties") or {}
+        required = set(schema.get("required") or [])
+        enums = {name: found for name, prop in properties.items() if (found := _enum(prop)) is not None}
+        for name, (values, many) in enums.items():
+            if name in required or name in call["arguments"]:
                 continue
-            schema = spec.input_schema or {}
-            properties = schema.get("properties") or {}
-            required = set(schema.get("required") or [])
-            enums = {name: found for name, prop in properties.items() if (found := _enum(prop)) is not None}
-            for name, (values, many) in enums.items():
-                if name in required or name in call["arguments"]:
-                    continue
-                stated = _stated(values, question)
-                others = {v.casefold() for other, (vs, _) in enums.items() if other != name for v in vs}
-                if not stated or any(v.casefold() in others for v in stated) or (len(stated) > 1 and not many):
-                    continue
-                call["arguments"][name] = stated if many else stated[0]
-                changed = True
+            stated = _stated(values, question)
+            others = {v.casefold() for other, (vs, _) in enums.items() if other != name for v in vs}
+            if not stated or any(v.casefold() in others for v in stated) or (len(stated) > 1 and not many):
+                continue
+            call["arguments"][name] = stated if many else stated[0]
+            changed = True
     return data if changed else None
