@@ -33,7 +33,8 @@ class AnswerCheck:
     last_result: float | None
     """The last call's result where the profile's answer is the last result (math), else ``None``."""
     context_suffices: bool = False
-    """Whether the best chunk answers the question by itself (when no plan passed, its facts are the answer)."""
+    """Whether the best chunk answers the question by itself, whatever its retrieval score (when no plan passed,
+    nothing ran, and its facts are the answer)."""
 
     def __call__(self, answer: str, *, constrained: bool = False) -> Report:
         """The report on ``answer``: ``ok``, or the problems found. ``constrained``: the answer was decoded under
@@ -114,7 +115,8 @@ def build_answer_check(
         if any(call.get("status") == "ok" for call in calls)
         else tuple((str(c.get("tool")), c.get("kind")) for c in calls if c.get("kind") not in ("skipped", "rejected")),
     )
-    return AnswerCheck(sources, settings, facts, last_result, context_answers(searched, hits, analyze=analyze))
+    suffices = context_answers(searched, hits, analyze=analyze, min_score=0.0)
+    return AnswerCheck(sources, settings, facts, last_result, suffices)
 
 
 def estimated_results(calls: Sequence[Mapping[str, Any]], fields: Collection[str]) -> bool:

@@ -18,7 +18,8 @@ from planwerk.text.places import tokens, without_genitive_s
 Analyze = Callable[[str], list[str]]
 """Retrieval's analyzer: a text's stemmed words without stop words."""
 CONTEXT_MIN_SCORE = 0.75
-"""The best chunk's retrieval score from which a question tools were run for still counts as a context question."""
+"""The best chunk's retrieval score from which a question tools were run for still counts as a context question
+(a call that ran is evidence against the context; where nothing ran, the chunk's words decide alone)."""
 MIN_CONTEXT_FACTS = 2
 """How many of the key sentence's words (beyond the question's) a context answer must carry."""
 COMPOUND_MIN_CHARS = 4
@@ -101,15 +102,17 @@ def best_context_hit(question: str, hits: Sequence[Mapping[str, Any]], *, analyz
     return hits[max(range(len(hits)), key=lambda index: (overlaps[index], -index))]
 
 
-def context_answers(question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Analyze) -> bool:
-    """Whether a retrieved chunk answers ``question`` by itself: the best retrieval score is at least
-    :data:`CONTEXT_MIN_SCORE`, and the chunk an answer must carry (:func:`best_context_hit`) holds every word of the
-    question (stemmed, without question and stop words) in its text, whole or as a compound's end
-    (:func:`shared_terms`), or in its document's name. A chunk need not repeat what its document is about (it names
-    its subject by a part of the name, or not at all), and the retriever may rank another chunk of the same
-    document first (measured on the travel set, BENCHMARKS.md §12)."""
+def context_answers(
+    question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Analyze, min_score: float = CONTEXT_MIN_SCORE
+) -> bool:
+    """Whether a retrieved chunk answers ``question`` by itself: the best retrieval score is at least ``min_score``
+    (0 where nothing ran: see :data:`CONTEXT_MIN_SCORE`), and the chunk an answer must carry
+    (:func:`best_context_hit`) holds every word of the question (stemmed, without question and stop words) in its
+    text, whole or as a compound's end (:func:`shared_terms`), or in its document's name. A chunk need not repeat
+    what its document is about (it names its subject by a part of the name, or not at all), and the retriever may
+    rank another chunk of the same document first (measured on the travel set, BENCHMARKS.md §12)."""
     asked = set(analyze(question))
-    if not (hits and asked) or float(hits[0].get("score", 0)) < CONTEXT_MIN_SCORE:
+    if not (hits and asked) or float(hits[0].get("score", 0)) < min_score:
         return False
     best = best_context_hit(question, hits, analyze=analyze)
     subject = subject_terms(best, analyze=analyze)

@@ -336,6 +336,29 @@ async def test_the_chunk_that_answers_counts_with_its_documents_name_and_need_no
     assert [e.get("from_context") for e in events(reply, "plan")] == [True]
 
 
+async def test_where_nothing_ran_the_chunk_that_answers_counts_whatever_its_retrieval_score() -> None:
+    # Measured on the travel set (k6, 5a9d94b): the default embedder scored the two chunks 0.55 and 0.52, under
+    # CONTEXT_MIN_SCORE, so the misfit plan was planned again and the person asked "For which place?".
+    low = (Hit(**{**BIOGRAPHY, "score": 0.55}), Hit(**{**THEORY, "score": 0.52}))
+    misfit = json.dumps({"steps": [{"tools": [{"id": "w", "name": "get_weather", "arguments": {
+        "lat": {"$ref": "geo.lat"}, "lon": {"$ref": "geo.lon"}, "start_date": "2026-11-22",
+        "end_date": "2026-11-22"}}]}]})  # fmt: skip
+    good = "Sein bekanntestes Werk ist die „Theorie der wandernden Zahlen“ (Maximus_Qvestus_III.txt)."
+    model = ReplayChatModel.of([misfit, good])
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(*low), context=TODAY) as agent:
+        reply = await agent.ask("Was ist das bekannteste Werk von Maximus Qvestus III?")
+    assert not reply.interrupts and reply.answer == good and model.calls == 2
+    assert [e.get("from_context") for e in events(reply, "plan")] == [True]
+    # No plan at all: the chunk's key sentence, in code.
+    model = ReplayChatModel.of(["nope", "still nope", "no plan either"])
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(*low), context=TODAY) as agent:
+        reply = await agent.ask("Was ist das bekannteste Werk von Maximus Qvestus III?")
+    assert reply.answer.startswith("Sein bekanntestes Werk trägt den Titel") and "(Maximus_Qvestus_III.txt)" in (
+        reply.answer
+    )
+    assert reply.metadata["answer_source"] == "fallback"
+
+
 async def test_a_plan_that_takes_a_chunks_label_as_a_value_gives_way_to_the_chunk_that_answers() -> None:
     # Measured on the travel set (k3, c06129a): "Wie lang wird ein ausgewachsenes Razepato?" planned
     # geocode("Razepato.txt#0"), which ran and failed; the answer said only that. The chunk that answers says
