@@ -207,8 +207,9 @@ def _context_instead(plan: Plan | None, state: AgentState, deps: Deps) -> bool:
     question by itself (:func:`planwerk.checks.context.context_answers`, whatever its retrieval score: nothing ran),
     and no tool the plan calls shares a term with the question (its calls fit nothing the person asked). Measured
     with the packaged 1.5B model on the demo question (BENCHMARKS.md §14): three plans for a tool with coordinates
-    of its own, each rejected, then the context's key sentence in code. A tool question whose words a chunk also holds is planned again when the plan's
-    tool shares one of them. Blocking (the analyzer): runs in a worker thread."""
+    of its own, each rejected, then the context's key sentence in code. A tool question whose words a chunk also
+    holds is planned again when the plan's tool shares one of them. Blocking (the analyzer): runs in a worker
+    thread."""
     hits = state.get("hits") or []
     if plan is None or not plan.call_count or state.get("calls") or not hits:
         return False
