@@ -32,13 +32,17 @@ def test_text_and_existing_placeholders_are_admitted() -> None:
     assert accepts("Am {wx.date} werden es bis zu {wx.temp_max_c}.")
     assert accepts("In Tokio ist es dann {conv.target.datetime|time} Uhr ({conv.target.datetime|date}).")
     assert accepts("Vom 10. bis 14. Juni 2026 ist nichts bekannt.")  # the question's own numbers
-    assert accepts("{wx.temp_max_c}")  # a result's number alone answers …
+    result = answer_grammar(collect_slots(CALLS), result_alone=True)
+    assert accepts("{wx.temp_max_c}", result) and accepts("{wx.temp_max_c}.", result)  # the answer is the result
 
 
-def test_a_known_number_alone_is_no_answer() -> None:
-    """… a number the question holds alone does not (the 0.5B model's regenerated demo answer was a bare "10")."""
+def test_a_value_alone_is_no_answer() -> None:
+    """A number the question holds alone says nothing (the 0.5B model's regenerated demo answer was a bare "10"),
+    nor does a result's value where the answer is not the last result (travel: "{wx.rainy_days}", rendered "3")."""
     assert not accepts("2026") and not accepts("2026.") and not accepts(" 2026, 10.") and not accepts("{wx.date}")
+    assert not accepts("{wx.temp_max_c}") and not accepts("{wx.temp_max_c}.")
     assert accepts("Im Jahr 2026.") and accepts("2026: ja") and accepts("{wx.date}: sonnig.")
+    assert accepts("Ja, {wx.temp_max_c}.")
 
 
 def test_a_placeholder_to_a_missing_slot_is_refused() -> None:

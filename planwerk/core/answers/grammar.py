@@ -46,9 +46,12 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def answer_grammar(slots: Mapping[str, Slot], numbers: Iterable[str] = ()) -> str:
+def answer_grammar(slots: Mapping[str, Slot], numbers: Iterable[str] = (), *, result_alone: bool = False) -> str:
     """EBNF whose root is an answer: digit-free text, placeholders of ``slots`` and the literal ``numbers``, with
-    at least one word character (a result's number placeholder may stand alone; a known number alone may not). A
+    at least one word character; ``result_alone``: a result's number placeholder may also stand alone, where the
+    answer is the last call's result (a calculation: "{calc.result}"). Elsewhere the answer check rejects a bare
+    value as saying nothing, so the grammar does not admit one (measured on the travel set: the 0.5B model's
+    regenerated answers were "{wx.rainy_days}", rendered "3", and "36"). A known number alone never answers. A
     number (a literal or a number's placeholder) is followed by a character that is no digit, no brace and no
     separator, or by a separator (``.,:``) and such a character, or ends the answer (after a separator or not): two
     numbers cannot be glued into a new one, neither directly ("5" "2026") nor through a separator ("1" "," "1" is
@@ -96,7 +99,7 @@ def answer_grammar(slots: Mapping[str, Slot], numbers: Iterable[str] = ()) -> st
         lead.append("value follow")
         tail = " (value [.,:]?)?"
     root = f"root ::= lead* word item*{tail}"
-    if number_names:
+    if number_names and result_alone:
         root += " | number-slot [.,:]?"  # a result's number alone answers ("{calc.result}")
     rules.append("lead ::= " + " | ".join(lead))
     rules.append(f"mark ::= [{_MARKS}]")

@@ -142,7 +142,7 @@ def reference_answer(
     sources = [question_of(state), *(str(m.content) for m in history), *user]
     if not any(call.get("status") == "ok" for call in calls):
         sources += [str(hit.get("text", "")) for hit in hits] + [str(hit.get("source", "")) for hit in hits]
-    grammar = answer_grammar(slots, known_numbers(sources))
+    grammar = answer_grammar(slots, known_numbers(sources), result_alone=answer_is_result)
     try:
         bound = model.with_plan_grammar(grammar)
     except ValueError as error:  # xgrammar refused the grammar: answer unconstrained, as before
