@@ -407,6 +407,13 @@ def travel(
     answer_results: Annotated[
         str, typer.Option("--answer-results", help="How the answer model reads the results: values | words | json.")
     ] = "values",
+    by_reference: Annotated[
+        bool,
+        typer.Option(
+            "--answer-by-reference/--plain-answers",
+            help="Answers by reference (placeholders under the answer grammar) or in plain text (the default).",
+        ),
+    ] = False,
     json_out: JsonOption = False,
     results: Annotated[Path | None, typer.Option("--results", help="Write every question's result as JSONL.")] = None,
 ) -> None:
@@ -448,7 +455,12 @@ def travel(
 
         report = _run(
             lambda: bench.run_travel(
-                model, questions=questions, tick=tick, embedding_model=embedder, answer_results=answer_results
+                model,
+                questions=questions,
+                tick=tick,
+                embedding_model=embedder,
+                answer_results=answer_results,
+                answer_by_reference=by_reference,
             )
         )
     summary = report.summary() | {"machine": machine()}
@@ -528,6 +540,13 @@ def domains(
             help="Hand-written examples: none (only those built from the tools) | generic (the generic library).",
         ),
     ] = "none",
+    by_reference: Annotated[
+        bool,
+        typer.Option(
+            "--answer-by-reference/--plain-answers",
+            help="Answers by reference (placeholders under the answer grammar) or in plain text (the default).",
+        ),
+    ] = False,
     json_out: JsonOption = False,
     results: Annotated[Path | None, typer.Option("--results", help="Write every task's result as JSONL.")] = None,
 ) -> None:
@@ -568,7 +587,14 @@ def domains(
                 err.print(f"{done}/{total} {mark} {result.tid} ({result.wall_s:.1f} s, {completed} completed)")
 
         report = _run(
-            lambda: bench.run_set(model, chosen, npm_bin=npm_bin, tick=tick, library=examples)  # type: ignore[arg-type]
+            lambda: bench.run_set(
+                model,
+                chosen,
+                npm_bin=npm_bin,
+                tick=tick,
+                library=examples,  # type: ignore[arg-type]
+                answer_by_reference=by_reference,
+            )
         )
     summary = report.summary() | {"machine": machine()}
     _print_domains(summary, report)

@@ -666,16 +666,17 @@ async def run_set(
     tick: Tick | None = None,
     max_plan_attempts: int = 2,
     library: Library = "none",
+    answer_by_reference: bool = False,
 ) -> Report:
     """Every task of ``task_set`` in turn with one chat model (loaded once); ``library``: which hand-written
-    examples the planner may see."""
+    examples the planner may see; ``answer_by_reference``: the :class:`~planwerk.graph.context.Context` field."""
     from benchmarks.nestful import chat_model_for
     from planwerk.graph.context import Context
 
     started = time.perf_counter()
     spec = model if isinstance(model, str) else type(model).__name__
     chat_model = await asyncio.to_thread(chat_model_for, model) if isinstance(model, str) else model
-    context = Context(today=TODAY, max_plan_attempts=max_plan_attempts)
+    context = Context(today=TODAY, max_plan_attempts=max_plan_attempts, answer_by_reference=answer_by_reference)
     results: list[TaskResult] = []
     base = Path(tempfile.mkdtemp(prefix="planwerk-domains-"))
     try:
@@ -695,5 +696,5 @@ async def run_set(
                 tick(result)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    extra = {"library": library}
+    extra = {"library": library, "answer_by_reference": answer_by_reference}
     return Report(task_set.name, spec, tuple(results), time.perf_counter() - started, extra)

@@ -691,10 +691,11 @@ async def run_travel(
     max_plan_attempts: int = 3,
     embedding_model: str = "default",
     answer_results: AnswerResults = "json",
+    answer_by_reference: bool = False,
 ) -> Report:
     """Every question through the real graph against the recorded upstream; one agent (MCP sessions, retriever,
-    model) for the whole run, a fresh thread per question. ``embedding_model`` and ``answer_results`` are the
-    :class:`~planwerk.graph.context.Context` fields of those names."""
+    model) for the whole run, a fresh thread per question. ``embedding_model``, ``answer_results`` and
+    ``answer_by_reference`` are the :class:`~planwerk.graph.context.Context` fields of those names."""
     from benchmarks.nestful import chat_model_for
     from planwerk.agent import Agent
     from planwerk.graph.context import Context
@@ -712,6 +713,7 @@ async def run_travel(
         max_plan_attempts=max_plan_attempts,
         embedding_model=embedding_model,
         answer_results=answer_results,
+        answer_by_reference=answer_by_reference,
     )
     with recorded_upstream() as (base, requests):
         async with open_tools(offline_config(base)) as tools:
@@ -743,7 +745,7 @@ async def run_travel(
                     results.append(result)
                     if tick:
                         tick(result)
-        extra = {"upstream_requests": len(requests)}
+        extra = {"upstream_requests": len(requests), "answer_by_reference": answer_by_reference}
     return Report(spec, tuple(results), time.perf_counter() - started, setup, extra)
 
 

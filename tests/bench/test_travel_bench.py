@@ -166,11 +166,13 @@ def test_cli_json_is_the_last_line_and_results_are_written(tmp_path: Path) -> No
             "--json",
             "--results",
             str(results),
+            "--answer-by-reference",
         ],
     )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output.strip().splitlines()[-1])
     assert summary["benchmark"] == "travel" and summary["questions"] == len(questions)
+    assert summary["answer_by_reference"] is True  # the run says how its answers were written
     assert summary["passed"] == len(questions) and summary["by_category"]["out_of_domain"]["passed_rate"] == 1.0
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     assert [r["qid"] for r in rows] == [q.qid for q in questions] and all(r["passed"] for r in rows)
