@@ -54,7 +54,7 @@ _LIST_SEPARATOR = re.compile(r"[,;:()]|\s(?:or|oder|and|und)\s", re.I)
 _NAME = re.compile(r"[^\W\d_][\w-]*(?: [^\W\d_][\w-]*)?")
 LISTED_VALUES_MIN = 3
 """Names of one or two words a description must list, between commas, colons, brackets and "or", for them to
-count as the argument's values ("hiking, running, beach or parks (German names work too: Wandern, Joggen)")."""
+count as the argument's values ("red, green, blue or grey (German names work too: rot, grün)")."""
 
 
 def listed_values(schema: Any) -> list[str]:
@@ -78,8 +78,8 @@ def stated_choices(
 ) -> PlanData | None:
     """``plan`` with each text value that is one of its argument's allowed values (:func:`listed_values`) and that
     the question does not state replaced by the one other allowed value the question states: the question made the
-    choice ("Welche Sehenswürdigkeiten …" planned as ``activity: "hiking"``, the 0.5B model on the travel set, where
-    the description lists both). Not when the question states several of them, nor when another argument of the
+    choice, the plan took another value of the list (measured on the travel set with the 0.5B model, BENCHMARKS.md
+    §12). Not when the question states several of them, nor when another argument of the
     tool allows the stated one; calls of the tools in ``fixed`` (tools that change something) are left as planned.
     ``None`` when nothing changes."""
     data = plan.stored()

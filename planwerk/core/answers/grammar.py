@@ -50,8 +50,8 @@ def answer_grammar(slots: Mapping[str, Slot], numbers: Iterable[str] = (), *, re
     """EBNF whose root is an answer: digit-free text, placeholders of ``slots`` and the literal ``numbers``, with
     at least one word character; ``result_alone``: a result's number placeholder may also stand alone, where the
     answer is the last call's result (a calculation: "{calc.result}"). Elsewhere the answer check rejects a bare
-    value as saying nothing, so the grammar does not admit one (measured on the travel set: the 0.5B model's
-    regenerated answers were "{wx.rainy_days}", rendered "3", and "36"). A known number alone never answers. A
+    value as saying nothing, so the grammar does not admit one (measured on the travel set with the 0.5B model,
+    BENCHMARKS.md §12: regenerated answers that were one value). A known number alone never answers. A
     number (a literal or a number's placeholder) is followed by a character that is no digit, no brace and no
     separator, or by a separator (``.,:``) and such a character, or ends the answer (after a separator or not): two
     numbers cannot be glued into a new one, neither directly ("5" "2026") nor through a separator ("1" "," "1" is
