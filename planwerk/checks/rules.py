@@ -561,8 +561,9 @@ def _unstated(a: Answer) -> Iterator[Problem]:
 def _no_value(a: Answer) -> Iterator[Problem]:
     """An answer decoded under the answer grammar to a question the tools answered, stating no value of theirs:
     the grammar guarantees that a value is one of the results, not that there is one (a small model's constrained
-    answer stopped right before its value)."""
-    if _says_no_result(a):
+    answer stopped right before its value). Not where the answer is the last result: the last-result rule judges
+    it, and that result may be a number the question holds too (NESTFUL: 5 bills of a "10$ and 5$" question)."""
+    if a.settings.last_result is None and _says_no_result(a):
         yield Problem("unstated")
 
 

@@ -233,3 +233,19 @@ def test_a_constrained_answer_skips_only_the_rules_its_grammar_guarantees() -> N
     # 22 °C, the service, "sonnig"; and values stated after every call failed (not amended in code)
     assert sorted(found) == ["failed_value", "failure_unnamed", "withheld", "withheld"]
     assert both("Am 19. Januar 2026 in Barcelona bis 13.6 °C.", calls=[WX_18])[1] == ["referent"]
+
+
+def test_a_constrained_answer_that_is_the_last_result_is_judged_by_that_rule_alone() -> None:
+    # NESTFUL's first dev sample with answers by reference: the result 5 is a number the question holds too, so the
+    # no-value rule read "The result is 5." as stating nothing the tools delivered.
+    question = "A person has 100$ in 10$ and 5$ bills. If there are twice as many 5$ bills, how many 10$ bills?"
+    calls = [call_record("var_2", "divide", args={"arg_0": 10, "arg_1": 2}, result={"result": 5.0})]
+
+    def kinds(answer: str, *, last: bool) -> list[str]:
+        check = build_answer_check(question, calls=calls, hits=[], today=None, plan=None, output_schemas={},
+                                   answer_is_last_result=last, language="en")  # fmt: skip
+        return [p.kind for p in check(answer, constrained=True).problems]
+
+    assert kinds("The result is 5.", last=True) == []
+    assert kinds("The result is 10.", last=True) == ["last_result"]
+    assert kinds("The result is 5.", last=False) == ["unstated"]  # elsewhere a value must be the tools' own
