@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xgrammar as xgr
 
-from planwerk.core.answers.grammar import answer_grammar, known_numbers
+from planwerk.core.answers.grammar import answer_grammar, known_numbers, prose_grammar
 from planwerk.core.answers.slots import collect_slots
 
 CALLS = [
@@ -74,3 +74,11 @@ def test_without_slots_or_numbers_only_digit_free_text() -> None:
 
 def test_known_numbers() -> None:
     assert known_numbers(["am 2026-12-01 um 16:00, 10,5 km", "2026"]) == ("2026", "12", "01", "16:00", "10,5")
+
+
+def test_a_plain_answer_holds_a_word() -> None:
+    prose = prose_grammar()
+    for bare in ("3", "36", "12.4", "10.8 °C", "2\n4\n6", "°C", ""):
+        assert not accepts(bare, prose), bare
+    for answer in ("Ja.", "16:00 in Berlin ist 00:00 in Tokio.", "- **Temperatur**: 3 °C", "I am", "{wx.date}: ok"):
+        assert accepts(answer, prose), answer

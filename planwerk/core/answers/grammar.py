@@ -105,3 +105,26 @@ def answer_grammar(slots: Mapping[str, Slot], numbers: Iterable[str] = (), *, re
     rules.append(f"mark ::= [{_MARKS}]")
     rules.append(f"word ::= [^{{}}0-9{_MARKS}]")
     return "\n".join([root, "item ::= " + " | ".join(items), *rules, "char ::= [^{}0-9]"]) + "\n"
+
+
+_NOT_LETTERS = _MARKS.removesuffix("-") + r"0-9{}|°€$£#@_~^`\[\]-"  # "-" last: not a range
+"""What is no letter of a word, inside an EBNF character class: digits, spaces, punctuation and symbols."""
+
+
+def prose_grammar() -> str:
+    """EBNF of an answer in plain text: any text with two letters in a row somewhere (a word). The answer check
+    rejects an answer without one as saying nothing, unless the answer is the last result; a plain answer decoded
+    under this grammar cannot be one (measured on the travel set with the 0.5B model, BENCHMARKS.md §12: 14 of 16
+    regenerated answers were a bare number). Letters stand anywhere, so "16:00 in Berlin" and a list are answers."""
+    return (
+        "\n".join(
+            [
+                "root ::= other* word word any*",
+                "other ::= nonword | word nonword",
+                "any ::= word | nonword",
+                f"word ::= [^{_NOT_LETTERS}]",
+                f"nonword ::= [{_NOT_LETTERS}]",
+            ]
+        )
+        + "\n"
+    )

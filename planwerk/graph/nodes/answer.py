@@ -17,6 +17,7 @@ never in the answer prompt, so the answer cannot follow or repeat it (issue 29's
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from planwerk.checks import reported_calls
+from planwerk.core.answers.grammar import prose_grammar
 from planwerk.core.answers.slots import Slot
 from planwerk.core.language import Language, detect_language
 from planwerk.core.vote import vote
@@ -44,7 +46,7 @@ from planwerk.graph.nodes.common import (
 from planwerk.graph.nodes.deliver import reported_state
 from planwerk.graph.run_context import model_spec_of, profile_of
 from planwerk.graph.state import AgentState, Draft, add_usage
-from planwerk.models.base import sampling_variant
+from planwerk.models.base import SupportsPlanGrammar, sampling_variant
 from planwerk.models.rendering import WRITTEN_KEY
 from planwerk.profiles import Profile
 from planwerk.prompts.answer_refs import quote_rule, quoted_placeholders
@@ -52,6 +54,8 @@ from planwerk.prompts.fallback import call_sentences, fallback_texts, result_lin
 from planwerk.prompts.render import build_answer_messages, trim_history
 from planwerk.prompts.texts import texts_for
 from planwerk.text.numbers import format_value
+
+log = logging.getLogger(__name__)
 
 
 def answer_language(state: AgentState, profile: Profile) -> Language:
@@ -151,6 +155,8 @@ async def _write(
     if repair is not None:
         written, request = repair
         messages = [*messages, AIMessage(written), HumanMessage(request)]
+    if not (refs is not None and refs.constrained) and check.last_result is None:
+        model = await asyncio.to_thread(prose_model, model, context)
     lost = await lost_model_calls()
     # The answer streams (planwerk.graph.nodes.chat); by reference, what streams is the rendering of its placeholders.
     writer = refs.rendering(model) if refs is not None else model
@@ -158,6 +164,19 @@ async def _write(
     usage = add_usage({}, usage_of(reply, messages) | {"llm_calls": 1 + lost})
     written = reply.response_metadata.get(WRITTEN_KEY, reply_text(reply))
     return (written.strip(), reply.id), refs, usage
+
+
+def prose_model(model: Any, context: Context) -> Any:
+    """``model`` bound to :func:`~planwerk.core.answers.grammar.prose_grammar` where it decodes under grammars
+    (``Context.constrained_decoding``): a plain answer then holds a word, as the answer check requires where the
+    answer is not the last result. Else ``model``. Blocking: the grammar is converted here."""
+    if not (context.constrained_decoding and isinstance(model, SupportsPlanGrammar)):
+        return model
+    try:
+        return model.with_plan_grammar(prose_grammar())
+    except ValueError as error:  # the backend refused the grammar: answer unconstrained, as before
+        log.warning("prose grammar not usable, answering without it: %s", error)
+        return model
 
 
 def _drafted(draft: Draft, refs: ReferenceAnswer | None, reply: tuple[str, str | None]) -> Draft:
