@@ -35,6 +35,13 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="End with one JSON object of the figures (for programs).")]
+ByReferenceOption = Annotated[
+    bool,
+    typer.Option(
+        "--answer-by-reference/--plain-answers",
+        help="Answers by reference (placeholders under the answer grammar) or in plain text (the default).",
+    ),
+]
 
 
 def _run(make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
@@ -407,13 +414,7 @@ def travel(
     answer_results: Annotated[
         str, typer.Option("--answer-results", help="How the answer model reads the results: values | words | json.")
     ] = "values",
-    by_reference: Annotated[
-        bool,
-        typer.Option(
-            "--answer-by-reference/--plain-answers",
-            help="Answers by reference (placeholders under the answer grammar) or in plain text (the default).",
-        ),
-    ] = False,
+    by_reference: ByReferenceOption = False,
     json_out: JsonOption = False,
     results: Annotated[Path | None, typer.Option("--results", help="Write every question's result as JSONL.")] = None,
 ) -> None:
@@ -540,13 +541,7 @@ def domains(
             help="Hand-written examples: none (only those built from the tools) | generic (the generic library).",
         ),
     ] = "none",
-    by_reference: Annotated[
-        bool,
-        typer.Option(
-            "--answer-by-reference/--plain-answers",
-            help="Answers by reference (placeholders under the answer grammar) or in plain text (the default).",
-        ),
-    ] = False,
+    by_reference: ByReferenceOption = False,
     json_out: JsonOption = False,
     results: Annotated[Path | None, typer.Option("--results", help="Write every task's result as JSONL.")] = None,
 ) -> None:
