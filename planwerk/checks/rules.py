@@ -7,6 +7,8 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``empty``: nothing said (no text, or a bare number no call delivered; where results must be reported, a bare
   unitless number unless it is the last call's one-number result);
 - ``repetitive`` / ``raw``: the same items again and again, or JSON instead of sentences;
+- ``values_only``: a list of values and nothing else (bare numbers, and names the results or the question hold),
+  with nothing said of what the values are (not where the answer is the last result);
 - ``call_text``: a tool that ran written out as a call ("you can use ``send_money(…)``") instead of what it did;
 - ``number`` / ``date`` / ``place``: a number (with its unit), clock time, date or place no source holds;
 - ``withheld``: a value (or a condition word of the profile) a failed call would have delivered;
@@ -74,7 +76,8 @@ from planwerk.text.places import (
 ProblemKind = Literal[
     "empty", "number", "date", "place", "withheld", "failure_unnamed", "failed_value", "last_result", "source_missing",
     "context_facts", "echo", "restated", "refused", "failure_refused", "unstated", "repetitive", "raw",
-    "estimate_unnamed", "unbacked_action", "language", "referent", "off_topic", "misplaced", "unreported", "call_text",
+    "values_only", "estimate_unnamed", "unbacked_action", "language", "referent", "off_topic", "misplaced",
+    "unreported", "call_text",
 ]  # fmt: skip
 """What is wrong with an answer (the module docstring says each)."""
 
@@ -264,6 +267,30 @@ def repeats_itself(answer: str) -> bool:
     return _LOOP.search(" ".join(fold(answer).split())) is not None
 
 
+VALUE_LIST_MIN, BARE_VALUES_MIN = 3, 2
+"""An answer of at least this many items (parts between commas, semicolons, line breaks), this many of them bare
+values (no letter: numbers, dates, coordinates) and the rest names a result or the question holds, lists values
+without saying what they are."""
+
+
+def lists_values_only(answer: str, names: Sequence[str]) -> bool:
+    """Whether ``answer`` is a list of values and nothing else (see :data:`VALUE_LIST_MIN`): four numbers, a date
+    and a result's name say nothing a reader can use, though each value is grounded (the 0.5B model's second answer
+    after a rejected one, BENCHMARKS.md §12). ``names``: the texts the results and the question hold."""
+    items = [_LIST_MARKER.sub("", part.strip()).strip(" .") for part in re.split(r"(?<!\d),|,(?!\d)|[;\n]", answer)]
+    items = [item for item in items if item]
+    if len(items) < VALUE_LIST_MIN:
+        return False
+    held = " ".join(fold(name) for name in names)
+    bare = 0
+    for item in items:
+        if not re.search(r"[^\W\d_]", item):
+            bare += 1
+        elif not re.search(rf"(?<!\w){re.escape(fold(item))}(?!\w)", held):
+            return False  # a word of the answer's own: it says something about the values
+    return bare >= BARE_VALUES_MIN
+
+
 def _assigned(call_id: str, answer: str) -> bool:
     """Whether ``answer`` writes a value as the answer prompt lists results, under a call's id ("list_directory_1.
     content = FILE", kept for the 0.5B model on the domain bench): data in the prompt's form, not a sentence."""
@@ -298,6 +325,8 @@ def _form(a: Answer) -> Iterator[Problem]:
         or _labelled_values(a.text, a.sources.result_keys)
     ):
         yield Problem("raw")
+    elif a.settings.last_result is None and lists_values_only(a.text, [*a.sources.result_texts, *a.sources.asked]):
+        yield Problem("values_only")
     # A small model answered a call that had run by telling the user how to make it ("you can use `tool(…)`"). Only
     # the name touching its parenthesis counts: "tool (its arguments): …" is how the deterministic answer names a call.
     if called := next((t for t in a.sources.tools if re.search(rf"\b{re.escape(t)}\(", a.text)), None):

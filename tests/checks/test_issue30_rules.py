@@ -249,3 +249,34 @@ def test_a_constrained_answer_that_is_the_last_result_is_judged_by_that_rule_alo
     assert kinds("The result is 5.", last=True) == []
     assert kinds("The result is 10.", last=True) == ["last_result"]
     assert kinds("The result is 5.", last=False) == ["unstated"]  # elsewhere a value must be the tools' own
+
+
+ROME_GEO = call_record("geo", "geocode", args={"destination": "Rom"},
+                       result={"name": "Roma", "lat": 41.89, "lon": 12.48})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "flagged"),
+    [
+        # the 0.5B model's second answers on the travel set (BENCHMARKS.md §12): grounded values, nothing said
+        ("3.9, 14.7, 0, 2026-01-23, Roma", True),
+        ("41.89; 12.48; Roma; Rom", True),
+        ("1. Roma\n2. 3.9\n3. 14.7", True),
+        # the same values said: kept
+        ("In Rom wird es am 23. Januar zwischen 3.9 °C und 14.7 °C.", False),
+        ("Roma: 3.9 °C bis 14.7 °C", False),
+        # names alone, or one bare value: not a list of values
+        ("Roma, Rom, Italia", False),
+        ("14.7, in Rom", False),
+    ],
+)  # fmt: skip
+def test_a_list_of_values_and_nothing_else_says_nothing(answer: str, flagged: bool) -> None:
+    found = kinds(answer, "Wie warm wird es am 23. Januar 2026 in Rom?", calls=[ROME_GEO, WX_ROME], language="de")
+    assert ("values_only" in found) is flagged, found
+
+
+def test_a_list_of_values_is_an_answer_where_the_answer_is_the_last_result() -> None:
+    total = call_record("n", "add", args={"a": 20, "b": 30}, result={"result": 50})
+    question = "What is 20 plus 30?"
+    assert kinds("20, 30, 50", question, calls=[total], answer_is_last_result=True, language="en") == []
+    assert "values_only" in kinds("20, 30, 50", question, calls=[total], language="en")

@@ -511,7 +511,7 @@ def test_results_a_later_call_took_are_no_answer_to_the_question(gazetteer: Gaze
     coordinates and name, every value grounded; the weather calls had taken those coordinates."""
     question = "Wo ist es am 23. Januar 2026 wärmer, in Barcelona oder in Rom?"
     calls = [GEO_BCN, GEO_ROM, WX_BCN, WX_ROM]
-    coordinates = "41.3825802, 2.177073, Barcelona, Catalunya"
+    coordinates = "Barcelona liegt bei 41.3825802 und 2.177073 in Catalunya."
     settings = CheckSettings(report_results=True, question=question, gazetteer=gazetteer)
 
     def found(answer: str, consumed: frozenset[str]) -> tuple[Problem, ...]:
