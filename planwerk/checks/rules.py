@@ -268,17 +268,18 @@ def repeats_itself(answer: str) -> bool:
 
 
 VALUE_LIST_MIN, BARE_VALUES_MIN = 3, 2
-"""An answer of at least this many items (parts between commas, semicolons, line breaks), this many of them bare
-values (no letter: numbers, dates, coordinates) and the rest names a result or the question holds, lists values
-without saying what they are."""
+"""An answer of at least this many items (parts between commas, semicolons, line breaks, full stops), this many of
+them bare values (no letter: numbers, dates, coordinates) and the rest names a result or the question holds, lists
+values without saying what they are."""
 
 
 def lists_values_only(answer: str, names: Sequence[str]) -> bool:
     """Whether ``answer`` is a list of values and nothing else (see :data:`VALUE_LIST_MIN`): four numbers, a date
     and a result's name say nothing a reader can use, though each value is grounded (the 0.5B model's second answer
     after a rejected one, BENCHMARKS.md §12). ``names``: the texts the results and the question hold."""
-    items = [_LIST_MARKER.sub("", part.strip()).strip(" .") for part in re.split(r"(?<!\d),|,(?!\d)|[;\n]", answer)]
-    items = [item for item in items if item]
+    parts = [_LIST_MARKER.sub("", part.strip()) for part in re.split(r"(?<!\d),|,(?!\d)|[;\n]", answer)]
+    # "56. 2026-11-26. 18:00. …": values as sentences of their own (list numbers are gone by now)
+    items = [item.strip(" .") for part in parts for item in re.split(r"\.\s+", part) if item.strip(" .")]
     if len(items) < VALUE_LIST_MIN:
         return False
     held = " ".join(fold(name) for name in names)
