@@ -257,10 +257,15 @@ _LOOP = re.compile(r"(\S+(?:\s+\S+)+?)(?:\s+\1){2,}")
 says: …", measured on the 0.5B model)."""
 
 
+def _list_items(answer: str) -> list[str]:
+    """``answer``'s parts between commas (not a decimal comma), semicolons and line breaks, list markers removed."""
+    return [_LIST_MARKER.sub("", part.strip()) for part in re.split(r",(?!\d)|[;\n]", answer)]
+
+
 def repeats_itself(answer: str) -> bool:
     """Whether ``answer`` is a list naming the same items again and again (see :data:`REPEATED_ITEMS_MIN`), or
     says one phrase three times in a row (:data:`_LOOP`)."""
-    items = [fold(_LIST_MARKER.sub("", part.strip())).strip(" .") for part in re.split(r",(?!\d)|[;\n]", answer)]
+    items = [fold(part).strip(" .") for part in _list_items(answer)]
     items = [item for item in items if item]
     if len(items) >= REPEATED_ITEMS_MIN and len(set(items)) <= REPEATED_ITEMS_SHARE * len(items):
         return True
@@ -277,9 +282,9 @@ def lists_values_only(answer: str, names: Sequence[str]) -> bool:
     """Whether ``answer`` is a list of values and nothing else (see :data:`VALUE_LIST_MIN`): four numbers, a date
     and a result's name say nothing a reader can use, though each value is grounded (the 0.5B model's second answer
     after a rejected one, BENCHMARKS.md §12). ``names``: the texts the results and the question hold."""
-    parts = [_LIST_MARKER.sub("", part.strip()) for part in re.split(r"(?<!\d),|,(?!\d)|[;\n]", answer)]
     # "56. 2026-11-26. 18:00. …": values as sentences of their own (list numbers are gone by now)
-    items = [item.strip(" .") for part in parts for item in re.split(r"\.\s+", part) if item.strip(" .")]
+    items = [item.strip(" .") for part in _list_items(answer) for item in re.split(r"\.\s+", part)]
+    items = [item for item in items if item]
     if len(items) < VALUE_LIST_MIN:
         return False
     held = " ".join(fold(name) for name in names)
