@@ -142,6 +142,14 @@ class Context:
             "also see other examples. 0 keeps retries greedy."
         },
     )
+    retry_top_p: float = field(
+        default=0.8,
+        metadata={
+            "description": "Nucleus cut-off of those retries: only the most likely next tokens that together hold "
+            "this share of the probability are sampled (1 samples from all of them; the packaged 0.5B model then "
+            "wrote digit streams as second answers, BENCHMARKS.md §12)."
+        },
+    )
     plan_samples: int = field(
         default=1,
         metadata={
@@ -260,6 +268,9 @@ class Context:
         temperature = self.retry_temperature
         if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
             raise ValueError(f"Context.retry_temperature must be a number from 0 to 2, got {temperature!r}")
+        top_p = self.retry_top_p
+        if isinstance(top_p, bool) or not isinstance(top_p, int | float) or not 0 < top_p <= 1:
+            raise ValueError(f"Context.retry_top_p must be a number above 0 and at most 1, got {top_p!r}")
         if self.plan_format not in get_args(PlanFormatChoice):
             raise ValueError(f"Context.plan_format must be 'profile', 'json' or 'expression', got {self.plan_format!r}")
         for name in ("approve_destructive", "answer_by_reference", "answer_quotes"):

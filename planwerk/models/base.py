@@ -51,24 +51,32 @@ class SupportsTextStop(Protocol):
 class SupportsSampling(Protocol):
     """A chat model that can decode with a temperature instead of greedily."""
 
-    def with_sampling(self, temperature: float, *, seed: int | None = None) -> Runnable[Any, Any]:
+    def with_sampling(
+        self, temperature: float, *, seed: int | None = None, top_p: float | None = None
+    ) -> Runnable[Any, Any]:
         """The same model, sampling at ``temperature`` (0: greedy) from a generator seeded with ``seed`` (``None``:
-        not reproducible)."""
+        not reproducible), among the most likely tokens that together hold ``top_p`` of the probability (``None``:
+        all of them)."""
         ...
 
 
-def sampling_variant(model: Runnable[Any, Any], temperature: float, *, seed: int | None = None) -> Runnable[Any, Any]:
-    """``model`` decoding at ``temperature`` where it can: its own :meth:`SupportsSampling.with_sampling`, else
-    LangChain's ``bind`` for a model with a ``temperature`` field (OpenAI-compatible endpoints; ``seed`` too where
-    the model has that field), else ``model`` unchanged (it decodes as it always does)."""
+def sampling_variant(
+    model: Runnable[Any, Any], temperature: float, *, seed: int | None = None, top_p: float | None = None
+) -> Runnable[Any, Any]:
+    """``model`` decoding at ``temperature`` (with the nucleus cut-off ``top_p``, ``None``: none) where it can: its
+    own :meth:`SupportsSampling.with_sampling`, else LangChain's ``bind`` for a model with a ``temperature`` field
+    (OpenAI-compatible endpoints; ``seed`` and ``top_p`` too where the model has those fields), else ``model``
+    unchanged (it decodes as it always does)."""
     if isinstance(model, SupportsSampling):
-        return model.with_sampling(temperature, seed=seed)
+        return model.with_sampling(temperature, seed=seed, top_p=top_p)
     fields = getattr(type(model), "model_fields", {})
     if "temperature" not in fields:
         return model
     options: dict[str, Any] = {"temperature": temperature}
     if seed is not None and "seed" in fields:
         options["seed"] = seed
+    if top_p is not None and "top_p" in fields:
+        options["top_p"] = top_p
     return model.bind(**options)
 
 

@@ -83,9 +83,12 @@ class ReplayChatModel(BaseChatModel):
         """How many replies were handed out."""
         return self._position
 
-    def with_sampling(self, temperature: float, *, seed: int | None = None) -> Runnable[Any, Any]:
+    def with_sampling(
+        self, temperature: float, *, seed: int | None = None, top_p: float | None = None
+    ) -> Runnable[Any, Any]:
         """This model (the same position in the replies) with the sampling options bound: recorded, not used."""
-        return self.bind(temperature=temperature, seed=seed)
+        options = {} if top_p is None else {"top_p": top_p}
+        return self.bind(temperature=temperature, seed=seed, **options)
 
     def _next(self, messages: list[BaseMessage], options: dict[str, Any] | None = None) -> str:
         with self._lock:

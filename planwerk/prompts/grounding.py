@@ -27,7 +27,9 @@ class GroundingTexts:
     """A template per :data:`~planwerk.checks.ProblemKind`; fields: ``claim``, ``tool``, ``failure``,
     ``source``, ``facts``."""
     regenerate: str
-    """The request for a second answer; takes ``{problems}``."""
+    """The request for a second answer; takes ``{problems}`` and ``{question}``. It asks for sentences that answer
+    the question: "state only numbers, dates and places that …" made the 0.5B model answer with such a list
+    (BENCHMARKS.md §12)."""
     failure_kinds: Mapping[FailureKind, str]
     down_line: str
     """For a service that is down; takes ``{tool}`` and ``{failure}``."""
@@ -38,9 +40,9 @@ GERMAN = GroundingTexts(
     problems=problem_texts("de"),
     regenerate="""Deine Antwort wurde geprüft und abgelehnt:
 {problems}
-Schreibe die Antwort neu. Nenne nur Zahlen, Daten und Orte, die in den Tool-Ergebnissen, im Kontext oder in der
-Frage stehen. Ist ein Tool fehlgeschlagen, sag das und nenne nichts, was es geliefert hätte. Antworte nur mit der
-Antwort.""",
+Beantworte die Frage „{question}“ noch einmal, in ganzen Sätzen. Jede Zahl, jedes Datum und jeder Ort darin muss in
+den Tool-Ergebnissen, im Kontext oder in der Frage stehen. Ist ein Tool fehlgeschlagen, sag das und nenne nichts, was
+es geliefert hätte. Antworte nur mit der Antwort.""",
     failure_kinds=FALLBACK_DE.failure_kinds,  # one wording of a failure, the fallback's
     down_line=FALLBACK_DE.down_line,
 )
@@ -51,8 +53,9 @@ ENGLISH = GroundingTexts(
     problems=problem_texts("en"),
     regenerate="""Your answer was checked and rejected:
 {problems}
-Write the answer again. State only numbers, dates and places that the tool results, the context or the question
-contain. If a tool failed, say so and state nothing it would have delivered. Reply with the answer only.""",
+Answer the question "{question}" again, in whole sentences. Every number, date and place in it must be in the tool
+results, the context or the question. If a tool failed, say so and state nothing it would have delivered. Reply with
+the answer only.""",
     failure_kinds=FALLBACK_EN.failure_kinds,  # one wording of a failure, the fallback's
     down_line=FALLBACK_EN.down_line,
 )
@@ -77,10 +80,10 @@ def describe(problem: Problem, language: Language) -> str:
     )
 
 
-def regenerate_request(problems: Sequence[Problem], language: Language) -> str:
-    """The request for a second answer, naming every problem."""
+def regenerate_request(problems: Sequence[Problem], language: Language, question: str) -> str:
+    """The request for a second answer to ``question``, naming every problem."""
     listed = "\n".join(f"- {describe(p, language)}" for p in problems)
-    return texts_for_answer(language).regenerate.format(problems=listed)
+    return texts_for_answer(language).regenerate.format(problems=listed, question=question.strip())
 
 
 def failure_note(problems: Sequence[Problem], language: Language) -> str:

@@ -79,6 +79,12 @@ async def test_an_invented_value_is_regenerated_once_with_the_problem_named(chec
         state = await agent.state("regen")
     assert reply.answer == "Heute bis zu 17 °C in Barcelona."
     assert model.calls == 3 and reply.metadata["llm_calls"] == 3  # the extra call is counted
+    # Only the second answer samples, under the nucleus cut-off (Context.retry_top_p).
+    assert [options.get("top_p") for options in model.call_options] == [None, None, 0.8]
+    # The request names the question and asks for sentences, not for "only numbers, dates and places" (which the
+    # 0.5B model answered with such a list).
+    request = str(model.prompts[2][-1].content)
+    assert f"„{QUESTION}“" in request and "ganzen Sätzen" in request and "Nenne nur" not in request
     assert reply.metadata["completion_tokens"] > 10
     assert reply.metadata["grounded"] is True and reply.metadata["answer_source"] == "regenerated"
     [rejected] = events(reply, "answer_rejected")

@@ -37,14 +37,15 @@ async def test_a_rejected_reply_is_retried_sampling_with_other_examples() -> Non
     assert rome in first and rome in second  # the closest example stays …
     assert set(first) != set(second)  # … the other one moves on to the next-ranked
     # the first call is greedy; the retry samples, seeded with the attempt number (reproducible); the answer: greedy
-    assert model.call_options == [{}, {"temperature": 0.7, "seed": 1}, {}]
+    assert model.call_options == [{}, {"temperature": 0.7, "seed": 1, "top_p": 0.8}, {}]
 
 
 async def test_every_further_retry_samples_with_its_own_seed_and_examples() -> None:
     model = ReplayChatModel.of([UNKNOWN_TOOL, UNKNOWN_TOOL, GOOD_PLAN, "17 °C."])
-    async with replay_agent(model, retry_temperature=1.1) as planwerk:
+    async with replay_agent(model, retry_temperature=1.1, retry_top_p=1.0) as planwerk:
         await planwerk.ask(QUESTION)
-    assert model.call_options[:3] == [{}, {"temperature": 1.1, "seed": 1}, {"temperature": 1.1, "seed": 2}]
+    sampled = {"temperature": 1.1, "top_p": 1.0}
+    assert model.call_options[:3] == [{}, sampled | {"seed": 1}, sampled | {"seed": 2}]
     shown = [frozenset(shown_examples(prompt)) for prompt in model.prompts[:3]]
     assert len(set(shown)) == 3
 
@@ -54,7 +55,7 @@ async def test_a_failed_call_is_replanned_sampling_too() -> None:
     model = ReplayChatModel.of([wrong, GOOD_PLAN, "17 °C."])
     async with replay_agent(model) as planwerk:
         await planwerk.ask(QUESTION)
-    assert model.call_options[:2] == [{}, {"temperature": 0.7, "seed": 1}]
+    assert model.call_options[:2] == [{}, {"temperature": 0.7, "seed": 1, "top_p": 0.8}]
 
 
 async def test_retry_temperature_zero_keeps_retries_greedy_but_shows_other_examples() -> None:
@@ -75,9 +76,9 @@ async def test_plan_examples_sets_how_many_examples_the_planner_sees(k: int) -> 
 
 
 def test_the_new_context_fields_are_validated() -> None:
-    assert Context().plan_examples == 2 and Context().retry_temperature == 0.7
-    assert run_context({"plan_examples": "3", "retry_temperature": "0"}) == Context(
-        plan_examples=3, retry_temperature=0.0
+    assert Context().plan_examples == 2 and Context().retry_temperature == 0.7 and Context().retry_top_p == 0.8
+    assert run_context({"plan_examples": "3", "retry_temperature": "0", "retry_top_p": "0.5"}) == Context(
+        plan_examples=3, retry_temperature=0.0, retry_top_p=0.5
     )
     for bad in (
         {"plan_examples": 0},
@@ -86,6 +87,9 @@ def test_the_new_context_fields_are_validated() -> None:
         {"retry_temperature": -0.1},
         {"retry_temperature": 2.5},
         {"retry_temperature": True},
+        {"retry_top_p": 0},
+        {"retry_top_p": 1.5},
+        {"retry_top_p": True},
     ):
         with pytest.raises(ValueError, match=f"Context.{next(iter(bad))}"):
             Context(**bad)

@@ -72,6 +72,17 @@ def test_streaming_gives_the_same_text_in_pieces_and_usage_last(model: LlamaCppC
     assert chunks[-1].usage_metadata is not None and chunks[-1].usage_metadata["output_tokens"] == 8
 
 
+def test_the_nucleus_cut_off_limits_what_sampling_may_pick(model: LlamaCppChatModel) -> None:
+    # With a cut-off below the most likely token's share, only that token remains: sampling hot gives the greedy
+    # reply. Without one, the same seeds leave it (what retries sampled before Context.retry_top_p).
+    messages = [HumanMessage("Write one short sentence about the sea.")]
+    greedy = model.invoke(messages, max_new_tokens=16).text
+    hot = [model.with_sampling(1.5, seed=seed, top_p=1e-6).invoke(messages, max_new_tokens=16).text for seed in (1, 2)]
+    assert hot == [greedy, greedy]
+    free = [model.with_sampling(1.5, seed=seed).invoke(messages, max_new_tokens=16).text for seed in (1, 2)]
+    assert any(text != greedy for text in free), free
+
+
 def test_a_text_stop_ends_the_reply_once_its_text_meets_the_condition(model: LlamaCppChatModel) -> None:
     messages = [HumanMessage("Count from one to twenty in words, separated by commas.")]
     free = model.invoke(messages, max_new_tokens=48)

@@ -19,10 +19,11 @@ from planwerk.models.replay import ReplayChatModel
 
 
 class TemperatureModel(BaseChatModel):
-    """A chat model with ``temperature`` and ``seed`` fields, like ChatOpenAI; records its call kwargs."""
+    """A chat model with ``temperature``, ``seed`` and ``top_p`` fields, like ChatOpenAI; records its call kwargs."""
 
     temperature: float = 0.0
     seed: int | None = None
+    top_p: float | None = None
     seen: list[dict[str, Any]] = Field(default_factory=list)
 
     @property
@@ -63,6 +64,8 @@ def test_other_chat_models_get_temperature_through_bind_where_they_have_it() -> 
     assert isinstance(variant, RunnableBinding)
     variant.invoke("hi")
     assert model.seen == [{"temperature": 0.8, "seed": 2}]
+    sampling_variant(model, 0.7, seed=1, top_p=0.8).invoke("hi")  # the nucleus cut-off too, where there is a field
+    assert model.seen[-1] == {"temperature": 0.7, "seed": 1, "top_p": 0.8}
     plain = FakeListChatModel(responses=["x"])  # no temperature field: decodes as it always does
     assert sampling_variant(plain, 0.8, seed=2) is plain
 

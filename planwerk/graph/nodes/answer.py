@@ -132,7 +132,9 @@ async def _write(
     model = await deps.model_for(model_spec_of(context))
     if repair is not None and context.retry_temperature > 0:
         # Greedy decoding wrote the rejected answer again, word for word (the 1.5B model on the domain bench).
-        model = sampling_variant(model, context.retry_temperature, seed=len(state.get("feedback", [])))
+        model = sampling_variant(
+            model, context.retry_temperature, seed=len(state.get("feedback", [])), top_p=context.retry_top_p
+        )
     # A context answer is checked for the best chunk's key sentence: the prompt names it (the 0.5B model missed it).
     key = (check.facts.source, " ".join(check.facts.sentences)) if check.facts is not None else None
     # --- answers by reference (planwerk.graph.nodes.answer_refs): placeholders, grammar, rendering ---

@@ -24,7 +24,7 @@ from planwerk.graph.deps import Deps
 from planwerk.graph.nodes.answer import answer_language
 from planwerk.graph.nodes.answer_refs import answer_slots
 from planwerk.graph.nodes.chat import is_draft, removed_draft
-from planwerk.graph.nodes.common import answer_check_for, context_of
+from planwerk.graph.nodes.common import answer_check_for, context_of, question_of
 from planwerk.graph.nodes.deliver import deliver, reported_state
 from planwerk.graph.routing import MAX_DRAFTS
 from planwerk.graph.run_context import profile_of
@@ -95,7 +95,7 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
             **draft,
             "verdict": "rejected",
             "problems": first_problems,
-            "repair": regenerate_request(report.problems, language),
+            "repair": regenerate_request(report.problems, language, question_of(state)),
         },
         "messages": removed_draft(state.get("messages", []), draft["message_id"]),  # a chat stops showing it
     }

@@ -110,7 +110,9 @@ async def plan(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> d
         if context.constrained_decoding and specs:
             planner = constrained_planner(model, specs, profile.plan_format, rounds=rounds)
         if retry and context.retry_temperature > 0:
-            planner = sampling_variant(planner, context.retry_temperature, seed=state.get("attempts", 0))
+            planner = sampling_variant(
+                planner, context.retry_temperature, seed=state.get("attempts", 0), top_p=context.retry_top_p
+            )
         # The profile's library, or examples built from the loaded tools when none of its examples fits them.
         examples = examples_for_question(
             question_of(state),
