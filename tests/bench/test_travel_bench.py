@@ -83,6 +83,15 @@ def test_facts_read_numbers_with_rounding_texts_and_result_names() -> None:
         travel.fact_present("", {"number": 51, "unit": "Tage"})
 
 
+def test_a_refusal_in_the_passive_is_a_refusal() -> None:
+    # o4's regenerated answer at 453f985 ("This question cannot be answered, …") was counted as no refusal.
+    [o4] = [q for q in travel.load_questions(None) if q.qid == "o4"]
+    for refusal in ("This question cannot be answered, as it is outside what this assistant is for.",
+                    "Diese Frage kann hier nicht beantwortet werden.", "I cannot answer this question."):  # fmt: skip
+        assert not travel.missing_facts(refusal, o4), refusal
+    assert travel.missing_facts("Hotel Casa Fuster has 4 stars.", o4)
+
+
 def test_the_check_rejects_an_invented_number_and_accepts_the_reference_answer() -> None:
     question = _by_id()["w1"]
     calls: list[dict[str, Any]] = [
