@@ -13,6 +13,8 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``number`` / ``date`` / ``place``: a number (with its unit), clock time, date or place no source holds;
 - ``withheld``: a value (or a condition word of the profile) a failed call would have delivered;
 - ``failure_unnamed``: a call failed because its service is down, and no sentence names it with a failure word;
+- ``false_failure``: a clause says that a tool failed (its name beside a failure phrase), and every call of it
+  succeeded;
 - ``failed_value``: every call failed, and the answer states a number, date or clock time without naming a failure
   (nor is it the profile's refusal); not amended in code, since the value it states is then no call's;
 - ``last_result``: the last call's result is not stated (profiles whose answer is the last result);
@@ -77,7 +79,7 @@ ProblemKind = Literal[
     "empty", "number", "date", "place", "withheld", "failure_unnamed", "failed_value", "last_result", "source_missing",
     "context_facts", "echo", "restated", "refused", "failure_refused", "unstated", "repetitive", "raw",
     "values_only", "estimate_unnamed", "unbacked_action", "language", "referent", "off_topic", "misplaced",
-    "unreported", "call_text",
+    "unreported", "call_text", "false_failure",
 ]  # fmt: skip
 """What is wrong with an answer (the module docstring says each)."""
 
@@ -387,6 +389,44 @@ def names_failure(answer: str, tool: str, labels: Sequence[str], failure_words: 
     return False
 
 
+def _clauses(answer: str, contrast: Sequence[str]) -> list[list[str]]:
+    """``answer``'s clauses as case-folded words: split at sentence ends, commas, semicolons, colons, line breaks,
+    brackets and the ``contrast`` conjunctions."""
+    clauses: list[list[str]] = []
+    for part in re.split(r"[.!?;:,()\n]+", answer.casefold().replace("’", "'")):
+        clause: list[str] = []
+        for word in re.findall(r"[\w']+", part):
+            if word in contrast:
+                clauses.append(clause)
+                clause = []
+            else:
+                clause.append(word)
+        clauses.append(clause)
+    return [clause for clause in clauses if clause]
+
+
+def _false_failure(a: Answer) -> Iterator[Problem]:
+    """A clause says that a tool failed (a failure phrase beside its name), and every call of that tool succeeded
+    (measured on the travel set: "Die geocode- und get_weather-Funktionen sind nicht erreichbar" was kept, although
+    geocode had found the place). Only a tool's own name counts, not a domain label: a label ("Wetter") also names
+    what the question is about."""
+    ran = set(a.sources.tools) - set(a.sources.failed_tools)
+    if not ran:
+        return
+    words = check_words()
+    failures = [re.findall(r"[\w']+", phrase.casefold()) for phrase in words.failure]
+    contrast = {w.casefold() for w in words.contrast}
+    said: set[str] = set()
+    for clause in _clauses(a.text, contrast):
+        joined = " " + " ".join(clause) + " "
+        if not any(" " + " ".join(phrase) + " " in joined for phrase in failures if phrase):
+            continue
+        for tool in sorted(ran - said):
+            if f" {tool.casefold()} " in joined or f" {tool.casefold().replace('_', ' ')} " in joined:
+                said.add(tool)
+                yield Problem("false_failure", tool=tool)
+
+
 def _failed_service(a: Answer) -> Iterator[Problem]:
     domain, asked = a.settings.domain, " ".join(a.sources.asked).casefold()
     lowered = a.text.casefold()
@@ -610,6 +650,7 @@ RULES: tuple[Rule, ...] = (
     Rule("places", _grounded_places),
     Rule("pairs", _pairs),
     Rule("failed_service", _failed_service),
+    Rule("false_failure", _false_failure),
     Rule("all_failed", _all_failed),
     Rule("last_result", _last_result),
     Rule("repeats", _repeats),

@@ -37,6 +37,8 @@ class Sources:
     """How many calls succeeded."""
     tools: list[str] = field(default_factory=list)
     """The tools the successful calls called (an answer writing one out as a call talks about it, not its result)."""
+    failed_tools: list[str] = field(default_factory=list)
+    """The tools of the calls that did not succeed (failed, skipped, rejected)."""
     result_keys: set[str] = field(default_factory=set)
     """The keys of the successful calls' results, as the answer prompt labels values ("temp max c" for
     ``temp_max_c``, case folded)."""
@@ -124,6 +126,7 @@ def collect_sources(
             numbers_to.extend(sources.numbers[numbers:])
             texts_to.extend(sources.texts[texts:])
         else:  # a failed call's arguments came from the question or earlier results; its error is a text
+            sources.failed_tools.append(str(call.get("tool")))
             add_text(sources, " ".join(str(v) for v in (call.get("args") or {}).values()))
             add_text(sources, str(call.get("error") or ""))
     for hit in hits:

@@ -283,3 +283,40 @@ def test_a_list_of_values_is_an_answer_where_the_answer_is_the_last_result() -> 
     question = "What is 20 plus 30?"
     assert kinds("20, 30, 50", question, calls=[total], answer_is_last_result=True, language="en") == []
     assert "values_only" in kinds("20, 30, 50", question, calls=[total], language="en")
+
+
+PARIS_GEO = call_record("geo", "geocode", args={"destination": "Paris"},
+                        result={"name": "Paris", "lat": 48.85341, "lon": 2.3488})  # fmt: skip
+PARIS_WX_DOWN = call_record(
+    "wx",
+    "get_weather",
+    args={"lat": 48.85341, "lon": 2.3488, "start_date": "2026-01-19", "end_date": "2026-01-19"},
+    error="Open-Meteo forecast service unreachable",
+    kind="unavailable",
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "flagged"),
+    [
+        # the 0.5B model's first draft for w6 of the travel set, kept at 453f985: geocode had found Paris
+        ("Die geocode- und get_weather-Funktionen sind nicht erreichbar.", True),
+        ("The geocode tool failed, so I cannot say anything about Paris.", True),
+        # the failure said of the tool that failed, the other one named in another clause
+        ("geocode fand Paris, aber get_weather war nicht erreichbar.", False),
+        ("geocode found Paris but get_weather was unreachable, so I cannot say what the weather will be.", False),
+        ("Paris: 48.85341, 2.3488 (geocode). get_weather ist fehlgeschlagen (Dienst nicht erreichbar).", False),
+        ("get_weather: fehlgeschlagen (Dienst nicht erreichbar); dazu kann ich daher nichts sagen.", False),
+    ],
+)  # fmt: skip
+def test_a_tool_that_ran_is_not_said_to_have_failed(answer: str, flagged: bool) -> None:
+    question = "Wie wird das Wetter in Paris am 19. Januar 2026?"
+    found = kinds(answer, question, calls=[PARIS_GEO, PARIS_WX_DOWN], today=date(2026, 1, 16))
+    assert ("false_failure" in found) is flagged, found
+
+
+def test_a_tool_that_failed_once_and_ran_once_may_be_said_to_have_failed() -> None:
+    retried = call_record("geo0", "geocode", args={"destination": "Paris"}, error="timeout", kind="timeout")
+    found = kinds("Die geocode-Funktion ist einmal fehlgeschlagen; Paris liegt bei 48.85341, 2.3488.",
+                  "Wo liegt Paris?", calls=[retried, PARIS_GEO])  # fmt: skip
+    assert "false_failure" not in found, found
