@@ -407,9 +407,9 @@ def _clauses(answer: str, contrast: Sequence[str]) -> list[list[str]]:
 
 def _false_failure(a: Answer) -> Iterator[Problem]:
     """A clause says that a tool failed (a failure phrase beside its name), and every call of that tool succeeded
-    (measured on the travel set: "Die geocode- und get_weather-Funktionen sind nicht erreichbar" was kept, although
-    geocode had found the place). Only a tool's own name counts, not a domain label: a label ("Wetter") also names
-    what the question is about."""
+    (measured on the travel set, BENCHMARKS.md §12: a tool that had delivered was said to be unreachable together
+    with the one that was). Only a tool's own name counts, not a domain label: a label also names what the question
+    is about."""
     ran = set(a.sources.tools) - set(a.sources.failed_tools)
     if not ran:
         return
