@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import cache
 from typing import Literal
 
 from planwerk.checks.claims import claimed_action, says_not_done
@@ -389,7 +390,7 @@ def names_failure(answer: str, tool: str, labels: Sequence[str], failure_words: 
     return False
 
 
-def _clauses(answer: str, contrast: Sequence[str]) -> list[list[str]]:
+def _clauses(answer: str, contrast: Collection[str]) -> list[list[str]]:
     """``answer``'s clauses as case-folded words: split at sentence ends, commas, semicolons, colons, line breaks,
     brackets and the ``contrast`` conjunctions."""
     clauses: list[list[str]] = []
@@ -405,6 +406,16 @@ def _clauses(answer: str, contrast: Sequence[str]) -> list[list[str]]:
     return [clause for clause in clauses if clause]
 
 
+@cache
+def _clause_words() -> tuple[tuple[str, ...], frozenset[str]]:
+    """The failure phrases as " word word " (matched inside a clause's words joined the same way) and the
+    contrasting conjunctions, read once."""
+    words = check_words()
+    phrases = [" ".join(re.findall(r"[\w']+", phrase.casefold())) for phrase in words.failure]
+    failures = tuple(f" {phrase} " for phrase in phrases if phrase)
+    return failures, frozenset(w.casefold() for w in words.contrast)
+
+
 def _false_failure(a: Answer) -> Iterator[Problem]:
     """A clause says that a tool failed (a failure phrase beside its name), and every call of that tool succeeded
     (measured on the travel set, BENCHMARKS.md §12: a tool that had delivered was said to be unreachable together
@@ -413,13 +424,11 @@ def _false_failure(a: Answer) -> Iterator[Problem]:
     ran = set(a.sources.tools) - set(a.sources.failed_tools)
     if not ran:
         return
-    words = check_words()
-    failures = [re.findall(r"[\w']+", phrase.casefold()) for phrase in words.failure]
-    contrast = {w.casefold() for w in words.contrast}
+    failures, contrast = _clause_words()
     said: set[str] = set()
     for clause in _clauses(a.text, contrast):
-        joined = " " + " ".join(clause) + " "
-        if not any(" " + " ".join(phrase) + " " in joined for phrase in failures if phrase):
+        joined = f" {' '.join(clause)} "
+        if not any(phrase in joined for phrase in failures):
             continue
         for tool in sorted(ran - said):
             if f" {tool.casefold()} " in joined or f" {tool.casefold().replace('_', ' ')} " in joined:
