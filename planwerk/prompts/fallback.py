@@ -292,13 +292,15 @@ def _in_words(slot: Slot, path: str, style: ValueStyle, language: Language, doma
     return f"{_label(path)} {render_value(slot, None, style)}".strip()
 
 
-def failure_line(call: Mapping[str, Any], language: Language) -> str:
-    """A failed call in words, with its kind."""
+def failure_line(call: Mapping[str, Any], language: Language, subject: str = "") -> str:
+    """A failed call in words, with its kind; with its ``subject`` (what it was asked about) where there is one:
+    of two calls of one tool, the reader must learn which one failed."""
     texts = fallback_texts(language)
     kind = str(call.get("kind") or "error")
     failure = texts.failure_kinds.get(kind, kind)
     template = texts.down_line if kind in DOWN_KINDS or kind == "skipped" else texts.failed_line
-    return template.format(tool=str(call.get("tool")), failure=failure)
+    tool = str(call.get("tool"))
+    return template.format(tool=f"{tool} ({subject})" if subject else tool, failure=failure)
 
 
 def _subjects(calls: Sequence[Mapping[str, Any]], plan: PlanData | None) -> dict[str, str]:
@@ -319,12 +321,13 @@ def _subjects(calls: Sequence[Mapping[str, Any]], plan: PlanData | None) -> dict
     return subjects
 
 
-def _relevance(call: Mapping[str, Any], question: str) -> int:
-    """How much of a call the question names: its arguments (or their words of four letters or more) the question
-    holds. The calls about the question come first (a stray call after them)."""
+def _relevance(subject: str, question: str) -> int:
+    """How much of a call the question names: the parts of its subject (:func:`_subjects`; or their words of four
+    letters or more) the question holds. The calls about the question come first (a stray call after them); a call
+    that took its place from an earlier result is about that place (its own arguments are coordinates)."""
     asked = _words(question)
     score = 0
-    for argument in _arguments(call):
+    for argument in subject.split(", ") if subject else []:
         words = {word for word in _words(argument) if len(word) >= 4}
         if argument.casefold() in question.casefold() or words & asked:
             score += 1
@@ -347,9 +350,9 @@ def call_sentences(
     schemas = output_schemas or {}
     subjects = _subjects(calls, plan)
     lines = []
-    for call in sorted(calls, key=lambda call: -_relevance(call, question)):
+    for call in sorted(calls, key=lambda call: -_relevance(subjects[str(call.get("id"))], question)):
         if call.get("status") != "ok":
-            lines.append(failure_line(call, language))
+            lines.append(failure_line(call, language, subjects[str(call.get("id"))]))
             continue
         values = call_values(call, language, question, output_schema=schemas.get(str(call.get("tool"))), domain=domain)
         said = ", ".join(values) or texts.nothing_delivered
@@ -382,7 +385,10 @@ def fallback_answer(
         answer = texts.context.format(sentences=" ".join(s.strip() for s in context.sentences), source=context.source)
         # A call that failed beside the context is named too (measured on the travel bench: the demo question's
         # stray get_parks failed, and the context answer did not say so).
-        failed = [failure_line(call, language) for call in calls if call.get("status") != "ok"]
+        subjects = _subjects(calls, plan)
+        failed = [
+            failure_line(call, language, subjects[str(call.get("id"))]) for call in calls if call.get("status") != "ok"
+        ]
         return "\n\n".join([answer, *failed]) if failed else answer
     lines = call_sentences(calls, language, question, plan=plan, output_schemas=output_schemas, domain=domain)
     if not lines:

@@ -80,6 +80,50 @@ def test_a_failed_call_is_named_with_its_kind_and_nothing_is_invented_for_it() -
     assert fallback_answer([], "de").startswith("Dazu habe ich weder Tool-Ergebnisse")
 
 
+def test_of_two_calls_of_one_tool_the_failed_one_is_named_with_what_it_was_asked_about() -> None:
+    """Issue 30: "each sentence names the right call with its own arguments". A call that took its subject from an
+    earlier result (coordinates) is about that result's subject, and ranks by it: the failed call the question
+    asked about comes before the lookup that fed it."""
+    lookup = {"id": "find_b", "name": "lookup", "arguments": {"name": "Bergen"}}
+    plan = {
+        "steps": [
+            {"tools": [{"id": "find_a", "name": "lookup", "arguments": {"name": "Aachen"}}, lookup]},
+            {
+                "tools": [
+                    {"id": "a", "name": "forecast", "arguments": {"x": {"$ref": "find_a.x"}, "day": "2026-01-20"}},
+                    {"id": "b", "name": "forecast", "arguments": {"x": {"$ref": "find_b.x"}, "day": "2026-01-20"}},
+                ]
+            },
+        ]
+    }
+    calls = [
+        {"id": "find_b", "tool": "lookup", "status": "ok", "args": {"name": "Bergen"}, "result": {"x": 5.3}},
+        {
+            "id": "a",
+            "tool": "forecast",
+            "status": "ok",
+            "args": {"x": 6.1, "day": "2026-01-20"},
+            "result": {"rain_mm": 2.5},
+        },
+        {
+            "id": "b",
+            "tool": "forecast",
+            "status": "error",
+            "kind": "unavailable",
+            "args": {"x": 5.3, "day": "2026-01-20"},
+        },
+    ]
+    question = "Compare the rain in Aachen and Bergen on 2026-01-20."
+    intro, *lines = fallback_answer(calls, "en", question=question, plan=plan).splitlines()
+    assert lines == [
+        "- forecast (Aachen, 2026-01-20): rain 2.5 mm.",
+        "- forecast (Bergen, 2026-01-20): failed (service unreachable), so I cannot say anything about it.",
+        "- lookup (Bergen): x 5.3.",
+    ]
+    # Without the plan the failed call is named with its own arguments.
+    assert "- forecast (5.3, 2026-01-20): failed (service unreachable)" in fallback_answer(calls, "en")
+
+
 def test_a_result_of_free_text_reaches_neither_prompt_raw() -> None:
     from planwerk.core.answers.slots import collect_slots
     from planwerk.prompts.answer_refs import reference_texts, render_values
