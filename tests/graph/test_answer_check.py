@@ -562,8 +562,9 @@ async def test_a_value_stated_for_the_wrong_city_is_regenerated() -> None:
     ]
 
 
-async def test_an_estimate_read_as_a_forecast_is_regenerated_to_say_it_is_one() -> None:
+async def test_an_estimate_read_as_a_forecast_is_amended_to_say_it_is_one() -> None:
     # Measured on the travel bench: June 2026 weather (ten past Junes' values, is_estimate) answered as a forecast.
+    # The words for the flag are the profile's data, known exactly: added in code, no second model call.
     async def geocode(destination: str) -> Coordinates:
         """Coordinates of a place."""
         return Coordinates(lat=41.3825802, lon=2.177073, name=destination)
@@ -572,13 +573,33 @@ async def test_an_estimate_read_as_a_forecast_is_regenerated_to_say_it_is_one() 
         """Daily weather for a place and dates: temperature_max, is_estimate."""
         return {"date": start_date, "temperature_max": 25.8, "is_estimate": True}
 
-    forecast, honest = "Am 12. Juni 2026 bis 25.8 °C in Barcelona.", "Geschätzt aus den Vorjahren: bis 25.8 °C."
-    model = ReplayChatModel.of([plan_of("2026-06-12"), forecast, honest])
+    forecast = "Am 12. Juni 2026 bis 25.8 °C in Barcelona."
+    model = ReplayChatModel.of([plan_of("2026-06-12"), forecast])
     async with Agent(model=model, tools=FunctionToolSource([geocode, get_weather]), retriever=False,
                      context=TODAY) as agent:  # fmt: skip
         reply = await agent.ask("Wie wird das Wetter in Barcelona am 12. Juni 2026?")
-    assert reply.answer == honest and reply.metadata["answer_source"] == "regenerated"
-    [rejected] = events(reply, "answer_rejected")
-    assert rejected["problems"] == [
-        "Die Werte sind eine Schätzung aus den Vorjahren, keine Vorhersage; sag das in der Antwort."
-    ]
+    assert reply.answer == f"{forecast} (Schätzwert aus den Vorjahren)"
+    assert reply.metadata["answer_source"] == "amended" and reply.metadata["llm_calls"] == 2
+    assert events(reply, "answer_rejected") == []
+
+
+def test_an_unnamed_estimate_is_amended_only_with_the_profiles_words_for_it() -> None:
+    from planwerk.checks import GroundingReport, Problem
+    from planwerk.checks.domain import Domain
+    from planwerk.graph.nodes.check_answer import _amend, estimate_label
+    from planwerk.profiles import PROFILES
+
+    assert estimate_label(PROFILES["travel"].domain, "en") == "estimate from past years"
+    unlabelled = Domain(estimate_fields=frozenset({"is_estimate"}), estimate_words=("estimat",))
+    assert estimate_label(unlabelled, "en") is None and estimate_label(None, "en") is None
+    report = GroundingReport((Problem("estimate_unnamed"),))
+
+    def recheck(text: str) -> GroundingReport:
+        return GroundingReport() if "estimate" in text else report
+
+    assert _amend("Up to 25.8 °C.", report, recheck, "en", None) == ("Up to 25.8 °C.", report, False)
+    amended = _amend("Up to 25.8 °C.", report, recheck, "en", "estimate from past years")
+    assert amended == ("Up to 25.8 °C. (estimate from past years)", GroundingReport(), True)
+    # With a problem code cannot mend beside it, nothing is added: the answer is regenerated.
+    both = GroundingReport((Problem("estimate_unnamed"), Problem("number", "19.68 km/h")))
+    assert _amend("Up to 25.8 °C.", both, recheck, "en", "estimate from past years")[2] is False

@@ -16,6 +16,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from planwerk.checks import GroundingReport
+from planwerk.checks.domain import Domain
 from planwerk.core.answers.render import without_quotes
 from planwerk.core.language import Language
 from planwerk.events import AnswerRejectedEvent
@@ -35,8 +36,9 @@ STATED_BY_QUOTATION = frozenset({"empty", "restated", "unstated"})
 """Problems saying that an answer states nothing of the results: an answer holding a quotation of one states it
 ("The file notes.txt says:" before the quotation restates the question, measured on both packaged models)."""
 
-AMENDABLE = frozenset({"failure_unnamed", "source_missing"})
-"""Problems an answer can be amended for in code instead of regenerated."""
+AMENDABLE = frozenset({"failure_unnamed", "source_missing", "estimate_unnamed"})
+"""Problems an answer can be amended for in code instead of regenerated (``estimate_unnamed`` only where the
+profile names its estimate flag in the answer's language: :func:`estimate_label`)."""
 
 
 async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
@@ -64,7 +66,8 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
         report = full(claims, constrained=constrained)
         return GroundingReport(tuple(p for p in report.problems if p.kind not in STATED_BY_QUOTATION))
 
-    text, report, amended = _amend(draft["text"], check(draft["text"]), check, language)
+    estimate = estimate_label(profile.domain, language)
+    text, report, amended = _amend(draft["text"], check(draft["text"]), check, language, estimate)
     streamed = is_draft(state.get("messages", []), draft["message_id"])
     if report.ok:
         # An amended answer is no longer the model's reply: a new message id, unless the reply streamed (then the
@@ -101,17 +104,34 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
     }
 
 
+def estimate_label(domain: Domain | None, language: Language) -> str | None:
+    """The words the profile's data has for a true estimate flag in ``language`` (its ``true_labels`` of an
+    ``estimate_fields`` field), or ``None``: then an unnamed estimate is regenerated, not amended."""
+    if domain is None:
+        return None
+    labels = domain.true_labels.get(language, {})
+    return next((labels[name] for name in sorted(domain.estimate_fields) if labels.get(name)), None)
+
+
 def _amend(
-    answer: str, report: GroundingReport, check: Callable[[str], GroundingReport], language: Language
+    answer: str,
+    report: GroundingReport,
+    check: Callable[[str], GroundingReport],
+    language: Language,
+    estimate: str | None = None,
 ) -> tuple[str, GroundingReport, bool]:
-    """An answer whose only problems are failed services it does not name, or a context answer that only lacks its
-    source, gets the missing words added in code: they are known exactly, and a regeneration would cost a model
+    """An answer whose only problems are failed services it does not name, a context answer that only lacks its
+    source, or values flagged an estimate that it does not call one (where the profile has ``estimate`` words for
+    the flag), gets the missing words added in code: they are known exactly, and a regeneration would cost a model
     call that a small model often spends on dropping other facts (measured on the travel bench: 6 of 6 context
     answers carried the facts but not "(Razepato.txt)"). Returns the answer, its report and whether it was
     amended."""
-    if report.ok or any(p.kind not in AMENDABLE for p in report.problems):
+    kinds = {p.kind for p in report.problems}
+    if report.ok or not kinds <= AMENDABLE or ("estimate_unnamed" in kinds and estimate is None):
         return answer, report, False
     amended = answer
+    if "estimate_unnamed" in kinds:
+        amended = f"{amended.rstrip()} ({estimate})"
     if sources := [p.source for p in report.problems if p.kind == "source_missing"]:
         amended = f"{amended.rstrip()} ({sources[0]})"
     if any(p.kind == "failure_unnamed" for p in report.problems):
