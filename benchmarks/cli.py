@@ -785,6 +785,40 @@ def print_figures(
         print(json.dumps(figures, ensure_ascii=False))
 
 
+@bench_app.command("llama-settings")
+def llama_settings(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="A packaged model: default or qwen2.5-coder-1.5b.")
+    ] = "default",
+    tokens: Annotated[int, typer.Option("--tokens", min=8, help="New tokens a generation decodes.")] = 128,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Paired rounds (every setting each).")] = 3,
+    prompt_tokens: Annotated[
+        int, typer.Option("--prompt-tokens", min=0, help="A prompt of about this many tokens (0: one short line).")
+    ] = 0,
+    settings: Annotated[
+        str, typer.Option("--settings", help="Settings separated by commas, the first the baseline.")
+    ] = "base,flash_attn,no_mmap,flash_attn_q8_kv",
+    as_json: JsonOption = False,
+) -> None:
+    """llama.cpp context settings (flash attention, no mmap, a Q8 KV cache) against planwerk's, paired in one
+    process on the same GGUF: prefill and decode tokens/s, bandwidth fraction (benchmarks/llama_settings.py)."""
+    from benchmarks.llama_settings import run
+
+    chosen = tuple(name.strip() for name in settings.split(",") if name.strip())
+    figures = {
+        **run(model, tokens, rounds, prompt_tokens, chosen, progress=lambda message: err.print(escape(message))),
+        "machine": machine(),
+    }
+    title = (
+        f"llama.cpp settings, {model}, {figures['prompt_tokens']}-token prompt, {tokens} tokens, bandwidth "
+        f"{figures['memory_bandwidth_gbs']} GB/s (limit {figures['bandwidth_limit_tokens_per_s']} tokens/s)"
+    )
+    rows = [{"setting": name, **row} for name, row in figures["settings"].items()]
+    keys = ("prefill_tokens_per_s", "decode_tokens_per_s", "bandwidth_fraction", "prefill_over_base",
+            "decode_over_base")  # fmt: skip
+    print_figures(figures, title, "setting", rows, keys, as_json=as_json)
+
+
 @bench_app.command("decode")
 def decode(
     model: Annotated[

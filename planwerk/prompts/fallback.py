@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -303,6 +303,22 @@ def failure_line(call: Mapping[str, Any], language: Language, subject: str = "")
     return template.format(tool=f"{tool} ({subject})" if subject else tool, failure=failure)
 
 
+def failure_lines(
+    calls: Sequence[Mapping[str, Any]],
+    language: Language,
+    plan: PlanData | None = None,
+    tools: Collection[str] | None = None,
+) -> list[str]:
+    """The failed ``calls`` (of ``tools``; ``None``: all) in words, each with its subject (:func:`failure_line`):
+    beside a context answer, and added to an answer that did not name them."""
+    subjects = _subjects(calls, plan)
+    return [
+        failure_line(call, language, subjects[str(call.get("id"))])
+        for call in calls
+        if call.get("status") != "ok" and (tools is None or call.get("tool") in tools)
+    ]
+
+
 def _subjects(calls: Sequence[Mapping[str, Any]], plan: PlanData | None) -> dict[str, str]:
     """What each call was asked about, by call id: its own short arguments, after the subjects of the calls it took
     results from (a weather call that took a geocode's coordinates is about the geocode's city,
@@ -385,10 +401,7 @@ def fallback_answer(
         answer = texts.context.format(sentences=" ".join(s.strip() for s in context.sentences), source=context.source)
         # A call that failed beside the context is named too (measured on the travel bench: the demo question's
         # stray get_parks failed, and the context answer did not say so).
-        subjects = _subjects(calls, plan)
-        failed = [
-            failure_line(call, language, subjects[str(call.get("id"))]) for call in calls if call.get("status") != "ok"
-        ]
+        failed = failure_lines(calls, language, plan)
         return "\n\n".join([answer, *failed]) if failed else answer
     lines = call_sentences(calls, language, question, plan=plan, output_schemas=output_schemas, domain=domain)
     if not lines:

@@ -31,8 +31,6 @@ class GroundingTexts:
     the question: "state only numbers, dates and places that …" made the 0.5B model answer with such a list
     (BENCHMARKS.md §12)."""
     failure_kinds: Mapping[FailureKind, str]
-    down_line: str
-    """For a service that is down; takes ``{tool}`` and ``{failure}``."""
 
 
 GERMAN = GroundingTexts(
@@ -44,7 +42,6 @@ Beantworte die Frage „{question}“ noch einmal, in ganzen Sätzen. Jede Zahl,
 den Tool-Ergebnissen, im Kontext oder in der Frage stehen. Ist ein Tool fehlgeschlagen, sag das und nenne nichts, was
 es geliefert hätte. Antworte nur mit der Antwort.""",
     failure_kinds=FALLBACK_DE.failure_kinds,  # one wording of a failure, the fallback's
-    down_line=FALLBACK_DE.down_line,
 )
 """The German texts."""
 
@@ -57,7 +54,6 @@ Answer the question "{question}" again, in whole sentences. Every number, date a
 results, the context or the question. If a tool failed, say so and state nothing it would have delivered. Reply with
 the answer only.""",
     failure_kinds=FALLBACK_EN.failure_kinds,  # one wording of a failure, the fallback's
-    down_line=FALLBACK_EN.down_line,
 )
 """The English texts."""
 
@@ -84,14 +80,3 @@ def regenerate_request(problems: Sequence[Problem], language: Language, question
     """The request for a second answer to ``question``, naming every problem."""
     listed = "\n".join(f"- {describe(p, language)}" for p in problems)
     return texts_for_answer(language).regenerate.format(problems=listed, question=question.strip())
-
-
-def failure_note(problems: Sequence[Problem], language: Language) -> str:
-    """The sentences an answer gets when it only failed to name failed services: one per failed call."""
-    texts = texts_for_answer(language)
-    lines = [
-        texts.down_line.format(tool=p.tool, failure=texts.failure_kinds.get(p.failure or "error", ""))
-        for p in problems
-        if p.kind == "failure_unnamed"
-    ]
-    return "\n".join(lines)

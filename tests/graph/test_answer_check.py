@@ -194,10 +194,12 @@ async def test_an_honest_answer_about_a_service_that_is_down_passes_and_a_missin
         first = await agent.ask(QUESTION)
         second = await agent.ask(QUESTION)
     assert first.answer == honest and first.metadata["answer_source"] == "model" and model.calls == 4
-    # Only the failure was missing: its sentence is added in code, no regeneration.
+    # Only the failure was missing: its sentence is added in code, no regeneration, in the fallback's words (the
+    # call with what it was asked about).
     assert second.answer == (
         "Barcelona liegt bei 41.38° N.\n\n"
-        "get_weather: fehlgeschlagen (Dienst nicht erreichbar); dazu kann ich daher nichts sagen."
+        "get_weather (Barcelona, 2026-11-22): fehlgeschlagen (Dienst nicht erreichbar); dazu kann ich daher nichts "
+        "sagen."
     )
     assert second.metadata["answer_source"] == "amended" and second.metadata["llm_calls"] == 2
 
@@ -597,9 +599,9 @@ def test_an_unnamed_estimate_is_amended_only_with_the_profiles_words_for_it() ->
     def recheck(text: str) -> GroundingReport:
         return GroundingReport() if "estimate" in text else report
 
-    assert _amend("Up to 25.8 °C.", report, recheck, "en", None) == ("Up to 25.8 °C.", report, False)
-    amended = _amend("Up to 25.8 °C.", report, recheck, "en", "estimate from past years")
+    assert _amend("Up to 25.8 °C.", report, recheck, estimate=None) == ("Up to 25.8 °C.", report, False)
+    amended = _amend("Up to 25.8 °C.", report, recheck, estimate="estimate from past years")
     assert amended == ("Up to 25.8 °C. (estimate from past years)", GroundingReport(), True)
     # With a problem code cannot mend beside it, nothing is added: the answer is regenerated.
     both = GroundingReport((Problem("estimate_unnamed"), Problem("number", "19.68 km/h")))
-    assert _amend("Up to 25.8 °C.", both, recheck, "en", "estimate from past years")[2] is False
+    assert _amend("Up to 25.8 °C.", both, recheck, estimate="estimate from past years")[2] is False

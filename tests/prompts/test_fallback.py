@@ -114,7 +114,7 @@ def test_of_two_calls_of_one_tool_the_failed_one_is_named_with_what_it_was_asked
         },
     ]
     question = "Compare the rain in Aachen and Bergen on 2026-01-20."
-    intro, *lines = fallback_answer(calls, "en", question=question, plan=plan).splitlines()
+    _intro, *lines = fallback_answer(calls, "en", question=question, plan=plan).splitlines()
     assert lines == [
         "- forecast (Aachen, 2026-01-20): rain 2.5 mm.",
         "- forecast (Bergen, 2026-01-20): failed (service unreachable), so I cannot say anything about it.",

@@ -15,7 +15,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from planwerk.checks import GroundingReport
+from planwerk.checks import GroundingReport, reported_calls
 from planwerk.checks.domain import Domain
 from planwerk.core.answers.render import without_quotes
 from planwerk.core.language import Language
@@ -30,7 +30,8 @@ from planwerk.graph.nodes.deliver import deliver, reported_state
 from planwerk.graph.routing import MAX_DRAFTS
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.prompts.grounding import describe, failure_note, regenerate_request
+from planwerk.prompts.fallback import failure_lines
+from planwerk.prompts.grounding import describe, regenerate_request
 
 STATED_BY_QUOTATION = frozenset({"empty", "restated", "unstated"})
 """Problems saying that an answer states nothing of the results: an answer holding a quotation of one states it
@@ -66,8 +67,14 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
         report = full(claims, constrained=constrained)
         return GroundingReport(tuple(p for p in report.problems if p.kind not in STATED_BY_QUOTATION))
 
+    report = check(draft["text"])
+    # The failed calls an answer did not name, in the fallback's words (each with what it was asked about).
+    unnamed = {p.tool for p in report.problems if p.kind == "failure_unnamed"}
+    plan = state.get("plan")
+    calls = reported_calls(plan, reported_state(state).get("calls", []))
+    failed = failure_lines(calls, language, plan, unnamed) if unnamed else []
     estimate = estimate_label(profile.domain, language)
-    text, report, amended = _amend(draft["text"], check(draft["text"]), check, language, estimate)
+    text, report, amended = _amend(draft["text"], report, check, "\n".join(failed), estimate)
     streamed = is_draft(state.get("messages", []), draft["message_id"])
     if report.ok:
         # An amended answer is no longer the model's reply: a new message id, unless the reply streamed (then the
@@ -117,15 +124,15 @@ def _amend(
     answer: str,
     report: GroundingReport,
     check: Callable[[str], GroundingReport],
-    language: Language,
+    failed: str = "",
     estimate: str | None = None,
 ) -> tuple[str, GroundingReport, bool]:
     """An answer whose only problems are failed services it does not name, a context answer that only lacks its
     source, or values flagged an estimate that it does not call one (where the profile has ``estimate`` words for
     the flag), gets the missing words added in code: they are known exactly, and a regeneration would cost a model
     call that a small model often spends on dropping other facts (measured on the travel bench: 6 of 6 context
-    answers carried the facts but not "(Razepato.txt)"). Returns the answer, its report and whether it was
-    amended."""
+    answers carried the facts but not "(Razepato.txt)"). ``failed`` is the failed calls in words, as the fallback
+    names them. Returns the answer, its report and whether it was amended."""
     kinds = {p.kind for p in report.problems}
     if report.ok or not kinds <= AMENDABLE or ("estimate_unnamed" in kinds and estimate is None):
         return answer, report, False
@@ -134,6 +141,6 @@ def _amend(
         amended = f"{amended.rstrip()} ({estimate})"
     if sources := [p.source for p in report.problems if p.kind == "source_missing"]:
         amended = f"{amended.rstrip()} ({sources[0]})"
-    if any(p.kind == "failure_unnamed" for p in report.problems):
-        amended = f"{amended}\n\n{failure_note(report.problems, language)}"
+    if "failure_unnamed" in kinds and failed:
+        amended = f"{amended}\n\n{failed}"
     return amended, check(amended), True
