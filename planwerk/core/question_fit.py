@@ -273,8 +273,26 @@ def _marks(names: Sequence[str], properties: Mapping[str, Any], slot: str, slots
     return marks
 
 
+MAX_SHOWN_DESCRIPTION = 80
+"""Characters of a step's description a plan shown back to the planner keeps: the 0.5B model copied a whole
+question into a description, the plan shown back repeated it, and the model's rewrite of three calls was cut off at
+its token limit (BENCHMARKS.md §13)."""
+
+
+def shown_plan(plan: Mapping[str, Any]) -> str:
+    """``plan`` (as data) as the JSON text a repair request shows, each step's description clipped to
+    :data:`MAX_SHOWN_DESCRIPTION` characters (a description is free text; the calls are what is shown)."""
+    steps = []
+    for step in plan.get("steps") or []:
+        description = step.get("description")
+        if isinstance(description, str) and len(description) > MAX_SHOWN_DESCRIPTION:
+            step = {**step, "description": description[: MAX_SHOWN_DESCRIPTION - 1].rstrip() + "…"}
+        steps.append(step)
+    return json.dumps({**plan, "steps": steps}, ensure_ascii=False)
+
+
 def _with_slots(plan: Mapping[str, Any], slots: Mapping[str, str]) -> str:
-    text = json.dumps(plan, ensure_ascii=False)
+    text = shown_plan(plan)
     for mark, shown in slots.items():
         text = text.replace(mark, shown)
     return text

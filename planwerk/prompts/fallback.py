@@ -23,7 +23,7 @@ from planwerk.core.answers.render import ValueStyle, render_value
 from planwerk.core.answers.slots import DEFAULT_SLOT_LIMITS, Slot, collect_slots, unit_of_key
 from planwerk.core.language import Language
 from planwerk.core.plan import PlanData, planned_calls
-from planwerk.core.refs import as_data, call_subjects
+from planwerk.core.refs import as_data, call_subjects, dependencies
 from planwerk.prompts.value_styles import value_style
 from planwerk.text.numbers import format_value
 
@@ -366,7 +366,13 @@ def call_sentences(
     schemas = output_schemas or {}
     subjects = _subjects(calls, plan)
     lines = []
-    for call in sorted(calls, key=lambda call: -_relevance(subjects[str(call.get("id"))], question)):
+    # Ties: a call whose result fed another (a lookup before the call the question is about) comes after.
+    fed = {root for _, planned in planned_calls(plan) for root in dependencies(planned.arguments)}
+
+    def order(call: Mapping[str, Any]) -> tuple[int, bool]:
+        return -_relevance(subjects[str(call.get("id"))], question), str(call.get("id")) in fed
+
+    for call in sorted(calls, key=order):
         if call.get("status") != "ok":
             lines.append(failure_line(call, language, subjects[str(call.get("id"))]))
             continue

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 from planwerk.core.question_fit import (
+    MAX_SHOWN_DESCRIPTION,
     arguments_skeleton,
     better_fitting_tool,
     calls_skeleton,
     replaced_skeleton,
+    shown_plan,
     unanchored_values,
     unfilled_named_arguments,
     unplanned_named_tools,
@@ -155,3 +157,18 @@ def test_a_question_in_another_language_than_the_tools_is_not_judged_by_word_ove
     adding = [("view_profile", {"professional_id": 10})]
     assert unanchored_values("Schreib mir ein Gedicht über Katzen.", [], adding, CONTACTS, analyze) == ["10"]
     assert unanchored_values("Zeig mir das Profil von Anbieter 10.", [], adding, CONTACTS, analyze) == []
+
+
+def test_a_plan_shown_back_keeps_its_calls_and_a_short_description() -> None:
+    """Measured on the BFCL tune split (0.5B model): a description that copied the whole question, shown back whole
+    in the repair request, was copied again, and the three-call rewrite was cut off at the reply's token limit."""
+    question = "Could you help me with a few things? " * 20
+    call = {"id": "b", "name": "flight_book", "arguments": {"date": "2022-12-25"}}
+    plan = {"steps": [{"description": question, "tools": [call]}, {"description": "short", "tools": []}]}
+    shown = json.loads(arguments_skeleton(plan, {"b": ["direct_flight"]}, {"flight_book": spec("flight_book")}, "0"))
+    first, second = shown["steps"]
+    assert len(first["description"]) <= MAX_SHOWN_DESCRIPTION and first["description"].endswith("…")
+    assert first["description"].startswith("Could you help me with a few things?")
+    assert second["description"] == "short"
+    assert first["tools"][0]["arguments"] == {"date": "2022-12-25", "direct_flight": 0}
+    assert json.loads(shown_plan(plan))["steps"][0]["tools"] == [call]

@@ -120,6 +120,9 @@ def test_of_two_calls_of_one_tool_the_failed_one_is_named_with_what_it_was_asked
         "- forecast (Bergen, 2026-01-20): failed (service unreachable), so I cannot say anything about it.",
         "- lookup (Bergen): x 5.3.",
     ]
+    # Where the question names as much of the lookup as of the call it fed, the call it fed comes first.
+    _intro, first, *_ = fallback_answer(calls[::2], "en", question="Does it rain in Bergen?", plan=plan).splitlines()
+    assert first.startswith("- forecast (Bergen, 2026-01-20): failed")
     # Without the plan the failed call is named with its own arguments.
     assert "- forecast (5.3, 2026-01-20): failed (service unreachable)" in fallback_answer(calls, "en")
 

@@ -43,6 +43,7 @@ from planwerk.core.question_fit import (
     calls_skeleton,
     fitting_tools,
     replaced_skeleton,
+    shown_plan,
     tool_terms,
     unanchored_values,
     unfilled_named_arguments,
@@ -506,7 +507,7 @@ def _unused_numbers(plan: Plan, state: AgentState, context: Context, deps: Deps)
     else:
         return []
     texts = texts_for(profile)
-    shown = json.dumps(proposal, ensure_ascii=False)
+    shown = shown_plan(proposal)
     return [texts.unused_numbers.format(numbers=unused) + texts.unused_numbers_plan.format(plan=shown)]
 
 
