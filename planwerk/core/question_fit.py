@@ -274,9 +274,10 @@ def _marks(names: Sequence[str], properties: Mapping[str, Any], slot: str, slots
 
 
 MAX_SHOWN_DESCRIPTION = 80
-"""Characters of a step's description a plan shown back to the planner keeps: the 0.5B model copied a whole
-question into a description, the plan shown back repeated it, and the model's rewrite of three calls was cut off at
-its token limit (BENCHMARKS.md §13)."""
+"""Characters of a step's description a plan shown back to the planner keeps. The 0.5B model had copied a whole
+question into a description; shown back whole, its rewrite of three calls ran past the reply's token limit, and with
+the description clipped the rewrite finished (one entry of a function-calling benchmark, BENCHMARKS.md §13). A
+description is free text; the calls are what the repair is about."""
 
 
 def shown_plan(plan: Mapping[str, Any]) -> str:

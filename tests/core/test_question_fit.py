@@ -160,8 +160,8 @@ def test_a_question_in_another_language_than_the_tools_is_not_judged_by_word_ove
 
 
 def test_a_plan_shown_back_keeps_its_calls_and_a_short_description() -> None:
-    """Measured on the BFCL tune split (0.5B model): a description that copied the whole question, shown back whole
-    in the repair request, was copied again, and the three-call rewrite was cut off at the reply's token limit."""
+    """Measured on the BFCL tune split (0.5B model): with a description that copied the whole question shown back
+    whole in the repair request, the three-call rewrite was cut off at the reply's token limit."""
     question = "Could you help me with a few things? " * 20
     call = {"id": "b", "name": "flight_book", "arguments": {"date": "2022-12-25"}}
     plan = {"steps": [{"description": question, "tools": [call]}, {"description": "short", "tools": []}]}
