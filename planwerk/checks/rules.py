@@ -15,6 +15,8 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``failure_unnamed``: a call failed because its service is down, and no sentence names it with a failure word;
 - ``false_failure``: a clause says that a tool failed (its name beside a failure phrase), and every call of it
   succeeded;
+- ``misquoted``: words in quotation marks (two or more) that no source holds, where every source is in the
+  answer's language (a quotation claims a source's words; a translated one is not judged);
 - ``failed_value``: every call failed, and the answer states a number, date or clock time without naming a failure
   (nor is it the profile's refusal); not amended in code, since the value it states is then no call's;
 - ``last_result``: the last call's result is not stated (profiles whose answer is the last result);
@@ -80,7 +82,7 @@ ProblemKind = Literal[
     "empty", "number", "date", "place", "withheld", "failure_unnamed", "failed_value", "last_result", "source_missing",
     "context_facts", "echo", "restated", "refused", "failure_refused", "unstated", "repetitive", "raw",
     "values_only", "estimate_unnamed", "unbacked_action", "language", "referent", "off_topic", "misplaced",
-    "unreported", "call_text", "false_failure",
+    "unreported", "call_text", "false_failure", "misquoted",
 ]  # fmt: skip
 """What is wrong with an answer (the module docstring says each)."""
 
@@ -436,6 +438,37 @@ def _false_failure(a: Answer) -> Iterator[Problem]:
                 yield Problem("false_failure", tool=tool)
 
 
+_QUOTED = re.compile(r'"([^"\n]+)"|„([^“”"\n]+)[“”"]|“([^”\n]+)”|«([^»\n]+)»|»([^«\n]+)«')
+"""Text in double quotation marks of any of the usual forms (an apostrophe is no quotation mark)."""
+MIN_QUOTED_WORDS = 2
+"""A quotation of fewer words is a name or a term ("invoice.txt", „Razepato“), judged by the other rules."""
+MIN_JUDGED_SOURCE_WORDS = 4
+"""A source text of fewer words shows no language (a name, a value)."""
+
+
+def _misquoted(a: Answer) -> Iterator[Problem]:
+    """Words in quotation marks are a claim that a source says them: a quotation no result, chunk, question or
+    conversation holds is invented (measured on the answers set: the 0.5B model answered an invoice question with
+    'It says: "It says: failed"' after the file was read). An ellipsis may shorten a quotation: each part must be
+    there. Not judged where a chunk or a result text is in another language than the answer: a quotation may then
+    be a translation."""
+    language = a.settings.language or detect_language(a.text, "en")
+    texts = [*a.sources.texts, *(text for _, text in a.sources.chunks)]
+    judged = [t for t in [*a.sources.result_texts, *(text for _, text in a.sources.chunks)]
+              if len(t.split()) >= MIN_JUDGED_SOURCE_WORDS]  # fmt: skip
+    if any(detect_language(text, language) != language for text in judged):
+        return
+    held = " ".join(" ".join(fold(text).split()) for text in texts)
+    for match in _QUOTED.finditer(a.text):
+        if match.group().strip() == a.text.strip():
+            continue  # the whole answer in quotation marks (a small model's habit) quotes nothing
+        quoted = next(group for group in match.groups() if group is not None).strip()
+        parts = [" ".join(fold(part).split()).strip(" .,;:!?") for part in re.split(r"…|\.\.\.", quoted)]
+        if len(quoted.split()) >= MIN_QUOTED_WORDS and not all(part in held for part in parts if part):
+            yield Problem("misquoted", quoted)
+            return
+
+
 def _failed_service(a: Answer) -> Iterator[Problem]:
     domain, asked = a.settings.domain, " ".join(a.sources.asked).casefold()
     lowered = a.text.casefold()
@@ -660,6 +693,7 @@ RULES: tuple[Rule, ...] = (
     Rule("pairs", _pairs),
     Rule("failed_service", _failed_service),
     Rule("false_failure", _false_failure),
+    Rule("misquoted", _misquoted),
     Rule("all_failed", _all_failed),
     Rule("last_result", _last_result),
     Rule("repeats", _repeats),

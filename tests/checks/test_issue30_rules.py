@@ -320,3 +320,39 @@ def test_a_tool_that_failed_once_and_ran_once_may_be_said_to_have_failed() -> No
     found = kinds("Die geocode-Funktion ist einmal fehlgeschlagen; Paris liegt bei 48.85341, 2.3488.",
                   "Wo liegt Paris?", calls=[retried, PARIS_GEO])  # fmt: skip
     assert "false_failure" not in found, found
+
+
+INVOICE = call_record(
+    "f", "read_text_file", args={"path": "/data/invoice.txt"},
+    result="Invoice 2026-117 for consulting services.\nAmount due: 412.50 EUR by 15 December 2026.",
+)  # fmt: skip
+INVOICE_QUESTION = "How much is due on the invoice in /data/invoice.txt?"
+
+
+@pytest.mark.parametrize(
+    ("answer", "flagged"),
+    [
+        ('It says: "It says: failed"', True),  # measured on the answers set (0.5B model), kept before
+        ('The invoice says "Amount due: 412.50 EUR".', False),
+        ('The invoice says "amount due: 412.50 eur…by 15 December 2026".', False),  # shortened, case aside
+        ('The invoice says "Amount due: 512.50 EUR".', True),
+        ('The file "invoice.txt" says 412.50 EUR are due.', False),  # one word: a name, not a quotation
+        ("The invoice's total is 412.50 EUR, the 'amount due'.", False),  # apostrophes are no quotation marks
+        ("Die Rechnung sagt „Amount due: 412.50 EUR“.", False),  # a German answer quoting English text verbatim
+        ('"The invoice is due, 412.50 EUR."', False),  # the whole answer in quotation marks quotes nothing
+    ],
+)
+def test_words_in_quotation_marks_are_a_sources_words(answer: str, flagged: bool) -> None:
+    found = kinds(answer, INVOICE_QUESTION, calls=[INVOICE])
+    assert ("misquoted" in found) is flagged, found
+
+
+def test_a_quotation_is_not_judged_where_a_source_is_in_another_language() -> None:
+    hit = {"source": "Werk.txt#0", "score": 0.9,
+           "text": "Sein bekanntestes Werk ist die Theorie der wandernden Zahlen, die er in Valebris schrieb."}  # fmt: skip
+    answer = 'His best-known work is "The Theory of Wandering Numbers" (Werk.txt).'
+    assert "misquoted" not in kinds(answer, "What is his best-known work?", hits=[hit])
+    german = "Sein bekanntestes Werk ist „Die Theorie der wandernden Zahlen“ (Werk.txt)."
+    assert "misquoted" not in kinds(german, "Was ist sein bekanntestes Werk?", hits=[hit])
+    assert "misquoted" in kinds("Sein Werk heißt „Die Lehre der wandernden Zahlen“ (Werk.txt).",
+                                "Was ist sein bekanntestes Werk?", hits=[hit])  # fmt: skip
