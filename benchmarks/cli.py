@@ -785,12 +785,18 @@ def print_figures(
         print(json.dumps(figures, ensure_ascii=False))
 
 
+PackagedModelOption = Annotated[
+    str, typer.Option("--model", "-m", help="A packaged model: default or qwen2.5-coder-1.5b.")
+]
+"""A packaged model's name, for the benchmarks that read its GGUF directly."""
+DecodeTokensOption = Annotated[int, typer.Option("--tokens", min=8, help="New tokens a generation decodes.")]
+"""How many tokens a decode benchmark's generation decodes."""
+
+
 @bench_app.command("llama-settings")
 def llama_settings(
-    model: Annotated[
-        str, typer.Option("--model", "-m", help="A packaged model: default or qwen2.5-coder-1.5b.")
-    ] = "default",
-    tokens: Annotated[int, typer.Option("--tokens", min=8, help="New tokens a generation decodes.")] = 128,
+    model: PackagedModelOption = "default",
+    tokens: DecodeTokensOption = 128,
     rounds: Annotated[int, typer.Option("--rounds", min=1, help="Paired rounds (every setting each).")] = 3,
     prompt_tokens: Annotated[
         int, typer.Option("--prompt-tokens", min=0, help="A prompt of about this many tokens (0: one short line).")
@@ -821,10 +827,8 @@ def llama_settings(
 
 @bench_app.command("decode")
 def decode(
-    model: Annotated[
-        str, typer.Option("--model", "-m", help="A packaged model: default or qwen2.5-coder-1.5b.")
-    ] = "default",
-    tokens: Annotated[int, typer.Option("--tokens", min=8, help="New tokens a generation decodes.")] = 128,
+    model: PackagedModelOption = "default",
+    tokens: DecodeTokensOption = 128,
     rounds: Annotated[int, typer.Option("--rounds", min=1, help="Paired rounds (raw and planwerk each).")] = 3,
     as_json: JsonOption = False,
 ) -> None:
