@@ -348,8 +348,8 @@ def test_words_in_quotation_marks_are_a_sources_words(answer: str, flagged: bool
 
 
 def test_a_quotation_is_not_judged_where_a_source_is_in_another_language() -> None:
-    hit = {"source": "Werk.txt#0", "score": 0.9,
-           "text": "Sein bekanntestes Werk ist die Theorie der wandernden Zahlen, die er in Valebris schrieb."}  # fmt: skip
+    text = "Sein bekanntestes Werk ist die Theorie der wandernden Zahlen, die er in Valebris schrieb."
+    hit = {"source": "Werk.txt#0", "score": 0.9, "text": text}
     answer = 'His best-known work is "The Theory of Wandering Numbers" (Werk.txt).'
     assert "misquoted" not in kinds(answer, "What is his best-known work?", hits=[hit])
     german = "Sein bekanntestes Werk ist „Die Theorie der wandernden Zahlen“ (Werk.txt)."
