@@ -92,6 +92,11 @@ class Profile:
     approve_extracted: bool = True
     """Whether a call of a tool that acts waits for a person's approval when an argument comes from an
     ``extract`` of untrusted text (the interrupt names the value and where it came from)."""
+    approve_unanchored: bool = True
+    """Whether the calls of a plan anchored in nothing the person said (no planned tool shares a word with the
+    question, none of its values is stated), written again after the check asked whether it was meant, wait for a
+    person's approval naming the values the model chose. About where the values came from, not what the tool does:
+    asked also where ``Context.approve_destructive`` is off."""
     plan_rounds: int = 0
     """How many more planning rounds a plan may ask for with ``"next_round": true`` (read first, then plan the rest
     from a summary of the results, :mod:`planwerk.core.rounds`); 0: plans are made in one round."""
@@ -265,6 +270,9 @@ class ProfileFile(BaseModel):
     """Offer the planner the built-in ``extract`` step (typed values out of a result's text, read apart)."""
     approve_extracted: bool = True
     """Calls of tools that act wait for approval when an argument comes from an ``extract``; false relaxes it."""
+    approve_unanchored: bool = True
+    """Calls of a plan anchored in nothing the person said, written again after the check asked, wait for approval;
+    false relaxes it."""
     answers: AnswerDomain = AnswerDomain()
     """The domain's knowledge for the answer checks (``[answers]``: tool labels, condition words, field units, …)."""
     plan_rounds: int = Field(default=0, ge=0, le=3)
@@ -343,6 +351,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         enforce_roots=parsed.enforce_roots,
         extract_step=parsed.extract_step,
         approve_extracted=parsed.approve_extracted,
+        approve_unanchored=parsed.approve_unanchored,
         domain=Domain.parse(parsed.answers),
         plan_rounds=parsed.plan_rounds,
         rounds_raw_text=parsed.rounds_raw_text,

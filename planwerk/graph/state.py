@@ -96,6 +96,9 @@ class AgentState(InputState):
     """The plan that runs (or ran) for the current question, after any re-ordering of its steps: validated once by
     ``check``, read through :meth:`planwerk.core.plan.Plan.from_stored` (plain data, so every checkpointer
     stores it)."""
+    unanchored: NotRequired[bool]
+    """The plan was anchored in nothing the person said when the check asked whether it was meant, and it was
+    written again as it was: its calls wait for a person's approval (``Profile.approve_unanchored``)."""
     next_step: NotRequired[int]
     """Index of the plan's next step for the resolver; steps before it have finished."""
     plan_errors: NotRequired[list[str]]
@@ -139,6 +142,7 @@ QUESTION_START: Mapping[str, Any] = MappingProxyType(
         "replies": None,
         "candidates": None,
         "plan": None,
+        "unanchored": False,
         "next_step": 0,
         "plan_errors": [],
         "feedback": [],

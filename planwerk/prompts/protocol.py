@@ -272,6 +272,10 @@ EXTRACTED_ORIGIN = "{argument} = {value} stammt aus {extract} (gelesen aus {sour
 """How an approval names a value taken from an extract (takes ``{argument}``, ``{value}``, ``{extract}``,
 ``{source}``)."""
 
+UNANCHORED_ORIGIN = "{argument} = {value} hat das Modell gewählt; deine Frage nennt es nicht"
+"""How an approval names a value of a plan anchored in nothing the person said, written again after the check asked
+about it (takes ``{argument}`` and ``{value}``)."""
+
 APPROVAL_QUESTION = "{tool} ausführen mit {args}? Antworte mit approve, reject oder edit (neue Argumente)."
 """The sentence an approval interrupt shows a person."""
 

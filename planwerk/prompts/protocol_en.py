@@ -254,6 +254,10 @@ EXTRACTED_ORIGIN = "{argument} = {value} comes from {extract} (read from {source
 """How an approval names a value taken from an extract (takes ``{argument}``, ``{value}``, ``{extract}``,
 ``{source}``)."""
 
+UNANCHORED_ORIGIN = "{argument} = {value} was chosen by the model; your question does not name it"
+"""How an approval names a value of a plan anchored in nothing the person said, written again after the check asked
+about it (takes ``{argument}`` and ``{value}``)."""
+
 APPROVAL_QUESTION = "Run {tool} with {args}? Answer approve, reject or edit (new arguments)."
 """The sentence an approval interrupt shows a person."""
 

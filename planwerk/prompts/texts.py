@@ -126,6 +126,9 @@ class PromptTexts:
     """Where a value came from when an ``extract`` read what the person answered (``extracted_origin``'s source)."""
     extracted_origin: str
     """Takes ``{argument}``, ``{value}``, ``{extract}`` and ``{source}``."""
+    unanchored_origin: str
+    """How an approval names a value the model chose that nothing the person said holds; takes ``{argument}`` and
+    ``{value}``."""
     approval_question: str
     """Takes ``{tool}`` and ``{args}``."""
     rejected_call: str

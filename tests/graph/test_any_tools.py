@@ -718,13 +718,61 @@ async def test_a_plan_anchored_in_nothing_the_question_says_is_asked_once_whethe
     [rejected] = [e for e in reply.events if e["event"] == "replan"]
     assert 'none of its values ("Adriel") comes from it' in rejected["reason"]
     assert [e for e in reply.events if e["event"] == "tool_call"] == []
-    # Asked once: the same plan again stands; a question that states the value is not asked.
-    for asked, replies in ((question, [looked_up, looked_up, "adriel@example.org"]), ("Adriel?", [looked_up, "Mail."])):
-        model = ReplayChatModel.of(replies)
-        async with agent(model, tools) as planwerk:
-            reply = await planwerk.ask(asked)
-        assert [e["event"] for e in reply.events].count("replan") == len(replies) - 2, asked
-        assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["contact"]
+    # A question that states the value is not asked, and its call runs.
+    model = ReplayChatModel.of([looked_up, "Mail."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask("Adriel?")
+    assert [e["event"] for e in reply.events].count("replan") == 0
+    assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["contact"]
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+async def test_a_plan_anchored_in_nothing_written_again_after_the_question_runs_only_if_a_person_approves(
+    decision: str,
+) -> None:
+    # The same benchmark (0.5B model): six of seven plans asked about came back unchanged (a URL, flight search
+    # values, a project name nobody named), and each ran. Only the person can say whether the values are meant;
+    # the approval names each one as the model's choice, also where approvals of destructive tools are off.
+    from planwerk.tools.base import FunctionToolSource
+
+    ran: list[str] = []
+
+    async def contact(person_name: str) -> str:
+        """Retrieve the contact details of a person named Adriel."""
+        ran.append(person_name)
+        return "adriel@example.org"
+
+    tools = FunctionToolSource([contact])
+    looked_up = plan({"id": "c", "name": "contact", "arguments": {"person_name": "Adriel"}})
+    model = ReplayChatModel.of([looked_up, looked_up, *["Adriel's address is adriel@example.org."] * 3])
+    async with agent(model, tools, approve_destructive=False) as planwerk:
+        reply = await planwerk.ask("berapa satu tambah satu")
+        [pending] = reply.interrupts
+        assert pending["kind"] == "approval" and pending["tool"] == "contact"
+        assert pending["origins"] == ['person_name = "Adriel" was chosen by the model; your question does not name it']
+        assert ran == [] and [e for e in reply.events if e["event"] == "tool_call"] == []
+        reply = await planwerk.resume(decision, thread_id=reply.thread_id)
+    assert ran == (["Adriel"] if decision == "approve" else [])
+    assert not reply.interrupts and reply.answer
+
+
+async def test_a_profile_may_let_a_plan_anchored_in_nothing_run_when_written_again(tmp_path: Path) -> None:
+    from planwerk.tools.base import FunctionToolSource
+
+    relaxed = tmp_path / "relaxed.toml"
+    relaxed.write_text('persona = "You help."\nlanguage = "en"\napprove_unanchored = false\n')
+
+    async def contact(person_name: str) -> str:
+        """Retrieve the contact details of a person named Adriel."""
+        return "adriel@example.org"
+
+    tools = FunctionToolSource([contact])
+    looked_up = plan({"id": "c", "name": "contact", "arguments": {"person_name": "Adriel"}})
+    model = ReplayChatModel.of([looked_up, looked_up, "adriel@example.org"])
+    async with agent(model, tools, profile=str(relaxed)) as planwerk:
+        reply = await planwerk.ask("berapa satu tambah satu")
+    assert not reply.interrupts
+    assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == ["contact"]
 
 
 async def test_a_named_tool_left_out_is_asked_about_as_an_addition_never_as_a_better_choice() -> None:

@@ -182,8 +182,11 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
             substituted=[substitution.as_event() for substitution in checked.substituted],
         )
     )
+    # A plan the model wrote again after being asked whether it meant values nobody gave runs only if a person says so.
+    unanchored = bool(parsed.call_count) and await asyncio.to_thread(still_unanchored, parsed, state, context, deps)
     update = {
         "plan": plan,
+        "unanchored": unanchored,
         "reply": None,
         "replies": None,
         "candidates": candidates,
@@ -465,10 +468,32 @@ per round)."""
 
 def _unanchored_plan(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
     """The check's question to a plan none of whose tools shares a word with the question and none of whose values
-    the question or the conversation states (:func:`planwerk.core.question_fit.unanchored_values`), where the
-    profile asks what the question names (``Profile.names_in_question``): once per planning round, so a plan that
-    meant its calls stands; not when retrieved context or earlier results may hold the values. The plan without
-    calls is shown as the other choice. Blocking (the analyzer loads its word lists once): run it in a thread."""
+    the question or the conversation states (:func:`_unanchored_values`): once per planning round. The plan
+    without calls is shown as the other choice; the same plan written again waits for a person's approval
+    (:func:`still_unanchored`). Blocking (the analyzer loads its word lists once): run it in a thread."""
+    values = _unanchored_values(plan, state, context, deps)
+    if not values:
+        return []
+    tools = ", ".join(dict.fromkeys(call.name for _, call in plan.calls()))
+    return [texts_for(profile_of(context)).unanchored_plan.format(tools=tools, values=", ".join(values))]
+
+
+def still_unanchored(plan: Plan, state: AgentState, context: Context, deps: Deps) -> bool:
+    """Whether ``plan``, which passed the check, is anchored in nothing the person said although the check asked
+    about that in this planning round: the model wrote it again, so its calls wait for a person's approval
+    (``Profile.approve_unanchored``). Measured on a function-calling benchmark (0.5B model, BENCHMARKS.md §13): of
+    seven plans asked about, six came back unchanged (a URL, flight search values, a project name nobody named),
+    and each ran. Blocking (the analyzer): run it in a thread."""
+    asked = {item.get("kind") for item in state.get("feedback", [])}
+    if UNANCHORED_PLAN_FEEDBACK not in asked or not profile_of(context).approve_unanchored:
+        return False
+    return bool(_unanchored_values(plan, state, context, deps))
+
+
+def _unanchored_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
+    """The values of a plan anchored in nothing the person said (:func:`planwerk.core.question_fit.unanchored_values`)
+    where the profile asks what the question names (``Profile.names_in_question``); none when retrieved context or
+    earlier results may hold the values."""
     if _names_scope(plan, state, context, deps) is None or state.get("hits") or state.get("calls"):
         return []
     said = [
@@ -477,11 +502,7 @@ def _unanchored_plan(plan: Plan, state: AgentState, context: Context, deps: Deps
         *(str(value) for value in (state.get("user") or {}).values()),
     ]
     calls = [(call.name, call.arguments) for _, call in plan.calls()]
-    values = unanchored_values(question_of(state), said, calls, deps.tools.specs, analyze)
-    if not values:
-        return []
-    tools = ", ".join(dict.fromkeys(name for name, _ in calls))
-    return [texts_for(profile_of(context)).unanchored_plan.format(tools=tools, values=", ".join(values))]
+    return unanchored_values(question_of(state), said, calls, deps.tools.specs, analyze)
 
 
 UNUSED_NUMBERS_FEEDBACK = "unused_numbers"

@@ -32,9 +32,16 @@ ResolveRoute = Literal["call_tool", "verify"]
 RESOLVE_ROUTES: tuple[ResolveRoute, ...] = ("call_tool", "verify")
 
 
-def needs_approval(call: ReadyCall, deps: Deps, context: Context, origins: list[str] | None = None) -> bool:
-    """Whether a person must approve ``call``: its tool is marked destructive or the profile lists it, or it acts
-    and takes a value from an ``extract`` of untrusted text (``origins``, unless the profile relaxes that)."""
+def needs_approval(
+    call: ReadyCall, deps: Deps, context: Context, origins: list[str] | None = None, *, unanchored: bool = False
+) -> bool:
+    """Whether a person must approve ``call``: its plan is anchored in nothing the person said (``unanchored``, see
+    :func:`planwerk.graph.nodes.check.still_unanchored`; asked whatever ``Context.approve_destructive`` says, as it
+    is about where the values came from), or, where approvals for what a tool does are on, its tool is marked
+    destructive or the profile lists it, or it acts and takes a value from an ``extract`` of untrusted text
+    (``origins``, unless the profile relaxes that)."""
+    if unanchored:
+        return True
     if not context.approve_destructive:
         return False
     spec = deps.tools.specs.get(call.tool)
@@ -73,6 +80,21 @@ def extracted_origins(plan: Plan, call: ReadyCall, texts: PromptTexts) -> list[s
     return origins
 
 
+def unanchored_origins(plan: Plan, call: ReadyCall, texts: PromptTexts) -> list[str]:
+    """Each argument of ``call`` that its plan gives as a literal value, named as chosen by the model (a plan
+    anchored in nothing the person said)."""
+    own = next((item for _, item in plan.calls() if item.id == call.id), None)
+    if own is None:
+        return []
+    return [
+        texts.unanchored_origin.format(
+            argument=argument, value=json.dumps(call.args.get(argument), ensure_ascii=False, default=str)
+        )
+        for argument, value in own.arguments.items()
+        if next(iter_refs(value), None) is None
+    ]
+
+
 async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> Command[ResolveRoute]:
     """Dispatch the next step with runnable calls to ``call_tool``; ``verify`` when the plan is done."""
     plan = Plan.from_stored(state["plan"])
@@ -103,7 +125,10 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
             for call in ready:
                 asked = person_texts(question_of(state), profile_of(context_of(runtime)))  # a person reads it
                 origins = extracted_origins(plan, call, asked)
-                approval = needs_approval(call, deps, context_of(runtime), origins)
+                unanchored = bool(state.get("unanchored"))
+                if unanchored:
+                    origins += unanchored_origins(plan, call, asked)
+                approval = needs_approval(call, deps, context_of(runtime), origins, unanchored=unanchored)
                 if approval:
                     runtime.stream_writer(
                         ApprovalRequiredEvent(event="approval_required", id=call.id, tool=call.tool, args=call.args)
