@@ -24,6 +24,8 @@ SETTINGS: Mapping[str, Mapping[str, Any]] = {
     "flash_attn": {"flash_attn": True},
     "no_mmap": {"use_mmap": False},
     "flash_attn_q8_kv": {"flash_attn": True, "type_k": 8, "type_v": 8},  # GGML_TYPE_Q8_0
+    # Half the cores: decode that halves with them is bound by arithmetic, not by memory bandwidth.
+    "one_thread": {"n_threads": 1, "n_threads_batch": 1},
 }
 """The settings compared, by name: keywords of ``llama_cpp.Llama`` on top of planwerk's."""
 
@@ -74,7 +76,7 @@ def run(
         "n_threads_batch": base.context_params.n_threads_batch,
         "verbose": False,
     }
-    contexts = {name: base if not SETTINGS[name] else Llama(**common, **SETTINGS[name]) for name in settings}
+    contexts = {name: base if not SETTINGS[name] else Llama(**{**common, **SETTINGS[name]}) for name in settings}
     prompt = long_prompt(base, prompt_tokens) if prompt_tokens else REQUEST
     ids = base.tokenize(prompt.encode("utf-8"))
     prefill: dict[str, list[float]] = {name: [] for name in settings}
