@@ -122,10 +122,10 @@ async def resolve_refs(state: AgentState, runtime: Runtime[Context], *, deps: De
         if ready:
             runtime.stream_writer(StepEvent(event="step", index=index - 1, calls=[call.id for call in ready]))
             sends = []
+            unanchored = bool(state.get("unanchored"))  # the plan's, so the same for each of its calls
             for call in ready:
                 asked = person_texts(question_of(state), profile_of(context_of(runtime)))  # a person reads it
                 origins = extracted_origins(plan, call, asked)
-                unanchored = bool(state.get("unanchored"))
                 if unanchored:
                     origins += unanchored_origins(plan, call, asked)
                 approval = needs_approval(call, deps, context_of(runtime), origins, unanchored=unanchored)
