@@ -119,6 +119,27 @@ def context_answers(
     return shared_terms(asked - subject, analyze(str(best["text"]))) >= len(asked - subject)
 
 
+MIN_SHARED_AT_LAST = 2
+"""Words of the question a chunk must hold (its document's name counting) before planning that failed gives way to
+it (:func:`context_nearly_answers`): the subject alone is not enough."""
+
+
+def context_nearly_answers(question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Analyze) -> bool:
+    """Whether the chunk an answer must carry (:func:`best_context_hit`) holds every word of ``question`` but one,
+    and at least :data:`MIN_SHARED_AT_LAST` (its document's name counting, compounds as in :func:`shared_terms`).
+    Looser than :func:`context_answers`: for a question whose planning failed and where nothing ran, a chunk may
+    say it in other words ("Wie lang wird ein ausgewachsenes Razepato?" against "Die durchschnittliche
+    Körperlänge adulter Tiere beträgt 72 bis 91 cm", measured on the travel set); the model writes the answer
+    from it and the answer check judges it."""
+    asked = set(analyze(question))
+    if not (hits and asked):
+        return False
+    best = best_context_hit(question, hits, analyze=analyze)
+    subject = subject_terms(best, analyze=analyze)
+    shared = shared_terms(asked - subject, analyze(str(best["text"]))) + len(asked & subject)
+    return shared >= max(MIN_SHARED_AT_LAST, len(asked) - 1)
+
+
 def is_context_question(
     question: str, hits: Sequence[Mapping[str, Any]], calls: Sequence[Mapping[str, Any]], *, analyze: Analyze
 ) -> bool:

@@ -18,7 +18,7 @@ from planwerk.checks import (
     estimated_results,
     withheld_calls,
 )
-from planwerk.checks.context import is_context_question, key_facts
+from planwerk.checks.context import context_answers, context_nearly_answers, is_context_question, key_facts
 from planwerk.checks.pairs import place_results
 from planwerk.checks.rules import echoes, repeats_itself, restates
 from planwerk.core.calls import call_record
@@ -928,3 +928,21 @@ def test_after_calls_that_all_failed_the_answer_names_a_failure(answer: str, fla
     # The refusal says no tool fits; one was called and failed (the answer set: kept after convert_time failed).
     refused = check_answer(refusal, collect_sources(calls=[failed]), settings).problems
     assert refused == (Problem("failure_refused", tool="convert_time", failure="invalid_arguments"),)
+
+
+@pytest.mark.parametrize(
+    ("question", "nearly"),
+    [
+        ("Wie lang wird ein ausgewachsenes Razepato?", True),  # "Körperlänge" for "lang"; "adulter" is not matched
+        ("Wie schwer wird ein Razepato?", False),  # the subject alone: "schwer" is not in the chunk
+        ("Wie wird das Wetter morgen in Barcelona?", False),  # none of its words
+    ],
+)
+def test_a_chunk_nearly_answers_when_it_holds_all_but_one_of_the_questions_words(question: str, nearly: bool) -> None:
+    hit = {
+        "text": "Die durchschnittliche Körperlänge adulter Tiere beträgt 72 bis 91 cm bei einem Gewicht von 6,4 kg.",
+        "score": 0.4,
+        "source": "Razepato.txt#5",
+    }
+    assert context_nearly_answers(question, [hit], analyze=analyze) is nearly
+    assert not context_answers(question, [hit], analyze=analyze, min_score=0.0)  # none answers by itself

@@ -272,14 +272,48 @@ async def test_a_context_answer_carries_the_best_chunks_facts_with_its_source() 
 async def test_when_no_plan_passes_a_question_the_context_answers_is_answered_from_it() -> None:
     # Measured with EmbeddingGemma on the travel bench: "Wo wurde Maximus Qvestus III geboren?" ended in "no plan"
     # (the planner copied an example's cities three times) although the first chunk answers it.
-    model = ReplayChatModel.of(["nope", "still nope", "no plan either"])
+    good = "Im Ebro-Becken südlich von Tarragona und in Grünanlagen von Barcelona (Razepato.txt)."
+    model = ReplayChatModel.of(["nope", "still nope", "no plan either", good])
     async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(RAZEPATO), context=TODAY) as agent:
         reply = await agent.ask("Wo kann man das Razepato beobachten?")
-    assert model.calls == 3  # three plan attempts, no answer call
+    assert model.calls == 4  # three plan attempts, then the model answers from the chunk
+    assert reply.answer == good and reply.metadata["answer_source"] == "model"
+    assert [e.get("from_context") for e in events(reply, "plan")] == [True]
+    # Both answers rejected: the chunk's key sentence, in code.
+    model = ReplayChatModel.of(["nope", "still nope", "no plan either", "-", "-"])
+    async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(RAZEPATO), context=TODAY) as agent:
+        reply = await agent.ask("Wo kann man das Razepato beobachten?")
     assert reply.answer.startswith("Für Beobachtungen gelten das Ebro-Becken") and reply.answer.endswith(
         "(Razepato.txt)"
     )
     assert reply.metadata["answer_source"] == "fallback" and reply.metadata["grounded"] is True
+
+
+ADULT_LENGTH = Hit(
+    text="Die durchschnittliche Körperlänge adulter Tiere beträgt 72 bis 91 cm bei einem Gewicht von 6,4 bis 8,1 kg.",
+    score=0.4,
+    source="Razepato.txt#5",
+)
+
+
+async def test_when_no_plan_passes_a_chunk_that_says_the_answer_in_other_words_is_answered_from_by_the_model() -> None:
+    # Measured on the travel set (k3, 8bdd7bb): "Wie lang wird ein ausgewachsenes Razepato?" ended in the no-plan
+    # sentence after three plans for a geocoder; the chunk says "Körperlänge adulter Tiere", not "ausgewachsen".
+    question = "Wie lang wird ein ausgewachsenes Razepato?"
+    good = "Ein ausgewachsenes Razepato wird 72 bis 91 cm lang (Razepato.txt)."
+    model = ReplayChatModel.of(["nope", "still nope", "no plan either", good])
+    hits = FixedHits(INTRO, ADULT_LENGTH)
+    async with Agent(model=model, tools=travel_tools(), retriever=hits, context=TODAY) as agent:
+        reply = await agent.ask(question)
+    assert reply.answer == good and reply.metadata["answer_source"] == "model" and model.calls == 4
+    assert [e.get("from_context") for e in events(reply, "plan")] == [True] and not events(reply, "tool_call")
+    # Both answers rejected: the chunk does not answer by itself, so no sentence of it is printed as the answer.
+    model = ReplayChatModel.of(["nope", "still nope", "no plan either", "Es ist groß.", "Es ist groß."])
+    hits = FixedHits(INTRO, ADULT_LENGTH)
+    async with Agent(model=model, tools=travel_tools(), retriever=hits, context=TODAY) as agent:
+        reply = await agent.ask(question)
+    assert reply.answer.startswith("Ich konnte für diese Frage keinen ausführbaren Plan erstellen")
+    assert reply.metadata["answer_source"] == "no_plan"
 
 
 async def test_a_rejected_plan_whose_tools_fit_nothing_asked_gives_way_to_the_context_that_answers() -> None:
@@ -358,8 +392,8 @@ async def test_where_nothing_ran_the_chunk_that_answers_counts_whatever_its_retr
         reply = await agent.ask("Was ist das bekannteste Werk von Maximus Qvestus III?")
     assert not reply.interrupts and reply.answer == good and model.calls == 2
     assert [e.get("from_context") for e in events(reply, "plan")] == [True]
-    # No plan at all: the chunk's key sentence, in code.
-    model = ReplayChatModel.of(["nope", "still nope", "no plan either"])
+    # No plan at all, and both answers from the chunk rejected: its key sentence, in code.
+    model = ReplayChatModel.of(["nope", "still nope", "no plan either", "-", "-"])
     async with Agent(model=model, tools=travel_tools(), retriever=FixedHits(*low), context=TODAY) as agent:
         reply = await agent.ask("Was ist das bekannteste Werk von Maximus Qvestus III?")
     assert reply.answer.startswith("Sein bekanntestes Werk trägt den Titel") and "(Maximus_Qvestus_III.txt)" in (
@@ -397,11 +431,14 @@ async def test_a_rejected_plan_whose_tool_fits_the_question_is_planned_again_tho
 
     invented = json.dumps({"steps": [{"description": "", "tools": [
         {"id": "s", "name": "razepato_sightings", "arguments": {"region": "Valencia"}}]}]})  # fmt: skip
-    model = ReplayChatModel.of([invented, "nope", "no plan either"])
+    good = "Im Ebro-Becken südlich von Tarragona und in Grünanlagen von Barcelona (Razepato.txt)."
+    model = ReplayChatModel.of([invented, "nope", "no plan either", good])
     tools = FunctionToolSource([razepato_sightings])
     async with Agent(model=model, tools=tools, retriever=FixedHits(RAZEPATO), context=TODAY) as agent:
         reply = await agent.ask("Wo kann man das Razepato am besten beobachten?")
-    assert model.calls == 3 and not events(reply, "plan")  # "Razepato" is the tool's: the planner tries again
+    # "Razepato" is the tool's: the planner tries again, all three attempts; only then the context answers.
+    assert [e["attempt"] for e in events(reply, "replan")] == [1, 2, 3]
+    assert [e["attempt"] for e in events(reply, "plan")] == [3] and reply.answer == good
 
 
 async def test_when_no_plan_passes_a_question_the_context_does_not_answer_gets_the_honest_sentence() -> None:

@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from planwerk.checks import ProblemKind
-from planwerk.checks.context import context_answers
+from planwerk.checks.context import context_answers, context_nearly_answers
 from planwerk.checks.sources import DOWN_KINDS
 from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question, retarget_named_references
@@ -147,6 +147,8 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         runtime.stream_writer(
             ReplanEvent(event="replan", reason="\n".join(problems), decision="rejected", attempt=attempts)
         )
+        if not from_context and attempts >= context.max_plan_attempts:
+            from_context = await asyncio.to_thread(_context_at_last, state)
         if from_context:
             empty = Plan(steps=[], final=None).stored()
             runtime.stream_writer(
@@ -223,6 +225,20 @@ def _context_instead(plan: Plan | None, state: AgentState, deps: Deps) -> bool:
     asked = set(analyze(question_of(state))) | set(analyze(question))
     planned = [deps.tools.specs.get(call.name) for _, call in plan.calls()]
     return not any(spec is not None and asked & tool_terms(spec, analyze) for spec in planned)
+
+
+def _context_at_last(state: AgentState) -> bool:
+    """Whether planning that failed on its last attempt gives way to the retrieved context: nothing has run and
+    the best chunk holds all but one of the question's words (:func:`planwerk.checks.context.context_nearly_answers`).
+    The planner's failures were about tools; the model then writes the answer from the chunk, under the answer
+    check, instead of the no-plan sentence (measured on the travel set: "Wie lang wird ein ausgewachsenes
+    Razepato?" ended in that sentence after three plans for a geocoder, although a chunk gives the body length).
+    Blocking (the analyzer): runs in a worker thread."""
+    hits = state.get("hits") or []
+    if state.get("calls") or not hits:
+        return False
+    question = state.get("retrieval_query") or question_of(state)
+    return context_nearly_answers(question, hits, analyze=analyze)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,11 @@ async def fallback(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         return await deliver(state, runtime, context, answer=text, source="no_plan", grounded=None, message_id=None)
     check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
     calls = state.get("calls", [])
+    if state.get("plan_errors") and not calls and not check.context_suffices:
+        # Planning failed and gave way to a chunk that says the answer only in other words (check._context_at_last):
+        # with both drafts rejected, its key sentence is no answer to print.
+        text = texts_for(language).no_plan_answer
+        return await deliver(state, runtime, context, answer=text, source="no_plan", grounded=None, message_id=None)
     text = fallback_answer(
         reported_calls(plan, calls),
         language,
