@@ -277,6 +277,42 @@ def repeats_itself(answer: str) -> bool:
     return _LOOP.search(" ".join(fold(answer).split())) is not None
 
 
+def without_repeats(answer: str) -> str | None:
+    """``answer`` with what a model decoding in a loop wrote again taken out, or ``None`` when it holds no such
+    repeat: a phrase said three times in a row once (:data:`_LOOP`), a list line (after its marker) that an earlier
+    line already has dropped, and a last list line cut off inside an item an earlier line names (the reply hit its
+    token limit); numbered lines are numbered again in order. Measured on the travel set (0.5B model): "The parks
+    within 20 km of Barcelona are: 1. Terraza 2. Parc amb elements aquàtics 3. Bosc Humit 4. Parc amb elements
+    aquàtics 5. Bosc Humit …" until the limit, both drafts alike, then the fallback. What is left is checked again."""
+    text = _LOOP.sub(r"\1", answer)
+    kept: list[str] = []
+    seen: set[str] = set()
+    for line in text.splitlines():
+        marker = _LIST_MARKER.match(line.strip())
+        item = fold(line.strip()[marker.end() :] if marker else "").strip(" .")
+        if marker and item in seen:
+            continue
+        if marker and item:
+            seen.add(item)
+        kept.append(line)
+    last = kept[-1].strip() if kept else ""
+    if (marker := _LIST_MARKER.match(last)) is not None:
+        tail = fold(last[marker.end() :]).strip(" .")
+        if any(item != tail and item.startswith(tail) for item in seen):
+            kept.pop()
+    number = 0
+
+    def renumbered(line: str) -> str:
+        nonlocal number
+        if (found := re.match(r"^(\s*)\d{1,2}([.)]\s+)", line)) is None:
+            return line
+        number += 1
+        return f"{found.group(1)}{number}{found.group(2)}{line[found.end() :]}"
+
+    result = "\n".join(renumbered(line) for line in kept).strip()
+    return result if result and result != answer.strip() else None
+
+
 VALUE_LIST_MIN, BARE_VALUES_MIN = 3, 2
 """An answer of at least this many items (parts between commas, semicolons, line breaks, full stops), this many of
 them bare values (no letter: numbers, dates, coordinates) and the rest names a result or the question holds, lists

@@ -20,7 +20,7 @@ from planwerk.checks import (
 )
 from planwerk.checks.context import context_answers, context_nearly_answers, is_context_question, key_facts
 from planwerk.checks.pairs import place_results
-from planwerk.checks.rules import echoes, repeats_itself, restates
+from planwerk.checks.rules import echoes, repeats_itself, restates, without_repeats
 from planwerk.core.calls import call_record
 from planwerk.profiles import PROFILES
 from planwerk.prompts.grounding import describe
@@ -946,3 +946,23 @@ def test_a_chunk_nearly_answers_when_it_holds_all_but_one_of_the_questions_words
     }
     assert context_nearly_answers(question, [hit], analyze=analyze) is nearly
     assert not context_answers(question, [hit], analyze=analyze, min_score=0.0)  # none answers by itself
+
+
+@pytest.mark.parametrize(
+    ("answer", "shortened"),
+    [
+        # measured on the travel set (p2): the same three parks over and over until the token limit cut an item
+        (
+            "The parks are:\n\n1. Terraza\n2. Parc amb elements aquàtics\n3. Bosc Humit\n4. Parc amb elements "
+            "aquàtics\n5. Bosc Humit\n6. Terraza\n7. Parc amb ele",
+            "The parks are:\n\n1. Terraza\n2. Parc amb elements aquàtics\n3. Bosc Humit",
+        ),
+        ("- Terraza\n- Bosc Humit\n- Terraza\n- Bosc Humit", "- Terraza\n- Bosc Humit"),
+        ("1. A park\n2. A lake\n3. A park\n4. A hill", "1. A park\n2. A lake\n3. A hill"),  # numbered again
+        ("It says: It says: It says: 42 EUR.", "It says: 42 EUR."),
+        ("1. Terraza\n2. Bosc Humit", None),  # nothing said twice
+        ("Terraza and Terraza Park.", None),
+    ],
+)
+def test_what_a_model_wrote_again_in_a_loop_is_taken_out(answer: str, shortened: str | None) -> None:
+    assert without_repeats(answer) == shortened

@@ -642,3 +642,24 @@ def test_an_unnamed_estimate_is_amended_only_with_the_profiles_words_for_it() ->
     # With a problem code cannot mend beside it, nothing is added: the answer is regenerated.
     both = GroundingReport((Problem("estimate_unnamed"), Problem("number", "19.68 km/h")))
     assert _amend("Up to 25.8 °C.", both, recheck, estimate="estimate from past years")[2] is False
+
+
+async def test_an_answer_that_lists_the_same_items_in_a_loop_is_delivered_with_each_item_once() -> None:
+    # Measured on the travel set (p2): both drafts listed three parks over and over until the token limit; the
+    # fallback then dumped the results. Now the repeats are cut in code and the answer is checked again.
+    async def find_parks(city: str) -> list[str]:
+        """Parks in a city."""
+        return ["Terraza", "Bosc Humit", "Parc Nou"]
+
+    planned = json.dumps(
+        {"steps": [{"tools": [{"id": "p", "name": "find_parks", "arguments": {"city": "Barcelona"}}]}]}
+    )
+    looping = "Die Parks in Barcelona sind:\n" + "\n".join(
+        f"{n}. {name}" for n, name in enumerate(["Terraza", "Bosc Humit", "Parc Nou"] * 3, start=1)
+    )
+    model = ReplayChatModel.of([planned, looping + "\n10. Bosc Hu"])
+    async with Agent(model=model, tools=FunctionToolSource([find_parks]), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask("Welche Parks gibt es in Barcelona?")
+    assert reply.answer == "Die Parks in Barcelona sind:\n1. Terraza\n2. Bosc Humit\n3. Parc Nou"
+    assert reply.metadata["answer_source"] == "amended" and model.calls == 2
+    assert events(reply, "answer_rejected") == []

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 
 from planwerk.checks import GroundingReport, reported_calls
 from planwerk.checks.domain import Domain
+from planwerk.checks.rules import without_repeats
 from planwerk.core.answers.render import without_quotes
 from planwerk.core.language import Language
 from planwerk.events import AnswerRejectedEvent
@@ -132,7 +133,14 @@ def _amend(
     the flag), gets the missing words added in code: they are known exactly, and a regeneration would cost a model
     call that a small model often spends on dropping other facts (measured on the travel bench: 6 of 6 context
     answers carried the facts but not "(Razepato.txt)"). ``failed`` is the failed calls in words, as the fallback
-    names them. Returns the answer, its report and whether it was amended."""
+    names them. An answer that repeats itself (a model decoding in a loop) first loses its repeats
+    (:func:`planwerk.checks.rules.without_repeats`) and is checked again. Returns the answer, its report and whether
+    it was amended."""
+    if "repetitive" in {p.kind for p in report.problems} and (shortened := without_repeats(answer)) is not None:
+        shortened_report = check(shortened)
+        amended, amended_report, _ = _amend(shortened, shortened_report, check, failed, estimate)
+        if amended_report.ok:
+            return amended, amended_report, True
     kinds = {p.kind for p in report.problems}
     if report.ok or not kinds <= AMENDABLE or ("estimate_unnamed" in kinds and estimate is None):
         return answer, report, False
