@@ -33,6 +33,7 @@ shape the follow-up examples of the library have.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -88,10 +89,18 @@ class Substitution:
     """The calls whose literal arguments named ``old``, by their ids in the substituted plan."""
     renamed: tuple[tuple[str, str], ...] = ()
     """(old id, new id) of every call whose id contained ``old`` (``geo_palma`` → ``geo_barcelona``)."""
+    dropped: tuple[str, ...] = ()
+    """The calls left out because they named another invented place (or took a result of one that did)."""
 
     def as_event(self) -> dict[str, Any]:
         """The substitution as the plan event reports it (JSON types: lists and an object)."""
-        return {"old": self.old, "new": self.new, "calls": list(self.calls), "renamed": dict(self.renamed)}
+        return {
+            "old": self.old,
+            "new": self.new,
+            "calls": list(self.calls),
+            "renamed": dict(self.renamed),
+            "dropped": list(self.dropped),
+        }
 
 
 @dataclass(frozen=True)
@@ -283,6 +292,7 @@ def substitute_invented_place(
     earlier: Sequence[str],
     gazetteer: Gazetteer,
     reserved: Collection[str] = (),
+    several: bool = False,
 ) -> tuple[Plan, Substitution] | None:
     """``plan`` with the one place it invented replaced by the one place it should plan but does not, and what
     was replaced; ``None`` unless both are exactly one (which place stands for which would be a guess).
@@ -291,7 +301,9 @@ def substitute_invented_place(
     named by one call or several. The place left out is the question's one ``missing`` place; when the question
     names no place and is a follow-up, the one place of its referent question (:func:`referent_question` of
     ``earlier``, the earlier questions of the thread) that the plan does not plan. Two invented places, two left
-    out, or an invented place and none left out: ``None``, and the planner hears the problems as before.
+    out, or an invented place and none left out: ``None``, and the planner hears the problems as before. Several
+    invented places for the one left out: the first one's calls are kept for it, the calls naming the others (and
+    those taking their results) left out (``Substitution.dropped``).
 
     The place is replaced as a whole word in the literal arguments (references stay) and in the steps'
     descriptions; a call id that contains the place (``geo_palma``, ``parksPalma``) gets the asked one instead
@@ -299,7 +311,7 @@ def substitute_invented_place(
     the question left) and every reference to it follows, so neither the events nor the answer show the example's
     city. The result is a candidate: the caller checks it like any plan."""
     invented = {fold(p.place): p.place for p in problems if p.kind == "invented"}
-    if len(invented) != 1:
+    if not invented:
         return None
     targets = [p.place for p in problems if p.kind == "missing"]
     planned = plan_places(plan, gazetteer)
@@ -308,6 +320,21 @@ def substitute_invented_place(
         targets = [claim.text for claim in _unplanned(find_places(referent, gazetteer), planned)]
     if len({fold(target) for target in targets}) != 1:
         return None
+    dropped: tuple[str, ...] = ()
+    if len(invented) > 1:
+        if not several:
+            return None
+        # Several invented places for one asked: an example's comparison copied ("Madrid" and "Lisboa" for a
+        # follow-up about Barcelona). The first one's calls stand for the asked place; the others' are left out.
+        first = next(iter(invented))
+        if len({_chain_shape(plan, place, gazetteer) for place in invented}) != 1:
+            return None  # different chains: which one was meant would be a guess
+        kept = _without_places(plan, set(invented) - {first}, gazetteer)
+        if kept is None:
+            return None
+        plan, dropped = kept
+        planned = plan_places(plan, gazetteer)
+        invented = {first: invented[first]}
     ((old, first_written),) = invented.items()
     target = targets[0]
     written: dict[str, set[str]] = {}  # call id -> how its arguments write the place ("Palma", "palma")
@@ -333,8 +360,57 @@ def substitute_invented_place(
         new=target,
         calls=tuple(renamed.get(call_id, call_id) for call_id in written),
         renamed=tuple(renamed.items()),
+        dropped=dropped,
     )
     return Plan.model_validate({**plan.model_dump(), "steps": steps}), substitution
+
+
+def _chain_shape(plan: Plan, place: str, gazetteer: Gazetteer) -> tuple[str, ...]:
+    """What the calls for ``place`` (folded) do, the place and references aside: each call naming it or taking a
+    result of one that does, as its tool and its literal values other than the place, sorted."""
+    chain = _calls_for(plan, {place}, gazetteer)
+    shapes = []
+    for _, call in plan.calls():
+        if call.id in chain:
+            values = sorted(
+                text for text in literal_strings(call.arguments) if not _names_place(text, {place}, gazetteer)
+            )
+            numbers = sorted(str(v) for v in call.arguments.values() if isinstance(v, int | float))
+            shapes.append(json.dumps([call.name, values, numbers]))
+    return tuple(sorted(shapes))
+
+
+def _names_place(text: str, places: Collection[str], gazetteer: Gazetteer) -> bool:
+    return any(fold(mention.text) in places for mention in argument_places(text, gazetteer))
+
+
+def _calls_for(plan: Plan, places: Collection[str], gazetteer: Gazetteer) -> set[str]:
+    """The ids of the calls whose literal arguments name one of ``places`` (folded), and of the calls that take a
+    result of one of them, down the chain."""
+    found = {call_id for call_id, mention in plan_places(plan, gazetteer) if fold(mention.text) in places}
+    calls = [call for _, call in plan.calls()]
+    grew = True
+    while grew:
+        before = len(found)
+        found |= {call.id for call in calls if dependencies(call.arguments) & found}
+        grew = len(found) > before
+    return found
+
+
+def _without_places(plan: Plan, places: Collection[str], gazetteer: Gazetteer) -> tuple[Plan, tuple[str, ...]] | None:
+    """``plan`` without the calls whose literal arguments name one of ``places`` (folded) and the calls that take
+    a result of a left-out call, and the ids left out; ``None`` when no call would be left."""
+    dropped = _calls_for(plan, places, gazetteer)
+    calls = [call for _, call in plan.calls()]
+    if len(dropped) >= len(calls):
+        return None
+    steps = []
+    for step in plan.steps:
+        tools = [call.model_dump() for call in step.tools if call.id not in dropped]
+        if tools:
+            steps.append({**step.model_dump(), "tools": tools})
+    order = tuple(call.id for call in calls if call.id in dropped)
+    return Plan.model_validate({**plan.model_dump(), "steps": steps}), order
 
 
 def _renamed_ids(plan: Plan, places: Sequence[str], target: str, reserved: Collection[str] = ()) -> dict[str, str]:

@@ -163,6 +163,7 @@ PALMA_SUBSTITUTED = {
     "new": "Barcelona",
     "calls": ["geo_barcelona"],
     "renamed": {"geo_palma": "geo_barcelona", "wetter_palma": "wetter_barcelona"},
+    "dropped": [],
 }
 
 
@@ -205,3 +206,45 @@ async def test_a_follow_up_planned_for_an_examples_city_runs_for_the_referents_c
     assert len(plans) == 1 and plans[0]["substituted"] == [PALMA_SUBSTITUTED] and model.calls == 4
     assert [args["destination"] for name, args in log if name == "geocode"] == ["Barcelona", "Barcelona"]
     assert not [e for e in events if e.get("event") in ("replan", "tool_error")]
+
+
+async def test_a_follow_up_planned_as_an_examples_comparison_until_the_last_attempt_runs_for_the_referent() -> None:
+    """The travel set's f1 (8bdd7bb): "Und am 19. Januar?" after a Barcelona question was planned three times as
+    the comparison of two cities of an example, and ended without a plan. On the last attempt one chain runs for
+    Barcelona, the other is left out, and the plan event says so."""
+    log: list[tuple[str, Any]] = []
+    comparison = plan_json(
+        [
+            {"id": "g1", "name": "geocode", "arguments": {"destination": "Madrid"}},
+            {"id": "g2", "name": "geocode", "arguments": {"destination": "Lissabon"}},
+        ],
+        [
+            {"id": "w1", "name": "get_weather", "arguments": {"lat": {"$ref": "g1.lat"}, "lon": {"$ref": "g1.lon"},
+             "start_date": "2026-12-02", "end_date": "2026-12-02"}},
+            {"id": "w2", "name": "get_weather", "arguments": {"lat": {"$ref": "g2.lat"}, "lon": {"$ref": "g2.lon"},
+             "start_date": "2026-12-02", "end_date": "2026-12-02"}},
+        ],
+    )  # fmt: skip
+    model = ReplayChatModel.of(
+        [
+            plan_json([GEO], [weather_call("2026-12-01")]),
+            "In Barcelona werden am 2026-12-01 bis zu 17.2 °C erwartet.",
+            comparison,
+            comparison,
+            comparison,
+            "In Barcelona werden am 2026-12-02 bis zu 17.2 °C erwartet.",
+        ]
+    )
+    async with agent(model, log) as planwerk:
+        await planwerk.ask(FIRST, thread_id="trip")
+        events = [event async for event in planwerk.events("Und am 2. Dezember?", thread_id="trip")]
+    assert [e["attempt"] for e in events if e.get("event") == "replan"] == [1, 2]
+    [plan] = [e for e in events if e.get("event") == "plan"]
+    assert plan["substituted"] == [
+        {"old": "Madrid", "new": "Barcelona", "calls": ["g1"], "renamed": {}, "dropped": ["g2", "w2"]}
+    ]
+    follow_up_calls = log[2:]
+    assert follow_up_calls == [
+        ("geocode", {"destination": "Barcelona"}),
+        ("get_weather", {"lat": 41.3825802, "lon": 2.177073, "start_date": "2026-12-02", "end_date": "2026-12-02"}),
+    ]
