@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from planwerk.core.date_values import DateValue, date_values, is_date_expression, stated_day, takes_a_day
+from planwerk.core.date_values import (
+    DateValue,
+    date_values,
+    follow_up_day,
+    is_date_expression,
+    stated_day,
+    takes_a_day,
+)
 from planwerk.core.plan import Plan
 from planwerk.text.gazetteer import default_gazetteer
 from planwerk.text.places import Gazetteer
@@ -55,7 +62,6 @@ def test_a_parameter_that_names_no_place_is_still_no_date(gazetteer: Gazetteer) 
         "Essen",  # a place that is also a word
         "Friday Harbor",  # more than a date
         "Heute Abend",  # a date and a word the date reader does not read
-        "2026-11-23",  # a date written as a date is a value
         "Wetter morgen in Rom",  # free text naming a place
         "$ref:g.lat",  # a reference
         "",
@@ -63,6 +69,13 @@ def test_a_parameter_that_names_no_place_is_still_no_date(gazetteer: Gazetteer) 
 )
 def test_places_written_dates_and_free_text_are_values(value: str, gazetteer: Gazetteer) -> None:
     assert date_values(plan("geocode", destination=value), SCHEMAS, gazetteer=gazetteer, today=TODAY) == []
+
+
+def test_a_day_written_as_a_day_is_a_value_except_where_a_place_belongs(gazetteer: Gazetteer) -> None:
+    # Measured on the travel set (f1, 0.5B model): geocode("2026-01-19") ran for "Und am 19. Januar?".
+    found = date_values(plan("geocode", destination="2026-11-23"), SCHEMAS, gazetteer=gazetteer, today=TODAY)
+    assert found == [DateValue("c", "destination", "2026-11-23", takes_places=True)]
+    assert date_values(plan("note", label="2026-11-23"), SCHEMAS, gazetteer=gazetteer, today=TODAY) == []
 
 
 def test_date_parameters_are_left_to_their_schema(gazetteer: Gazetteer) -> None:
@@ -129,3 +142,39 @@ def test_no_day_is_written_in_where_it_is_given_ambiguous_or_for_a_tool_that_act
     plan: Plan, question: str, fixed: tuple[str, ...]
 ) -> None:
     assert stated_day(plan, question, FORECAST, today=TODAY, fixed=frozenset(fixed)) is None
+
+
+def _weather_days(*days: str) -> Plan:
+    tools = [
+        {"id": f"w{i}", "name": "weather", "arguments": {"lat": {"$ref": "g.lat"}, "start": d, "end": d}}
+        for i, d in enumerate(days)
+    ]
+    return Plan.model_validate({"steps": [{"tools": tools}]})
+
+
+def test_a_follow_up_naming_another_day_gets_it_in_place_of_the_day_copied_from_the_conversation() -> None:
+    # Measured on the travel set (f1, 0.5B model): "Und am 19. Januar?" after the 18th was planned for the 18th.
+    earlier = ["Wie wird das Wetter in Barcelona am 18. Januar 2026?"]
+    redated = follow_up_day(_weather_days("2026-01-18"), "Und am 19. Januar?", earlier, today=date(2026, 1, 16))
+    assert redated is not None
+    assert redated["steps"][0]["tools"][0]["arguments"] == {
+        "lat": {"$ref": "g.lat"},
+        "start": "2026-01-19",
+        "end": "2026-01-19",
+    }
+
+
+@pytest.mark.parametrize(
+    ("days", "question", "earlier"),
+    [
+        (("2026-01-19",), "Und am 19. Januar?", ["Wetter am 18. Januar 2026?"]),  # the asked day is planned
+        (("2026-01-18", "2026-01-20"), "Und am 19. Januar?", ["Wetter am 18. Januar 2026?"]),  # two days held
+        (("2026-01-18",), "Und in Rom?", ["Wetter am 18. Januar 2026?"]),  # no day named: the referent's stays
+        (("2026-01-18",), "Vom 19. bis 20. Januar?", ["Wetter am 18. Januar 2026?"]),  # two days named
+        (("2026-01-17",), "Und am 19. Januar?", ["Wetter am 18. Januar 2026?"]),  # a day from nowhere: not ours
+    ],
+)
+def test_no_day_is_replaced_where_the_follow_up_or_the_plan_leaves_it_open(
+    days: tuple[str, ...], question: str, earlier: list[str]
+) -> None:
+    assert follow_up_day(_weather_days(*days), question, earlier, today=date(2026, 1, 16)) is None

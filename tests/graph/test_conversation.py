@@ -248,3 +248,26 @@ async def test_a_follow_up_planned_as_an_examples_comparison_until_the_last_atte
         ("geocode", {"destination": "Barcelona"}),
         ("get_weather", {"lat": 41.3825802, "lon": 2.177073, "start_date": "2026-12-02", "end_date": "2026-12-02"}),
     ]
+
+
+async def test_a_follow_up_naming_another_day_runs_for_it_though_the_plan_copied_the_earlier_day() -> None:
+    """The travel set's f1: "Und am 19. Januar?" after a question about the 18th was planned for the 18th (copied
+    from the conversation) and answered for it. The day the follow-up names is written in instead."""
+    log: list[tuple[str, Any]] = []
+    model = ReplayChatModel.of(
+        [
+            plan_json([GEO], [weather_call("2026-12-01")]),
+            "In Barcelona werden am 2026-12-01 bis zu 17.2 °C erwartet.",
+            plan_json([GEO], [weather_call("2026-12-01")]),  # the earlier day again
+            "In Barcelona werden am 2026-12-02 bis zu 17.2 °C erwartet.",
+        ]
+    )
+    async with agent(model, log) as planwerk:
+        await planwerk.ask(FIRST, thread_id="trip")
+        reply = await planwerk.ask("Und am 2. Dezember?", thread_id="trip")
+    weather = [args for name, args in log if name == "get_weather"]
+    assert [(w["start_date"], w["end_date"]) for w in weather] == [
+        ("2026-12-01", "2026-12-01"),
+        ("2026-12-02", "2026-12-02"),
+    ]
+    assert reply.answer == "In Barcelona werden am 2026-12-02 bis zu 17.2 °C erwartet." and model.calls == 4

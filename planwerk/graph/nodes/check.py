@@ -18,7 +18,7 @@ from planwerk.checks.context import context_answers, context_nearly_answers
 from planwerk.checks.sources import DOWN_KINDS
 from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question, retarget_named_references
-from planwerk.core.date_values import DateValue, date_values, stated_day
+from planwerk.core.date_values import DateValue, date_values, follow_up_day, stated_day
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
 from planwerk.core.enum_values import stated_choices, stated_enum_values
 from planwerk.core.expressions import parse_expression_plan
@@ -289,6 +289,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = stated
     if (chosen := _stated_choices(candidate, state, context, deps)) is not None:  # the question chose a listed value
         candidate = chosen
+    if (redated := await asyncio.to_thread(_follow_up_day, candidate, state, context)) is not None:
+        candidate = redated  # a follow-up names another day than the one the plan copied from the conversation
     reordered = False
     if (valid_steps := reorder_steps(candidate, available)) is not None:
         candidate, reordered = valid_steps, True
@@ -799,6 +801,16 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     if (dated := stated_day(plan, question, schemas, today=today_of(context), fixed=frozenset(fixed))) is not None:
         changed = Plan.model_validate(dated)
     return changed
+
+
+def _follow_up_day(plan: Plan, state: AgentState, context: Context) -> Plan | None:
+    """``plan`` with the day it copied from an earlier question of the thread replaced by the one day the question
+    names (:func:`planwerk.core.date_values.follow_up_day`), for JSON plans in the first planning round; ``None``
+    when nothing changes. Blocking (the date reader): runs in a worker thread."""
+    if profile_of(context).plan_format != "json" or state.get("rounds") or not (earlier := earlier_questions(state)):
+        return None
+    data = follow_up_day(plan, question_of(state), earlier, today=today_of(context))
+    return Plan.model_validate(data) if data is not None else None
 
 
 def _stated_choices(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
