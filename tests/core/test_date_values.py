@@ -14,6 +14,7 @@ from planwerk.core.date_values import (
     is_date_expression,
     stated_day,
     takes_a_day,
+    without_stray_day_places,
 )
 from planwerk.core.plan import Plan
 from planwerk.text.gazetteer import default_gazetteer
@@ -178,3 +179,21 @@ def test_no_day_is_replaced_where_the_follow_up_or_the_plan_leaves_it_open(
     days: tuple[str, ...], question: str, earlier: list[str]
 ) -> None:
     assert follow_up_day(_weather_days(*days), question, earlier, today=date(2026, 1, 16)) is None
+
+
+def test_a_stray_call_given_a_day_for_its_place_is_left_out(gazetteer: Gazetteer) -> None:
+    # Measured on the travel set (f1, 0.5B model): geocode("2026-01-19") beside geocode("Barcelona") and the weather.
+    calls = [
+        {"id": "g", "name": "geocode", "arguments": {"destination": "Barcelona"}},
+        {"id": "d", "name": "geocode", "arguments": {"destination": "2026-01-19"}},
+        {"id": "w", "name": "weather", "arguments": {"lat": {"$ref": "g.lat"}, "day": "2026-01-19"}},
+    ]
+    planned = Plan.model_validate({"steps": [{"tools": calls[:2]}, {"tools": calls[2:]}]})
+    kept = without_stray_day_places(planned, SCHEMAS, gazetteer=gazetteer, today=TODAY)
+    assert kept is not None and [c["id"] for step in kept["steps"] for c in step["tools"]] == ["g", "w"]
+    # Its result taken by another call, or the only call: the planner hears it (or the person is asked).
+    taken = Plan.model_validate({"steps": [{"tools": calls[1:2]}, {"tools": [{**calls[2], "arguments": {
+        "lat": {"$ref": "d.lat"}}}]}]})  # fmt: skip
+    assert without_stray_day_places(taken, SCHEMAS, gazetteer=gazetteer, today=TODAY) is None
+    assert without_stray_day_places(plan("geocode", destination="morgen"), SCHEMAS, gazetteer=gazetteer,
+                                    today=TODAY) is None  # fmt: skip

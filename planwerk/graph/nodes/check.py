@@ -18,7 +18,7 @@ from planwerk.checks.context import context_answers, context_nearly_answers
 from planwerk.checks.sources import DOWN_KINDS
 from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question, retarget_named_references
-from planwerk.core.date_values import DateValue, date_values, follow_up_day, stated_day
+from planwerk.core.date_values import DateValue, date_values, follow_up_day, stated_day, without_stray_day_places
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
 from planwerk.core.enum_values import stated_choices, stated_enum_values
 from planwerk.core.expressions import parse_expression_plan
@@ -289,6 +289,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = stated
     if (chosen := _stated_choices(candidate, state, context, deps)) is not None:  # the question chose a listed value
         candidate = chosen
+    if (undated := await asyncio.to_thread(_without_stray_day_places, candidate, context, deps)) is not None:
+        candidate = undated  # a call given a day for its place whose result nothing takes: it could only fail
     if (redated := await asyncio.to_thread(_follow_up_day, candidate, state, context)) is not None:
         candidate = redated  # a follow-up names another day than the one the plan copied from the conversation
     reordered = False
@@ -801,6 +803,15 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     if (dated := stated_day(plan, question, schemas, today=today_of(context), fixed=frozenset(fixed))) is not None:
         changed = Plan.model_validate(dated)
     return changed
+
+
+def _without_stray_day_places(plan: Plan, context: Context, deps: Deps) -> Plan | None:
+    """``plan`` without its stray calls given a day where a place belongs
+    (:func:`planwerk.core.date_values.without_stray_day_places`); ``None`` when nothing changes. Blocking (the
+    gazetteer, the date reader): runs in a worker thread."""
+    schemas = {name: spec.input_schema for name, spec in deps.tools.specs.items()}
+    data = without_stray_day_places(plan, schemas, gazetteer=default_gazetteer(), today=today_of(context))
+    return Plan.model_validate(data) if data is not None else None
 
 
 def _follow_up_day(plan: Plan, state: AgentState, context: Context) -> Plan | None:
