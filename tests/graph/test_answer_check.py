@@ -289,13 +289,6 @@ async def test_when_no_plan_passes_a_question_the_context_answers_is_answered_fr
     assert reply.metadata["answer_source"] == "fallback" and reply.metadata["grounded"] is True
 
 
-ADULT_LENGTH = Hit(
-    text="Die durchschnittliche Körperlänge adulter Tiere beträgt 72 bis 91 cm bei einem Gewicht von 6,4 bis 8,1 kg.",
-    score=0.4,
-    source="Razepato.txt#5",
-)
-
-
 async def test_when_no_plan_passes_a_chunk_that_says_the_answer_in_other_words_is_answered_from_by_the_model() -> None:
     # Measured on the travel set (k3, 8bdd7bb): "Wie lang wird ein ausgewachsenes Razepato?" ended in the no-plan
     # sentence after three plans for a geocoder; the chunk says "Körperlänge adulter Tiere", not "ausgewachsen".
@@ -459,6 +452,10 @@ SIZE = Hit(
     score=0.62,
     source="Razepato.txt#5",
 )
+ADULT_LENGTH = Hit(
+    **{**SIZE, "text": "Die durchschnittliche Körperlänge adulter Tiere beträgt 72 bis 91 cm.", "score": 0.4}
+)
+"""The chunk as it says the length: "adulter Tiere", not "ausgewachsen"."""
 
 
 async def test_a_context_answer_that_only_lacks_its_source_gets_it_added_in_code() -> None:
