@@ -109,6 +109,7 @@ class _Mention:
     ids: frozenset[int]
 
 
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CODE_WORD = re.compile(r"[^\s,;/()]*\d[^\s,;/()]*")
 """A run of characters between spaces and place separators (``PLACE_PART_SEPARATORS``) that holds a digit: an
 id, a hash, a postcode."""
@@ -366,14 +367,16 @@ def substitute_invented_place(
 
 
 def _chain_shape(plan: Plan, place: str, gazetteer: Gazetteer) -> tuple[str, ...]:
-    """What the calls for ``place`` (folded) do, the place and references aside: each call naming it or taking a
-    result of one that does, as its tool and its literal values other than the place, sorted."""
+    """What the calls for ``place`` (folded) do, the place, days and references aside: each call naming it or taking
+    a result of one that does, as its tool and its literal values other than the place, sorted."""
     chain = _calls_for(plan, {place}, gazetteer)
     shapes = []
     for _, call in plan.calls():
         if call.id in chain:
             values = sorted(
-                text for text in literal_strings(call.arguments) if not _names_place(text, {place}, gazetteer)
+                _ISO_DAY.sub("<day>", text)  # days are judged apart (a follow-up's day is written in afterwards)
+                for text in literal_strings(call.arguments)
+                if not _names_place(text, {place}, gazetteer)
             )
             numbers = sorted(str(v) for v in call.arguments.values() if isinstance(v, int | float))
             shapes.append(json.dumps([call.name, values, numbers]))

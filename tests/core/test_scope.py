@@ -430,3 +430,11 @@ def test_a_copied_comparison_of_invented_places_keeps_one_chain_for_the_place_as
         }
     )
     assert substitute(mixed, PARKS, gazetteer, several=True) is None
+    # Chains that differ only in their days (f1 again: Madrid on the 19th, Lisboa on the 18th): the first is kept,
+    # its day judged apart (the check writes the follow-up's day in).
+    days = weather_plan("Madrid", "Lisboa").stored()
+    for index, day in enumerate(("2026-01-19", "2026-01-18")):
+        days["steps"][1]["tools"][index]["arguments"]["start_date"] = day
+    kept = substitute(Plan.model_validate(days), "Und am 19. Januar?", gazetteer, earlier, several=True)
+    assert kept is not None and kept[1].dropped == ("g1", "w1")
+    assert [c.arguments.get("start_date") for _, c in kept[0].calls()] == [None, "2026-01-19"]

@@ -221,7 +221,7 @@ async def test_a_follow_up_planned_as_an_examples_comparison_until_the_last_atte
         ],
         [
             {"id": "w1", "name": "get_weather", "arguments": {"lat": {"$ref": "g1.lat"}, "lon": {"$ref": "g1.lon"},
-             "start_date": "2026-12-02", "end_date": "2026-12-02"}},
+             "start_date": "2026-12-01", "end_date": "2026-12-01"}},  # the earlier day, as the 0.5B model wrote
             {"id": "w2", "name": "get_weather", "arguments": {"lat": {"$ref": "g2.lat"}, "lon": {"$ref": "g2.lon"},
              "start_date": "2026-12-02", "end_date": "2026-12-02"}},
         ],

@@ -319,6 +319,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
             return await asyncio.to_thread(_named, Checked(completed, [], reordered, tuple(missing)), state)
     elif found and (substituted := await asyncio.to_thread(_substitute, candidate, found, state, context)) is not None:
         plan, substitution = substituted
+        if (redated := await asyncio.to_thread(_follow_up_day, plan, state, context)) is not None:
+            plan = redated  # the chain kept may hold the day copied from the conversation
         valid = not _plan_problems(plan, state, context, deps)
         if valid and not await asyncio.to_thread(place_check, state, plan):
             return await asyncio.to_thread(_named, Checked(plan, [], reordered, substituted=(substitution,)), state)
