@@ -283,8 +283,13 @@ def without_repeats(answer: str) -> str | None:
     line already has dropped, and a last list line cut off inside an item an earlier line names (the reply hit its
     token limit); numbered lines are numbered again in order. Measured on the travel set (0.5B model): "The parks
     within 20 km of Barcelona are: 1. Terraza 2. Parc amb elements aquàtics 3. Bosc Humit 4. Parc amb elements
-    aquàtics 5. Bosc Humit …" until the limit, both drafts alike, then the fallback. What is left is checked again."""
+    aquàtics 5. Bosc Humit …" until the limit, both drafts alike, then the fallback. What is left is checked again;
+    an answer that is nothing but the loop has nothing left ("Die Antwort lautet: Die Antwort lautet: …")."""
     text = _LOOP.sub(r"\1", answer)
+    phrases = [match.group(1) for match in _LOOP.finditer(answer)]
+    rest = _LOOP.sub("", answer).strip()
+    if phrases and (not re.search(r"\w", rest) or any(phrase.startswith(rest) for phrase in phrases)):
+        return None  # the loop is all the answer says ("Die Antwort lautet: Die Antwort lautet: …"): nothing is left
     kept: list[str] = []
     seen: set[str] = set()
     for line in text.splitlines():
@@ -707,7 +712,10 @@ def _says_no_result(a: Answer) -> bool:
 
 
 def _unstated(a: Answer) -> Iterator[Problem]:
-    if a.settings.last_result is None and (a.dates or a.places) and _says_no_result(a):
+    # Talking about the asked place or days, or announcing what follows ("Die Antwort lautet:", the 0.5B model's
+    # reply cut off in a loop on the answers set), without stating what the tools delivered.
+    announces = a.text.rstrip().endswith(":")
+    if a.settings.last_result is None and (a.dates or a.places or announces) and _says_no_result(a):
         yield Problem("unstated")
 
 

@@ -472,6 +472,9 @@ def test_the_key_sentence_is_the_one_whose_compound_ends_in_the_asked_word() -> 
         ("Es regnet 0,3 mm.", False),
         ("Barcelona liegt in Spanien (ES) bei 41.38° N.", False),  # a coordinate counts: the geocode delivered it
         ("Erledigt.", False),  # reports on no place and no day: nothing claimed, nothing to hold it to
+        # announces what follows and stops (the answers set's time2, a loop cut in code): nothing stated
+        ("Die Antwort lautet:", True),
+        ("Die Antwort lautet: bis zu 17 °C.", False),
     ],
 )
 def test_an_answer_after_successful_calls_must_state_something_they_delivered(
@@ -960,6 +963,9 @@ def test_a_chunk_nearly_answers_when_it_holds_all_but_one_of_the_questions_words
         ("- Terraza\n- Bosc Humit\n- Terraza\n- Bosc Humit", "- Terraza\n- Bosc Humit"),
         ("1. A park\n2. A lake\n3. A park\n4. A hill", "1. A park\n2. A lake\n3. A hill"),  # numbered again
         ("It says: It says: It says: 42 EUR.", "It says: 42 EUR."),
+        # measured on the answers set (time2): the loop was the whole answer; cut, it would say nothing at all
+        ("Die Antwort lautet: Die Antwort lautet: Die Antwort lautet: Die Antwort lautet:", None),
+        ("Die Antwort lautet: Die Antwort lautet: Die Antwort lautet: Die Antwort", None),  # cut inside the phrase
         ("1. Terraza\n2. Bosc Humit", None),  # nothing said twice
         ("Terraza and Terraza Park.", None),
     ],
