@@ -298,3 +298,36 @@ async def test_a_stray_call_given_the_asked_day_for_its_place_is_left_out_before
         reply = await planwerk.ask("Wie wird das Wetter in Barcelona am 2. Dezember 2026?")
     assert places == ["Barcelona"] and model.calls == 2
     assert reply.answer == "In Barcelona werden am 2026-12-02 bis zu 17.2 °C erwartet."
+
+
+async def test_a_follow_up_answered_with_the_earlier_answers_values_is_regenerated() -> None:
+    """The travel set's f1 (43e6666): "Und am 19. Januar?" ran the weather for the 19th, and the model answered with
+    the 18th's values from the earlier answer; the check passed it, since the conversation grounded them. Where
+    this question's calls delivered, earlier answers ground nothing (the person's words still do)."""
+
+    async def geocode(destination: str) -> dict:
+        """Coordinates of a place."""
+        return {"lat": 41.38, "lon": 2.17, "name": destination}
+
+    async def get_weather(lat: float, lon: float, start_date: str, end_date: str) -> dict:
+        """Daily weather for a place and dates."""
+        return {"date": start_date, "temperature_max": {"2026-12-01": 13.6, "2026-12-02": 12.6}[start_date]}
+
+    stale = "In Barcelona werden am 2026-12-02 bis zu 13.6 °C erwartet."
+    fresh = "In Barcelona werden am 2026-12-02 bis zu 12.6 °C erwartet."
+    model = ReplayChatModel.of(
+        [
+            plan_json([GEO], [weather_call("2026-12-01")]),
+            "In Barcelona werden am 2026-12-01 bis zu 13.6 °C erwartet.",
+            plan_json([GEO], [weather_call("2026-12-02")]),
+            stale,
+            fresh,
+        ]
+    )
+    async with make_agent(model, tools=FunctionToolSource([geocode, get_weather]), profile="travel") as planwerk:
+        first = await planwerk.ask(FIRST, thread_id="trip")
+        reply = await planwerk.ask("Und am 2. Dezember?", thread_id="trip")
+    assert first.metadata["answer_source"] == "model"
+    [rejected] = [e for e in reply.events if e["event"] == "answer_rejected"]
+    assert rejected["answer"] == stale and any("13.6" in problem for problem in rejected["problems"])
+    assert reply.answer == fresh and reply.metadata["answer_source"] == "regenerated"

@@ -81,9 +81,12 @@ def changing_tools(deps: Deps, profile: Profile) -> set[str]:
 def answer_check_for(state: AgentState, context: Context, profile: Profile, deps: Deps) -> AnswerCheck:
     """The check every answer to the current question goes through, the planner's own ``final`` included
     (blocking: gazetteer and date parsing; run it in a worker thread)."""
-    # What else the user said: earlier turns and answers to questions asked back are sources too.
+    # What else the user said: earlier turns and answers to questions asked back are sources too. Earlier answers
+    # were drawn from earlier calls: where this question's calls delivered, they ground nothing (a follow-up for
+    # another day was answered with the earlier day's values from the conversation, travel f1).
     history = history_before_question(state)
-    asked = [str(m.content) for m in history]
+    delivered = any(call.get("status") == "ok" for call in state.get("calls", []))
+    asked = [str(m.content) for m in history if not (delivered and isinstance(m, AIMessage))]
     asked += [str(v) for k, v in (state.get("user") or {}).items() if k != "raw" and isinstance(v, str | int | float)]
     return build_answer_check(
         question_of(state),
