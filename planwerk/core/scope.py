@@ -302,9 +302,11 @@ def substitute_invented_place(
     named by one call or several. The place left out is the question's one ``missing`` place; when the question
     names no place and is a follow-up, the one place of its referent question (:func:`referent_question` of
     ``earlier``, the earlier questions of the thread) that the plan does not plan. Two invented places, two left
-    out, or an invented place and none left out: ``None``, and the planner hears the problems as before. Several
-    invented places for the one left out: the first one's calls are kept for it, the calls naming the others (and
-    those taking their results) left out (``Substitution.dropped``).
+    out, or an invented place and none left out: ``None``, and the planner hears the problems as before. With
+    ``several`` (the planner's last attempt), several invented places for the one left out, each planned with the
+    same chain (the same tools with the same values but place and days: an example's comparison copied), keep the
+    first one's calls for it; the calls naming the others (and those taking their results) are left out
+    (``Substitution.dropped``). Chains that differ: ``None``.
 
     The place is replaced as a whole word in the literal arguments (references stay) and in the steps'
     descriptions; a call id that contains the place (``geo_palma``, ``parksPalma``) gets the asked one instead
