@@ -25,7 +25,8 @@ from datetime import date
 from typing import Any
 
 from planwerk.core.plan import Plan
-from planwerk.core.refs import dependencies, ref_text
+from planwerk.core.refs import ref_text
+from planwerk.core.scheduling import call_dependencies, without_calls
 from planwerk.core.scope import argument_places, takes_places
 from planwerk.text.dates import find_dates
 from planwerk.text.places import MAX_PLACE_ARGUMENT_WORDS, Gazetteer
@@ -189,11 +190,6 @@ def without_stray_day_places(
     }
     if not dated:
         return None
-    calls = [call for _, call in plan.calls()]
-    taken = {root for call in calls for root in dependencies(call.arguments)}
-    stray = dated - taken
-    if not stray or len(stray) >= len(calls):
-        return None
-    data = plan.stored()
-    steps = [{**step, "tools": [c for c in step["tools"] if c["id"] not in stray]} for step in data["steps"]]
-    return {**data, "steps": [step for step in steps if step["tools"]]}
+    taken = {needed for needs in call_dependencies(plan).values() for needed in needs}
+    kept = without_calls(plan, dated - taken) if dated - taken else None
+    return kept[0].stored() if kept is not None else None

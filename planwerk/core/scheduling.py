@@ -38,6 +38,30 @@ def call_dependencies(plan: Plan, available: Collection[str] = ()) -> dict[str, 
     }
 
 
+def with_dependents(plan: Plan, ids: Collection[str]) -> set[str]:
+    """``ids`` and the ids of every call that takes a result of one of them, down the chain."""
+    found = set(ids)
+    deps = call_dependencies(plan)
+    grew = True
+    while grew:
+        before = len(found)
+        found |= {call_id for call_id, needs in deps.items() if needs & found}
+        grew = len(found) > before
+    return found
+
+
+def without_calls(plan: Plan, ids: Collection[str]) -> tuple[Plan, tuple[str, ...]] | None:
+    """``plan`` without the calls ``ids`` and the calls that take their results (:func:`with_dependents`), steps
+    left empty removed, and the ids left out in plan order; ``None`` when no call would be left."""
+    dropped = with_dependents(plan, ids)
+    order = tuple(call.id for _, call in plan.calls() if call.id in dropped)
+    if len(order) >= plan.call_count:
+        return None
+    data = plan.stored()
+    steps = [{**step, "tools": [c for c in step["tools"] if c["id"] not in dropped]} for step in data["steps"]]
+    return Plan.model_validate({**data, "steps": [step for step in steps if step["tools"]]}), order
+
+
 def dependency_depth(plan: Plan) -> dict[str, int]:
     """How many calls deep each call sits (0 = needs no other call); the critical path is the maximum + 1."""
     deps = call_dependencies(plan)

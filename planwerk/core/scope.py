@@ -41,7 +41,8 @@ from functools import partial
 from typing import Any, Literal
 
 from planwerk.core.plan import Plan
-from planwerk.core.refs import Ref, dependencies, iter_refs, literal_strings, ref_text, rename_refs
+from planwerk.core.refs import Ref, iter_refs, literal_strings, ref_text, rename_refs
+from planwerk.core.scheduling import with_dependents, without_calls
 from planwerk.core.tools import ToolSpec
 from planwerk.text.conversation import referent_question
 from planwerk.text.places import (
@@ -244,14 +245,7 @@ def complete_missing_places(plan: Plan, missing: Sequence[str], gazetteer: Gazet
     if len(names) != 1 or not missing:
         return None
     (place,) = names.values()
-    chain = {call_id for call_id, _ in planned}
-    grew = True
-    while grew:
-        grew = False
-        for _, call in plan.calls():
-            if call.id not in chain and dependencies(call.arguments) & chain:
-                chain.add(call.id)
-                grew = True
+    chain = with_dependents(plan, {call_id for call_id, _ in planned})
     taken = {call.id for _, call in plan.calls()}
     copies: dict[int, list[dict[str, Any]]] = {}
     for target in missing:
@@ -332,7 +326,7 @@ def substitute_invented_place(
         first = next(iter(invented))
         if len({_chain_shape(plan, place, gazetteer) for place in invented}) != 1:
             return None  # different chains: which one was meant would be a guess
-        kept = _without_places(plan, set(invented) - {first}, gazetteer)
+        kept = without_calls(plan, _naming(plan, set(invented) - {first}, gazetteer))
         if kept is None:
             return None
         plan, dropped = kept
@@ -371,7 +365,7 @@ def substitute_invented_place(
 def _chain_shape(plan: Plan, place: str, gazetteer: Gazetteer) -> tuple[str, ...]:
     """What the calls for ``place`` (folded) do, the place, days and references aside: each call naming it or taking
     a result of one that does, as its tool and its literal values other than the place, sorted."""
-    chain = _calls_for(plan, {place}, gazetteer)
+    chain = with_dependents(plan, _naming(plan, {place}, gazetteer))
     shapes = []
     for _, call in plan.calls():
         if call.id in chain:
@@ -389,33 +383,9 @@ def _names_place(text: str, places: Collection[str], gazetteer: Gazetteer) -> bo
     return any(fold(mention.text) in places for mention in argument_places(text, gazetteer))
 
 
-def _calls_for(plan: Plan, places: Collection[str], gazetteer: Gazetteer) -> set[str]:
-    """The ids of the calls whose literal arguments name one of ``places`` (folded), and of the calls that take a
-    result of one of them, down the chain."""
-    found = {call_id for call_id, mention in plan_places(plan, gazetteer) if fold(mention.text) in places}
-    calls = [call for _, call in plan.calls()]
-    grew = True
-    while grew:
-        before = len(found)
-        found |= {call.id for call in calls if dependencies(call.arguments) & found}
-        grew = len(found) > before
-    return found
-
-
-def _without_places(plan: Plan, places: Collection[str], gazetteer: Gazetteer) -> tuple[Plan, tuple[str, ...]] | None:
-    """``plan`` without the calls whose literal arguments name one of ``places`` (folded) and the calls that take
-    a result of a left-out call, and the ids left out; ``None`` when no call would be left."""
-    dropped = _calls_for(plan, places, gazetteer)
-    calls = [call for _, call in plan.calls()]
-    if len(dropped) >= len(calls):
-        return None
-    steps = []
-    for step in plan.steps:
-        tools = [call.model_dump() for call in step.tools if call.id not in dropped]
-        if tools:
-            steps.append({**step.model_dump(), "tools": tools})
-    order = tuple(call.id for call in calls if call.id in dropped)
-    return Plan.model_validate({**plan.model_dump(), "steps": steps}), order
+def _naming(plan: Plan, places: Collection[str], gazetteer: Gazetteer) -> set[str]:
+    """The ids of the calls whose literal arguments name one of ``places`` (folded)."""
+    return {call_id for call_id, mention in plan_places(plan, gazetteer) if fold(mention.text) in places}
 
 
 def _renamed_ids(plan: Plan, places: Sequence[str], target: str, reserved: Collection[str] = ()) -> dict[str, str]:
