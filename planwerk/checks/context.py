@@ -128,9 +128,8 @@ def context_nearly_answers(question: str, hits: Sequence[Mapping[str, Any]], *, 
     """Whether the chunk an answer must carry (:func:`best_context_hit`) holds every word of ``question`` but one,
     and at least :data:`MIN_SHARED_AT_LAST` (its document's name counting, compounds as in :func:`shared_terms`).
     Looser than :func:`context_answers`: for a question whose planning failed and where nothing ran, a chunk may
-    say it in other words ("Wie lang wird ein ausgewachsenes Razepato?" against "Die durchschnittliche
-    Körperlänge adulter Tiere beträgt 72 bis 91 cm", measured on the travel set); the model writes the answer
-    from it and the answer check judges it."""
+    say what it asks in other words (a synonym for one of the question's words; BENCHMARKS.md §12, session 8); the
+    model writes the answer from it and the answer check judges it."""
     asked = set(analyze(question))
     if not (hits and asked):
         return False

@@ -281,15 +281,15 @@ def without_repeats(answer: str) -> str | None:
     """``answer`` with what a model decoding in a loop wrote again taken out, or ``None`` when it holds no such
     repeat: a phrase said three times in a row once (:data:`_LOOP`), a list line (after its marker) that an earlier
     line already has dropped, and a last list line cut off inside an item an earlier line names (the reply hit its
-    token limit); numbered lines are numbered again in order. Measured on the travel set (0.5B model): "The parks
-    within 20 km of Barcelona are: 1. Terraza 2. Parc amb elements aquàtics 3. Bosc Humit 4. Parc amb elements
-    aquàtics 5. Bosc Humit …" until the limit, both drafts alike, then the fallback. What is left is checked again;
-    an answer that is nothing but the loop has nothing left ("Die Antwort lautet: Die Antwort lautet: …")."""
+    token limit); numbered lines are numbered again in order. Measured with the 0.5B model (BENCHMARKS.md §12,
+    session 8): a list of three names numbered on and on until the limit, both drafts alike, then the fallback. What
+    is left is checked again; an answer that is nothing but the loop (a lead-in said over and over) has nothing
+    left."""
     text = _LOOP.sub(r"\1", answer)
     phrases = [match.group(1) for match in _LOOP.finditer(answer)]
     rest = _LOOP.sub("", answer).strip()
     if phrases and (not re.search(r"\w", rest) or any(phrase.startswith(rest) for phrase in phrases)):
-        return None  # the loop is all the answer says ("Die Antwort lautet: Die Antwort lautet: …"): nothing is left
+        return None  # the loop is all the answer says (a lead-in over and over, maybe cut inside): nothing is left
     kept: list[str] = []
     seen: set[str] = set()
     for line in text.splitlines():
@@ -712,8 +712,8 @@ def _says_no_result(a: Answer) -> bool:
 
 
 def _unstated(a: Answer) -> Iterator[Problem]:
-    # Talking about the asked place or days, or announcing what follows ("Die Antwort lautet:", the 0.5B model's
-    # reply cut off in a loop on the answers set), without stating what the tools delivered.
+    # Talking about the asked place or days, or announcing what follows (a lead-in ending in a colon, the 0.5B
+    # model's reply cut off in a loop), without stating what the tools delivered.
     announces = a.text.rstrip().endswith(":")
     if a.settings.last_result is None and (a.dates or a.places or announces) and _says_no_result(a):
         yield Problem("unstated")

@@ -78,7 +78,7 @@ def date_values(
             if parameter.get("format") in DATE_FORMATS or parameter.get("pattern"):
                 continue
             places = takes_places(parameter, gazetteer)
-            # A day written as a day is a value, except where a place belongs: "2026-01-19" is no place to geocode.
+            # A day written as a day is a value, except where a place belongs: a day is no place.
             written_day = places and _ISO_DAY.fullmatch(value.strip()) is not None
             if not written_day and (argument_places(value, gazetteer) or not is_date_expression(value, today)):
                 continue
@@ -146,8 +146,8 @@ def follow_up_day(plan: Plan, question: str, earlier: Sequence[str], *, today: d
     comes from nowhere in the conversation). Every literal string holding the day is changed ("2026-01-18" and
     "2026-01-18T09:00").
 
-    Measured on the travel set (f1, 0.5B model): "Und am 19. Januar?" after a question about the 18th was planned
-    with the 18th copied from the conversation, twice a start and an end date; the answer then gave the 18th."""
+    Measured with the 0.5B model (BENCHMARKS.md §12, session 8): a follow-up naming the next day was planned with
+    the earlier question's day copied, as start and end date; the answer then gave the earlier day."""
     days = {mention.day for mention in find_dates(question, today)}
     if len(days) != 1:
         return None
@@ -183,8 +183,9 @@ def without_stray_day_places(
     answer. ``None`` when there is none, or when no call would be left (then the planner hears the problem, or the
     person is asked for the place).
 
-    Measured on the travel set (f1, 0.5B model): "Und am 19. Januar?" after a Barcelona question was planned as
-    geocode("Barcelona"), geocode("2026-01-19") and the weather at the first; the second could only fail."""
+    Measured with the 0.5B model (BENCHMARKS.md §12, session 8): a follow-up naming another day was planned with
+    one lookup for the place, one lookup for the day as if it were a place, and the next call on the first; the
+    second could only fail."""
     dated = {
         found.call_id for found in date_values(plan, schemas, gazetteer=gazetteer, today=today) if found.takes_places
     }

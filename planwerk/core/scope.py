@@ -321,8 +321,8 @@ def substitute_invented_place(
     if len(invented) > 1:
         if not several:
             return None
-        # Several invented places for one asked: an example's comparison copied ("Madrid" and "Lisboa" for a
-        # follow-up about Barcelona). The first one's calls stand for the asked place; the others' are left out.
+        # Several invented places for one asked: an example's comparison copied for a follow-up about one city.
+        # The first one's calls stand for the asked place; the others' are left out.
         first = next(iter(invented))
         if len({_chain_shape(plan, place, gazetteer) for place in invented}) != 1:
             return None  # different chains: which one was meant would be a guess

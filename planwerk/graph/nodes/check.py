@@ -231,9 +231,9 @@ def _context_at_last(state: AgentState) -> bool:
     """Whether planning that failed on its last attempt gives way to the retrieved context: nothing has run and
     the best chunk holds all but one of the question's words (:func:`planwerk.checks.context.context_nearly_answers`).
     The planner's failures were about tools; the model then writes the answer from the chunk, under the answer
-    check, instead of the no-plan sentence (measured on the travel set: "Wie lang wird ein ausgewachsenes
-    Razepato?" ended in that sentence after three plans for a geocoder, although a chunk gives the body length).
-    Blocking (the analyzer): runs in a worker thread."""
+    check, instead of the no-plan sentence (measured with the 0.5B model, BENCHMARKS.md §12, session 8: a question
+    a chunk answers in a synonym of one of its words ended in that sentence after three plans for a tool that did
+    not fit). Blocking (the analyzer): runs in a worker thread."""
     hits = state.get("hits") or []
     if state.get("calls") or not hits:
         return False
@@ -848,8 +848,9 @@ def _substitute(
     """``plan`` with its one invented place (a few-shot example's city) replaced by the one place it left out
     (:func:`planwerk.core.scope.substitute_invented_place`); ``None`` when that would be a guess. On the last
     planning attempt, a comparison of several invented places copied from an example keeps one chain for the
-    place left out (measured on the travel set, f1: "Und am 19. Januar?" after a Barcelona question was planned
-    three times for Madrid and Lisboa, then no plan). Blocking (the gazetteer): runs in a worker thread."""
+    place left out (measured with the 0.5B model, BENCHMARKS.md §12, session 8: a follow-up was planned three times
+    as an example's comparison of two other cities, then no plan). Blocking (the gazetteer): runs in a worker
+    thread."""
     return substitute_invented_place(
         plan,
         found,

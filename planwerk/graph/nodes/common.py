@@ -83,7 +83,7 @@ def answer_check_for(state: AgentState, context: Context, profile: Profile, deps
     (blocking: gazetteer and date parsing; run it in a worker thread)."""
     # What else the user said: earlier turns and answers to questions asked back are sources too. Earlier answers
     # were drawn from earlier calls: where this question's calls delivered, they ground nothing (a follow-up for
-    # another day was answered with the earlier day's values from the conversation, travel f1).
+    # another day was answered with the earlier day's values from the conversation, BENCHMARKS.md §12 session 8).
     history = history_before_question(state)
     delivered = any(call.get("status") == "ok" for call in state.get("calls", []))
     asked = [str(m.content) for m in history if not (delivered and isinstance(m, AIMessage))]

@@ -14,6 +14,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from planwerk.checks import reported_calls
+from planwerk.core.language import Language
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.nodes.answer import answer_language
@@ -44,15 +45,13 @@ async def fallback(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
             return await deliver(
                 state, runtime, context, answer=text, source="fallback", grounded=check(text).ok, message_id=None
             )
-        text = texts_for(language).no_plan_answer
-        return await deliver(state, runtime, context, answer=text, source="no_plan", grounded=None, message_id=None)
+        return await _no_plan(state, runtime, context, language)
     check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
     calls = state.get("calls", [])
     if state.get("plan_errors") and not calls and not check.context_suffices:
         # Planning failed and gave way to a chunk that says the answer only in other words (check._context_at_last):
         # with both drafts rejected, its key sentence is no answer to print.
-        text = texts_for(language).no_plan_answer
-        return await deliver(state, runtime, context, answer=text, source="no_plan", grounded=None, message_id=None)
+        return await _no_plan(state, runtime, context, language)
     text = fallback_answer(
         reported_calls(plan, calls),
         language,
@@ -68,3 +67,12 @@ async def fallback(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
     return await deliver(
         state, runtime, context, answer=text, source="fallback", grounded=check(text).ok, message_id=None
     )
+
+
+async def _no_plan(
+    state: AgentState, runtime: Runtime[Context], context: Context, language: Language
+) -> dict[str, Any]:
+    """The fixed no-plan sentence in the question's language, delivered (what the checker found is in the replan
+    events and ``plan_errors``)."""
+    text = texts_for(language).no_plan_answer
+    return await deliver(state, runtime, context, answer=text, source="no_plan", grounded=None, message_id=None)
