@@ -260,7 +260,7 @@ def copied_sample_numbers(plan: Plan, question: str) -> list[tuple[str, str, flo
     from the tools show (:data:`_NUMBERS`) and that ``question`` does not contain: a value copied from such an
     example (seen: ``weight 12, height 3`` planned for a question about a triangle's base 10 and height 5). Only
     meaningful where the examples were built from the tools (:func:`uses_built_examples`)."""
-    stated = {float(n) for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?", question.replace(",", ""))}
+    stated = _stated_numbers(question)
     found = []
     for _, call in plan.calls():
         for name, value in call.arguments.items():
@@ -288,6 +288,44 @@ def copied_sample_calls(plan: Plan, question: str) -> list[tuple[str, str, str]]
             values = ", ".join(f"{value:g}" for _, value in copied[call.id])
             found.append((call.id, names, values))
     return found
+
+
+def copied_example_calls(plan: Plan, question: str, examples: Iterable[Example]) -> tuple[str, ...]:
+    """Ids of the calls ``plan`` copied whole from an example of two or more calls, beside calls of its own: every
+    call of such an example is in the plan with the example's tool and arguments, one of their values is not in
+    ``question``, and the plan has other calls too. Seen with the 0.5B model (BENCHMARKS.md §13, session 9): its
+    own call of a tool, then the built example's two calls of that tool with the sample numbers, one of which the
+    question does not state. A plan that is nothing but the copy is left to :func:`copied_sample_calls` and
+    :func:`copied_placeholders`, which send it back; nothing here knows a tool."""
+    stated = _stated_numbers(question)
+    asked = question.casefold()
+    planned = [(call.id, call.name, call.arguments) for _, call in plan.calls()]
+    copied: list[str] = []
+    for example in examples:
+        calls = [(call.name, call.arguments) for _, call in Plan.model_validate(example.plan).calls()]
+        if len(calls) < 2:
+            continue
+        matches = [next((i for i, n, a in planned if (n, a) == call and i not in copied), None) for call in calls]
+        if None in matches or all(_is_stated(v, stated, asked) for _, a in calls for v in a.values()):
+            continue
+        copied += [m for m in matches if m is not None]
+    return tuple(copied) if 0 < len(copied) < len(planned) else ()
+
+
+def _stated_numbers(question: str) -> set[float]:
+    return {float(n) for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?", question.replace(",", ""))}
+
+
+def _is_stated(value: Any, numbers: set[float], asked: str) -> bool:
+    """Whether ``question`` (its numbers and casefolded text given) states ``value``; a truth value or a reference
+    is stated by no question, so it counts as stated (it tells nothing about where a call came from)."""
+    if isinstance(value, list):
+        return all(_is_stated(item, numbers, asked) for item in value)
+    if isinstance(value, bool | Mapping):
+        return True
+    if isinstance(value, int | float):
+        return float(value) in numbers
+    return str(value).casefold() in asked
 
 
 def uses_built_examples(tool_names: Collection[str], library_examples: Iterable[Example]) -> bool:

@@ -410,6 +410,33 @@ async def test_a_call_copied_whole_from_a_built_example_is_sent_back() -> None:
         assert [e["tool"] for e in reply.events if e["event"] == "tool_call"] == [name], question
 
 
+async def test_an_examples_calls_copied_beside_the_plans_own_call_are_left_out() -> None:
+    # The 0.5B model planned its own call of a tool, then the built example's two calls of that tool with the sample
+    # numbers (BENCHMARKS.md §13, session 9); one of them the question does not state, so the pair is a copy.
+    from planwerk.tools.base import FunctionToolSource
+
+    async def product_of_primes(count: int) -> int:
+        """Multiplies the first prime numbers."""
+        return {3: 30, 5: 2310, 12: 7420738134810}[count]
+
+    tools = FunctionToolSource([product_of_primes])
+    calls = [
+        {"id": "own", "name": "product_of_primes", "arguments": {"count": 5}},
+        {"id": "p1", "name": "product_of_primes", "arguments": {"count": 12}},
+        {"id": "p2", "name": "product_of_primes", "arguments": {"count": 3}},
+    ]
+    copied = plan(*calls)
+    model = ReplayChatModel.of([copied, "The product is 2310."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask("Multiply the first 5 primes.")
+    assert [e["args"] for e in reply.events if e["event"] == "tool_call"] == [{"count": 5}]
+    # Asked for all three, all three run.
+    model = ReplayChatModel.of([copied, "The products are 2310, 7420738134810 and 30."])
+    async with agent(model, tools) as planwerk:
+        reply = await planwerk.ask("Multiply the first 5, the first 12 and the first 3 primes.")
+    assert len([e for e in reply.events if e["event"] == "tool_call"]) == 3
+
+
 async def test_a_plan_taking_one_value_of_a_list_in_the_question_gets_a_call_for_each_value() -> None:
     # A function-calling benchmark's parallel entries: "the prime factors of 45, 100, and 150" planned as one call;
     # asked about the others and shown the plan with one call each, the 0.5B model wrote its one call again.

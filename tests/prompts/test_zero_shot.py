@@ -207,3 +207,27 @@ def test_each_tool_that_acts_is_chained_after_each_reader_so_the_question_can_pi
     assert chains == {
         (reader, "extract", actor) for reader in ("fetch_note", "fetch_page") for actor in ("close_item", "tag_item")
     }
+
+
+def test_an_examples_calls_copied_whole_beside_the_plans_own_are_found() -> None:
+    from planwerk.prompts.zero_shot import copied_example_calls
+
+    primes = tool("primes", "Multiplies the first primes.", {"count": {"type": "integer"}}, ["count"])
+    examples = tool_examples({"primes": primes}, ENGLISH)
+    twice = [e for e in examples if len(e.plan["steps"][0]["tools"]) == 2]
+    assert [[c["arguments"] for c in e.plan["steps"][0]["tools"]] for e in twice] == [[{"count": 12}, {"count": 3}]]
+    calls = [
+        {"id": "own", "name": "primes", "arguments": {"count": 5}},
+        {"id": "x", "name": "primes", "arguments": {"count": 12}},
+        {"id": "y", "name": "primes", "arguments": {"count": 3}},
+    ]
+    plan = Plan.model_validate({"steps": [{"description": "", "tools": calls}], "final": None})
+    # 3 is in the question, 12 is not: the example's pair is a copy, the plan's own call stays.
+    assert copied_example_calls(plan, "Multiples of 3; the product of the first 5 primes.", examples) == ("x", "y")
+    # Every value stated: the person asked for them.
+    assert copied_example_calls(plan, "The product of the first 5, 12 and 3 primes.", examples) == ()
+    # Only one call of the pair, or nothing but the pair: not judged here.
+    one = Plan.model_validate({"steps": [{"description": "", "tools": calls[:2]}], "final": None})
+    assert copied_example_calls(one, "5 primes", examples) == ()
+    alone = Plan.model_validate({"steps": [{"description": "", "tools": calls[1:]}], "final": None})
+    assert copied_example_calls(alone, "primes", examples) == ()

@@ -50,7 +50,7 @@ from planwerk.core.question_fit import (
     unplanned_named_tools,
 )
 from planwerk.core.refs import as_data, user_fields
-from planwerk.core.scheduling import reorder_steps
+from planwerk.core.scheduling import reorder_steps, with_dependents, without_calls
 from planwerk.core.scope import (
     InflectedPlace,
     PlaceProblem,
@@ -87,7 +87,14 @@ from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
 from planwerk.prompts.examples import library
 from planwerk.prompts.texts import DECLINE_BY_FORMAT, PromptTexts, texts_for
-from planwerk.prompts.zero_shot import copied_placeholders, copied_sample_calls, task_text, uses_built_examples
+from planwerk.prompts.zero_shot import (
+    copied_example_calls,
+    copied_placeholders,
+    copied_sample_calls,
+    task_text,
+    tool_examples,
+    uses_built_examples,
+)
 from planwerk.rag.lexical import analyze
 from planwerk.text.gazetteer import default_gazetteer
 from planwerk.text.numbers import format_value
@@ -273,6 +280,8 @@ async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -
         candidate = written  # the question writes out its calculation; the plan took other numbers
     if (merged := merge_identical_calls(candidate)) is not None:  # one call for a call planned twice side by side
         candidate = merged
+    if (own := await asyncio.to_thread(_without_copied_examples, candidate, state, context, deps)) is not None:
+        candidate = own  # an example's calls copied whole beside the plan's own calls
     if (renamed := distinct_ids(candidate)) is not None:  # different calls under one id nothing refers to
         candidate = renamed
     if (retargeted := retarget_named_references(candidate, available)) is not None:  # a call named, not its id
@@ -403,7 +412,7 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
             for found in invented_numbers(plan, sources, 0, changing)
         ]
     # A sample value of an example built from the tools ("cell shape A") is no value the user gave.
-    asked = " ".join([question_of(state), *(str(c.get("answer", "")) for c in state.get("clarifications", []))])
+    asked = _asked(state)
     problems += [
         texts.copied_placeholder.format(call=call_id, argument=argument, value=value)
         for call_id, argument, value in copied_placeholders(plan, asked)
@@ -805,6 +814,27 @@ def _stated_values(plan: Plan, state: AgentState, context: Context, deps: Deps) 
     if (dated := stated_day(plan, question, schemas, today=today_of(context), fixed=frozenset(fixed))) is not None:
         changed = Plan.model_validate(dated)
     return changed
+
+
+def _asked(state: AgentState) -> str:
+    """What the person wrote for this question: the question and the answers to ``ask_user`` questions."""
+    return " ".join([question_of(state), *(str(c.get("answer", "")) for c in state.get("clarifications", []))])
+
+
+def _without_copied_examples(plan: Plan, state: AgentState, context: Context, deps: Deps) -> Plan | None:
+    """``plan`` without the calls it copied whole from an example built from the tools beside calls of its own
+    (:func:`planwerk.prompts.zero_shot.copied_example_calls`), when no other call takes their results; ``None`` when
+    nothing changes or the planner was shown the library's examples. Blocking (builds the examples, each checked):
+    runs in a worker thread."""
+    profile = profile_of(context)
+    specs = visible_specs(deps.tools, profile)
+    if not uses_built_examples(specs, library(profile.examples)):
+        return None
+    copied = copied_example_calls(plan, _asked(state), tool_examples(specs, texts_for(profile)))
+    if not copied or with_dependents(plan, copied) != set(copied):
+        return None
+    kept = without_calls(plan, copied)
+    return kept[0] if kept is not None else None
 
 
 def _without_stray_day_places(plan: Plan, context: Context, deps: Deps) -> Plan | None:
