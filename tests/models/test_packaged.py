@@ -72,3 +72,49 @@ def test_the_default_parts_are_installed():
     paths = part_paths(QWEN25_CODER_05B)
     assert [p.name for p in paths] == [f"part{i:02d}.bin" for i in range(1, 7)]
     assert sum(p.stat().st_size for p in paths) == 491_400_064
+
+
+def test_a_requantized_model_needs_llama_cpp_and_says_so(tmp_path, monkeypatch):
+    import planwerk.models.llama_cpp_lib as lib
+    from planwerk.models.packaged import QWEN25_CODER_05B_Q4_0, requantize_gguf
+
+    monkeypatch.setattr(lib, "llama_cpp_available", lambda: False)
+    source = tmp_path / "source.gguf"
+    source.write_bytes(b"GGUF")
+    with pytest.raises(PackagedModelError, match="needs llama-cpp-python, which is not installed; it is made from"):
+        requantize_gguf(
+            source, tmp_path / "q.gguf", "q4_0", QWEN25_CODER_05B_Q4_0.sha256, install=QWEN25_CODER_05B_Q4_0.install
+        )
+    with pytest.raises(PackagedModelError, match=r"unknown quantization 'q3': expected one of \['iq4_nl', 'q4_0'\]"):
+        requantize_gguf(source, tmp_path / "q.gguf", "q3", "0")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["source.gguf"]
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_the_q4_0_model_is_made_once_from_the_packaged_one_by_llama_cpp_and_verified(tmp_path):
+    # Real llama.cpp, the real packaged GGUF: the requantized file has the pinned sha256 (the quantizer is
+    # deterministic), every matrix of the transformer blocks is Q4_0, and a second call reuses the file.
+    from planwerk.models.llama_cpp_lib import llama_cpp_available
+    from planwerk.models.packaged import QWEN25_CODER_05B_Q4_0, file_sha256, requantize_gguf
+
+    if not llama_cpp_available():
+        pytest.skip("llama-cpp-python is not installed (scripts/setup.d)")
+    import gguf
+
+    source = ensure_packaged_model(QWEN25_CODER_05B)  # the shared home: assembled once for the whole suite
+    target = ensure_packaged_model(QWEN25_CODER_05B_Q4_0, home=tmp_path)
+    assert target == tmp_path / "models" / QWEN25_CODER_05B_Q4_0.file_name
+    assert file_sha256(target) == QWEN25_CODER_05B_Q4_0.sha256
+    kinds = {
+        t.tensor_type.name for t in gguf.GGUFReader(target).tensors if t.name.startswith("blk.") and len(t.shape) == 2
+    }
+    assert kinds == {"Q4_0"}
+    stamp = target.stat().st_mtime_ns
+    assert ensure_packaged_model(QWEN25_CODER_05B_Q4_0, home=tmp_path) == target
+    assert target.stat().st_mtime_ns == stamp
+    # Another hash (another llama.cpp's quantizer) is refused, and nothing is left behind.
+    other = tmp_path / "other" / "q.gguf"
+    with pytest.raises(PackagedModelError, match=r"has sha256 \w+, expected 0+: another llama.cpp version"):
+        requantize_gguf(source, other, "q4_0", "0" * 64)
+    assert list(other.parent.iterdir()) == []
