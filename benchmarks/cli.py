@@ -825,6 +825,31 @@ def llama_settings(
     print_figures(figures, title, "setting", rows, keys, as_json=as_json)
 
 
+@bench_app.command("quantizations")
+def quantizations(
+    models: Annotated[
+        str, typer.Option("--models", help="Packaged models separated by commas, the first the baseline.")
+    ] = "default,qwen2.5-coder-0.5b-q4_0",
+    tokens: DecodeTokensOption = 128,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Paired rounds (every model each).")] = 3,
+    as_json: JsonOption = False,
+) -> None:
+    """Packaged GGUFs in different quantizations, paired in one process with llama.cpp: prefill and decode
+    tokens/s, each file's bandwidth fraction, perplexity on the packaged corpus (benchmarks/quantizations.py)."""
+    from benchmarks.quantizations import run
+
+    chosen = tuple(name.strip() for name in models.split(",") if name.strip())
+    figures = {**run(chosen, tokens, rounds, progress=lambda message: err.print(escape(message))), "machine": machine()}
+    title = (
+        f"quantizations, {figures['prompt_tokens']}-token prompt, {tokens} tokens, bandwidth "
+        f"{figures['memory_bandwidth_gbs']} GB/s"
+    )
+    rows = [{"model": name, **row} for name, row in figures["models"].items()]
+    keys = ("read_mb_per_token", "prefill_tokens_per_s", "decode_tokens_per_s", "bandwidth_fraction",
+            "decode_over_first", "perplexity")  # fmt: skip
+    print_figures(figures, title, "model", rows, keys, as_json=as_json)
+
+
 @bench_app.command("decode")
 def decode(
     model: PackagedModelOption = "default",

@@ -33,7 +33,8 @@ class Context:
         metadata={
             "description": "Chat model spec: 'profile' (the profile's model: the packaged Qwen2.5-Coder-1.5B for "
             "math, the 0.5B one for the others), 'default' (the packaged Qwen2.5-Coder-0.5B), 'qwen2.5-coder-1.5b', "
-            "'hf:<hub id or folder>', 'gguf:<file>[#<tokenizer>]', 'endpoint:<url>' (an OpenAI-compatible server) or "
+            "'qwen2.5-coder-0.5b-q4_0' (the 0.5B requantized to Q4_0), 'hf:<hub id or folder>', "
+            "'gguf:<file>[#<tokenizer>]', 'endpoint:<url>' (an OpenAI-compatible server) or "
             "'replay:<file>' (recorded replies, for tests and demos). On a server, files only from the operator's "
             "PLANWERK_MODEL_DIRS and endpoints only from PLANWERK_ALLOWED_ENDPOINTS."
         },
