@@ -43,6 +43,24 @@ def long_prompt(llama: Any, tokens: int) -> str:
     return llama.detokenize(ids[:tokens]).decode("utf-8", "ignore") + "\n\n" + REQUEST
 
 
+def timed_generation(llama: Any, ids: list[int], tokens: int) -> tuple[float, float]:
+    """Prefill and decode tokens/s of one greedy generation of ``tokens`` tokens after ``ids``, from an empty
+    context (the first token's arrival ends the prefill)."""
+    llama.reset()
+    start = time.perf_counter()
+    first: float | None = None
+    count = 0
+    for _ in llama.generate(ids, temp=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0):
+        if first is None:
+            first = time.perf_counter()
+            continue
+        count += 1
+        if count >= tokens:
+            break
+    assert first is not None, "the model generated nothing"
+    return len(ids) / (first - start), count / (time.perf_counter() - first)
+
+
 def run(
     spec: str = "default",
     tokens: int = 128,
@@ -85,21 +103,9 @@ def run(
     for index in range(rounds):
         order = list(settings) if index % 2 == 0 else list(reversed(settings))
         for name in order:
-            llama = contexts[name]
-            llama.reset()
-            start = time.perf_counter()
-            first: float | None = None
-            count = 0
-            for _ in llama.generate(ids, temp=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0):
-                if first is None:
-                    first = time.perf_counter()
-                    continue
-                count += 1
-                if count >= tokens:
-                    break
-            assert first is not None
-            prefill[name].append(len(ids) / (first - start))
-            decode[name].append(count / (time.perf_counter() - first))
+            prefill_rate, decode_rate = timed_generation(contexts[name], ids, tokens)
+            prefill[name].append(prefill_rate)
+            decode[name].append(decode_rate)
             say(f"round {index + 1}/{rounds} {name}: prefill {prefill[name][-1]:.1f}, decode {decode[name][-1]:.2f}")
     limit = bandwidth * 1e9 / gguf_bytes_read_per_token(path)
     rows = {

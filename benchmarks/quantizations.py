@@ -18,7 +18,6 @@ import math
 import os
 import statistics
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -65,7 +64,7 @@ def run(
 ) -> dict[str, Any]:
     """Per packaged model: median prefill and decode tokens/s, the decode's bandwidth fraction, perplexity."""
     from benchmarks.backends import gguf_bytes_read_per_token, memory_bandwidth_gbs
-    from benchmarks.llama_settings import REQUEST
+    from benchmarks.llama_settings import REQUEST, timed_generation
     from planwerk.models.llamacpp import load_llama
     from planwerk.models.packaged import ensure_packaged_model
     from planwerk.models.specs import DEFAULT_PACKAGED, PACKAGED_MODELS, parse_model_spec
@@ -85,21 +84,9 @@ def run(
     bandwidth = memory_bandwidth_gbs()
     for index in range(rounds):
         for spec in list(specs) if index % 2 == 0 else list(reversed(specs)):
-            llama = llamas[spec]
-            llama.reset()
-            start = time.perf_counter()
-            first: float | None = None
-            count = 0
-            for _ in llama.generate(ids, temp=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0):
-                if first is None:
-                    first = time.perf_counter()
-                    continue
-                count += 1
-                if count >= tokens:
-                    break
-            assert first is not None
-            prefill[spec].append(len(ids) / (first - start))
-            decode[spec].append(count / (time.perf_counter() - first))
+            prefill_rate, decode_rate = timed_generation(llamas[spec], ids, tokens)
+            prefill[spec].append(prefill_rate)
+            decode[spec].append(decode_rate)
             say(f"round {index + 1}/{rounds} {spec}: prefill {prefill[spec][-1]:.1f}, decode {decode[spec][-1]:.2f}")
     del llamas
     text = corpus_text()

@@ -8,6 +8,7 @@ rename; a sidecar JSON remembers size, mtime and hash so later runs skip re-hash
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import importlib.resources
@@ -17,7 +18,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,31 +144,24 @@ def requantize_gguf(source: Path, target: Path, quantization: str, sha256: str, 
     if not llama_cpp_available():
         raise PackagedModelError(f"{target.name} needs llama-cpp-python, which is not installed; {install}")
     llama_cpp = import_llama_cpp()
-    target.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     log.info("requantizing %s to %s with llama.cpp", source.name, quantization)
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(fd)
-    try:
+    with _written_atomically(target) as temp:
         params = llama_cpp.llama_model_quantize_default_params()
         params.ftype = getattr(llama_cpp, LLAMA_FILE_TYPES[quantization])
         params.allow_requantize = True  # the source's tensors are quantized already
         params.nthread = 0  # llama.cpp's default: every core
-        status = llama_cpp.llama_model_quantize(str(source).encode(), temp_name.encode(), ctypes.byref(params))
+        status = llama_cpp.llama_model_quantize(str(source).encode(), str(temp).encode(), ctypes.byref(params))
         if status != 0:
             raise PackagedModelError(
                 f"llama.cpp could not requantize {source.name} to {quantization} (status {status})"
             )
-        actual = file_sha256(Path(temp_name))
+        actual = file_sha256(temp)
         if actual != sha256:
             raise PackagedModelError(
                 f"{target.name} requantized from {source.name} has sha256 {actual}, expected {sha256}: another "
                 "llama.cpp version may quantize differently; install the llama-cpp-python version setup pins"
             )
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
     _write_sidecar(target, sha256)
     log.info("requantized %s in %.1f s", target, time.perf_counter() - started)
     return target
@@ -178,14 +172,12 @@ def assemble_gguf(parts: Sequence[Path], target: Path, sha256: str) -> Path:
 
     Raises :class:`PackagedModelError` (and leaves no file behind) when the hash differs from ``sha256``.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
     total = sum(part.stat().st_size for part in parts)
     started = time.perf_counter()
     log.info("assembling %s from %d parts (%.0f MB)", target.name, len(parts), total / 1e6)
     digest = hashlib.sha256()
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
+    with _written_atomically(target) as temp:
+        with temp.open("wb") as out:
             for part in parts:
                 with part.open("rb") as source:
                     while chunk := source.read(_CHUNK):
@@ -199,13 +191,25 @@ def assemble_gguf(parts: Sequence[Path], target: Path, sha256: str) -> Path:
                 f"assembled {target.name} has sha256 {actual}, expected {sha256}: the installed part packages "
                 "are not the pinned ones; reinstall them with the versions in pyproject.toml"
             )
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
     _write_sidecar(target, sha256)
     log.info("assembled %s in %.1f s", target, time.perf_counter() - started)
     return target
+
+
+@contextlib.contextmanager
+def _written_atomically(target: Path) -> Iterator[Path]:
+    """A temporary file beside ``target`` for the block to write: renamed to ``target`` when the block ends, removed
+    when it raises, so ``target`` is never half written."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    os.close(fd)
+    temp = Path(name)
+    try:
+        yield temp
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
 
 
 def _sidecar(target: Path) -> Path:
