@@ -826,6 +826,8 @@ def _without_copied_examples(plan: Plan, state: AgentState, context: Context, de
     (:func:`planwerk.prompts.zero_shot.copied_example_calls`), when no other call takes their results; ``None`` when
     nothing changes or the planner was shown the library's examples. Blocking (builds the examples, each checked):
     runs in a worker thread."""
+    if plan.call_count < 3:  # two copied calls at least, and one of the plan's own: skip building the examples
+        return None
     profile = profile_of(context)
     specs = visible_specs(deps.tools, profile)
     if not uses_built_examples(specs, library(profile.examples)):
