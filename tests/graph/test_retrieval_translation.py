@@ -9,6 +9,7 @@ and the answer check matches the chunk's facts against the translated question.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -102,3 +103,38 @@ async def test_a_multilingual_embedder_searches_the_question_as_asked(tmp_path_f
 )
 def test_a_reply_is_used_only_when_it_can_be_a_translation(reply: str, expected: str | None) -> None:
     assert clean_translation(reply, "What does the Razepato eat?", "de") == expected
+
+
+def _travel_and_add(ran: list[tuple[float, float]]) -> Any:
+    """The travel tools and an addition (the travel profile's bundled servers hold one)."""
+    from planwerk.tools.base import FunctionToolSource
+
+    async def add(arg_0: float, arg_1: float) -> float:
+        """Add two numbers."""
+        ran.append((arg_0, arg_1))
+        return arg_0 + arg_1
+
+    return FunctionToolSource({**travel_tools()._functions, "add": add})
+
+
+async def test_a_plan_anchored_in_nothing_is_questioned_where_context_was_retrieved(corpus: Retriever) -> None:
+    """Measured on the travel set (0.5B model): "What does the Razepato eat?" planned as ``add(1, 1)``; the check
+    was off wherever chunks were retrieved, the sum ran, and an answer about it was kept. The chunks now count as
+    said: a value they state anchors a plan, one they do not is questioned once, and the plan without calls wins."""
+    summed = json.dumps({"steps": [{"description": "", "tools": [
+        {"id": "s", "name": "add", "arguments": {"arg_0": 1, "arg_1": 1}}]}], "final": None})  # fmt: skip
+    answer = "It eats small mammals and lizards (Kleinsäuger und Eidechsen) (Razepato.txt)."
+    ran: list[tuple[float, float]] = []
+    model = ReplayChatModel.of(['"Was frisst das Razepato?"', summed, NO_TOOLS, answer, answer])
+    async with make_agent(model, tools=_travel_and_add(ran), retriever=corpus, profile="travel") as agent:
+        reply = await agent.ask("What does the Razepato eat?")
+    [questioned] = [e for e in reply.events if e["event"] == "replan"]
+    assert "keiner seiner Werte (1, 1) kommt aus ihr" in questioned["reason"]  # the travel profile speaks German
+    assert ran == [] and not reply.interrupts
+    # A value a retrieved chunk states ("51 bis 54 Tage") anchors the plan: not questioned, and it runs.
+    stated = summed.replace('"arg_0": 1', '"arg_0": 51')
+    model = ReplayChatModel.of(['"Wie lange dauert die Tragzeit beim Razepato?"', stated, *["51 plus 1 is 52."] * 3])
+    async with make_agent(model, tools=_travel_and_add(ran), retriever=corpus, profile="travel") as agent:
+        reply = await agent.ask("How long is the Razepato's gestation, plus one day?")
+    assert [e for e in reply.events if e["event"] == "replan"] == []
+    assert ran == [(51, 1)]
