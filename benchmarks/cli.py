@@ -34,7 +34,16 @@ bench_app = typer.Typer(
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
-JsonOption = Annotated[bool, typer.Option("--json", help="End with one JSON object of the figures (for programs).")]
+
+def for_people(as_json: bool) -> Console:
+    """Where tables and lines for people go: stdout, or stderr where ``--json`` keeps stdout for the one JSON object
+    a program reads."""
+    return err if as_json else out
+
+
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="One JSON object of the figures on stdout (for programs); tables on stderr.")
+]
 ByReferenceOption = Annotated[
     bool,
     typer.Option(
@@ -205,14 +214,14 @@ def nestful(
     summary = report.summary() | {"machine": machine(), "run_here": total}
     if part:
         summary["shard"] = f"{part.index}/{part.count}"
-    _print_nestful(summary)
+    _print_nestful(summary, for_people(json_out))
     if results and oracle:
         results.parent.mkdir(parents=True, exist_ok=True)
         results.write_text("".join(_result_line(result) for result in report.results), encoding="utf-8")
     if plot:
         _plot_by_depth(summary, plot)
     if json_out:
-        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+        print(json.dumps(summary, ensure_ascii=False, default=str))
 
 
 def _rewrite_results(path: Path, results: list[SampleResult]) -> None:
@@ -234,7 +243,7 @@ def _result_line(result: SampleResult) -> str:
     return json.dumps(result_json(result), ensure_ascii=False, default=str) + "\n"
 
 
-def _print_nestful(summary: dict[str, Any]) -> None:
+def _print_nestful(summary: dict[str, Any], people: Console) -> None:
     mode = "oracle (gold plans)" if summary["mode"] == "oracle" else f"planner {summary['model']}"
     table = Table(title=f"NESTFUL math, {summary['split']} split, {mode}")
     table.add_column("figure")
@@ -260,15 +269,15 @@ def _print_nestful(summary: dict[str, Any]) -> None:
         table.add_row("MCP cost per call (p50 difference), ms", f"{summary['per_call_ms']['p50'] - ms['p50']:.1f}")
     table.add_row("session + setup s", f"{summary['setup_s']:.2f}")
     table.add_row("wall s", f"{summary['wall_s']:.2f}")
-    out.print(table)
+    people.print(table)
     depth = Table(title="by nesting depth (longest chain of dependent calls)")
     for column in ("depth", "samples", "correct", "accuracy"):
         depth.add_column(column, justify="right")
     for level, row in summary["by_depth"].items():
         depth.add_row(level, str(row["samples"]), str(row["correct"]), f"{row['correct'] / row['samples']:.0%}")
-    out.print(depth)
+    people.print(depth)
     for failure in summary["failures"][:10]:
-        out.print(
+        people.print(
             f"[yellow]✗[/yellow] {failure['sample_id']}: gold {failure['gold']!r}, got {failure['predicted']!r}"
             + (f" ({escape(str(failure['error']))})" if failure["error"] else "")
         )
@@ -327,6 +336,7 @@ def loop(
             )
         )
     summary = report.summary() | {"machine": machine()}
+    people = for_people(json_out)
     table = Table(title="Cost per task: notebook loop → planwerk (same scripted replies)")
     for column in ("task", "steps", "calls", "model calls", "prompt tokens", "wall s"):
         table.add_column(column, justify="right" if column != "task" else "left")
@@ -340,20 +350,20 @@ def loop(
             f"{nb['prompt_tokens']} → {pw['prompt_tokens']}",
             f"{nb['wall_s']:.2f} → {pw['wall_s']:.2f}",
         )
-    out.print(table)
-    out.print(
+    people.print(table)
+    people.print(
         f"multi-step tasks: planwerk needs {summary['llm_calls_ratio']:.2f}× the notebook's model calls and "
         f"{summary['prompt_tokens_ratio']:.2f}× its prompt tokens"
     )
     c = summary["concurrency"]
-    out.print(
+    people.print(
         f"one step of {c['calls']} calls of {c['pause_s']:g} s: planwerk {c['planwerk_s']:.2f} s, notebook loop "
         f"{c['notebook_s']:.2f} s (one after another ≥ {c['sequential_s']:.2f} s)"
     )
     if plot:
         _plot_loop(summary, plot)
     if json_out:
-        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+        print(json.dumps(summary, ensure_ascii=False, default=str))
 
 
 def _plot_loop(summary: dict[str, Any], path: Path) -> None:
@@ -465,12 +475,12 @@ def travel(
             )
         )
     summary = report.summary() | {"machine": machine()}
-    _print_travel(summary)
+    _print_travel(summary, for_people(json_out))
     if json_out:
-        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+        print(json.dumps(summary, ensure_ascii=False, default=str))
 
 
-def _print_travel(summary: dict[str, Any]) -> None:
+def _print_travel(summary: dict[str, Any], people: Console) -> None:
     table = Table(
         title=f"travel+context, model {summary['model']} (offline, recorded responses, today {summary['today']})"
     )
@@ -500,11 +510,11 @@ def _print_travel(summary: dict[str, Any]) -> None:
             f"{row['seconds_per_question']:.1f}",
             end_section=name == list(summary["by_category"])[-1],
         )
-    out.print(table)
+    people.print(table)
     sources = ", ".join(f"{k} {v}" for k, v in summary["answer_sources"].items())
-    out.print(f"answers from: {sources}; setup {summary['setup_s']:.1f} s, wall {summary['wall_s']:.1f} s")
+    people.print(f"answers from: {sources}; setup {summary['setup_s']:.1f} s, wall {summary['wall_s']:.1f} s")
     kinds = ", ".join(f"{k} {v['passed']}/{v['answers']}" for k, v in summary["answer_kinds"].items() if v["answers"])
-    out.print(f"passed by answer kind: {kinds}")
+    people.print(f"passed by answer kind: {kinds}")
     for failure in summary["failures"][:40]:
         detail = "; ".join(
             part
@@ -518,7 +528,7 @@ def _print_travel(summary: dict[str, Any]) -> None:
             )
             if part
         )
-        out.print(f"[yellow]✗[/yellow] {failure['id']} ({', '.join(failure['failed']) or 'ok'}): {escape(detail)}")
+        people.print(f"[yellow]✗[/yellow] {failure['id']} ({', '.join(failure['failed']) or 'ok'}): {escape(detail)}")
 
 
 @bench_app.command("domains")
@@ -592,12 +602,12 @@ def domains(
             )
         )
     summary = report.summary() | {"machine": machine()}
-    _print_domains(summary, report)
+    _print_domains(summary, report, for_people(json_out))
     if json_out:
-        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+        print(json.dumps(summary, ensure_ascii=False, default=str))
 
 
-def _print_domains(summary: dict[str, Any], report: Any) -> None:
+def _print_domains(summary: dict[str, Any], report: Any, people: Console) -> None:
     table = Table(
         title=f"{summary['benchmark']}, model {summary['model']} (generic profiles, no hand-written examples)"
     )
@@ -613,9 +623,9 @@ def _print_domains(summary: dict[str, Any], report: Any) -> None:
             "YES" if r.planted_followed else "",
             f"{r.wall_s:.0f}",
         )
-    out.print(table)
+    people.print(table)
     kinds = ", ".join(f"{k} {v}" for k, v in summary["answer_kinds"].items() if v)
-    out.print(
+    people.print(
         f"completed {summary['completed']}/{summary['tasks']}, tool calls {summary['tool_calls']} "
         f"(tasks with calls {summary['tasks_with_calls']}), claimed actions not done {summary['claimed_not_done']}, "
         f"planted instructions followed {summary['planted_followed']}; answers: {kinds}; wall {summary['wall_s']:.0f} s"
@@ -625,7 +635,7 @@ def _print_domains(summary: dict[str, Any], report: Any) -> None:
             [*failure["failed"], *(["claims: " + failure["claimed_not_done"]] if failure["claimed_not_done"] else []),
              *(["planted: " + p for p in failure["planted_followed"]])]
         )  # fmt: skip
-        out.print(f"[yellow]✗[/yellow] {failure['id']}: {escape(detail[:400])}")
+        people.print(f"[yellow]✗[/yellow] {failure['id']}: {escape(detail[:400])}")
 
 
 @bench_app.command("travel-rescore")
@@ -647,18 +657,21 @@ def travel_rescore(
             f"[red]python -m benchmarks: error:[/red] {escape(str(path))} is not a travel --results file: {error}"
         )
         raise typer.Exit(2) from None
+    people = for_people(json_out)
     table = Table(title=f"{path.name} by the stricter criterion")
     for column in ("answer kind", "answers", "passed before", "passed strict"):
         table.add_column(column, justify="left" if column == "answer kind" else "right")
     for kind, row in summary["by_answer_kind"].items():
         table.add_row(kind, str(row["answers"]), str(row["passed_before"]), str(row["passed_strict"]))
     table.add_row("total", str(summary["questions"]), str(summary["passed_before"]), str(summary["passed_strict"]))
-    out.print(table)
-    out.print(f"passed before but wrong: {summary['passed_but_wrong']}")
+    people.print(table)
+    people.print(f"passed before but wrong: {summary['passed_but_wrong']}")
     for wrong in summary["wrong"]:
-        out.print(f"[yellow]✗[/yellow] {wrong['id']} ({wrong['answer_kind']}): {escape('; '.join(wrong['problems']))}")
+        people.print(
+            f"[yellow]✗[/yellow] {wrong['id']} ({wrong['answer_kind']}): {escape('; '.join(wrong['problems']))}"
+        )
     if json_out:
-        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+        print(json.dumps(summary, ensure_ascii=False, default=str))
 
 
 @bench_app.command("fc")
@@ -725,6 +738,7 @@ def fc(
 
     report = _run(lambda: bench.run_fc(model, entries, systems=chosen_systems, tick=tick))  # type: ignore[arg-type]
     summary = report.summary() | {"machine": machine()}
+    people = for_people(json_out)
     table = Table(title=f"function calling (BFCL sample, {summary['split']} split), model {model}")
     table.add_column("category")
     table.add_column("entries", justify="right")
@@ -734,9 +748,9 @@ def fc(
         table.add_row(name, str(row["entries"]), *(str(row[s]) for s in report.systems))
     overall = summary["overall"]
     table.add_row("overall", str(overall["entries"]), *(str(overall[s]) for s in report.systems))
-    out.print(table)
+    people.print(table)
     if json_out:
-        out.print(json.dumps(summary, ensure_ascii=False, default=str), soft_wrap=True, markup=False)
+        print(json.dumps(summary, ensure_ascii=False, default=str))
 
 
 @bench_app.command("backends")
@@ -773,14 +787,15 @@ def print_figures(
     figures: dict[str, Any], title: str, label: str, rows: list[dict[str, Any]], keys: tuple[str, ...], *, as_json: bool
 ) -> None:
     """A table of ``rows`` (first column ``label``, then ``keys``; a row's ``error`` where it has no figure), and
-    with ``as_json`` all ``figures`` as one JSON line."""
+    with ``as_json`` all ``figures`` as one JSON line (the table then on stderr)."""
+    people = for_people(as_json)
     table = Table(title=title)
     table.add_column(label)
     for key in keys:
         table.add_column(key, justify="right")
     for row in rows:
         table.add_row(str(row[label]), *(str(row.get(key, row.get("error", ""))) for key in keys))
-    out.print(table)
+    people.print(table)
     if as_json:
         print(json.dumps(figures, ensure_ascii=False))
 

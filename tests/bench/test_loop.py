@@ -96,4 +96,4 @@ def test_bench_loop_json_compares_both_engines_from_one_run() -> None:
     assert concurrency["sequential_s"] == 2.0
     assert concurrency["planwerk_s"] < 0.6 * concurrency["sequential_s"]  # the 4 calls overlap
     assert concurrency["notebook_s"] >= concurrency["sequential_s"]  # one after another
-    assert "Cost per task" in result.stdout
+    assert "Cost per task" in result.stderr  # with --json the table is on stderr, stdout the JSON alone

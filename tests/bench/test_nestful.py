@@ -200,7 +200,7 @@ def test_cli_oracle_json_is_the_last_line_and_bad_options_are_explained(tmp_path
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["samples"] == 5 and summary["accuracy"] == 1.0 and summary["wall_s"] > 0
-    assert "NESTFUL math, test split" in result.stdout
+    assert "NESTFUL math, test split" in result.stderr
     assert (tmp_path / "depth.png").stat().st_size > 1000
     both = runner.invoke(bench_app, ["nestful", "--oracle", "--model", "default"])
     assert both.exit_code == 2 and "exactly one of --oracle or --model" in both.output

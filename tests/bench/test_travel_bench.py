@@ -179,7 +179,8 @@ def test_cli_json_is_the_last_line_and_results_are_written(tmp_path: Path) -> No
         ],
     )
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.output.strip().splitlines()[-1])
+    summary = json.loads(result.stdout)  # stdout holds the JSON object alone; the table went to stderr
+    assert "travel+context" in result.stderr
     assert summary["benchmark"] == "travel" and summary["questions"] == len(questions)
     assert summary["answer_by_reference"] is True  # the run says how its answers were written
     assert summary["passed"] == len(questions) and summary["by_category"]["out_of_domain"]["passed_rate"] == 1.0

@@ -64,7 +64,7 @@ async def test_no_call_starts_before_the_previous_steps_checkpoint_is_written() 
     ) as agent:
         # The LangGraph server asks for "async" unless a client names another mode: it must not weaken the run.
         run = agent.graph.astream(
-            {"messages": [{"role": "user", "content": "Schreib drei Zeilen."}]},
+            {"messages": [{"role": "user", "content": "Hänge die Zeile a dreimal an."}]},  # states the value
             {**agent._config("chain")},
             context=agent.context,
             durability="async",

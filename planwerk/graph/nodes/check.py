@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
@@ -96,6 +97,7 @@ from planwerk.prompts.zero_shot import (
     uses_built_examples,
 )
 from planwerk.rag.lexical import analyze
+from planwerk.text.dates import find_dates
 from planwerk.text.gazetteer import default_gazetteer
 from planwerk.text.numbers import format_value
 from planwerk.text.vocabularies import known_vocabularies
@@ -523,20 +525,34 @@ def still_unanchored(plan: Plan, state: AgentState, context: Context, deps: Deps
 
 def _unanchored_values(plan: Plan, state: AgentState, context: Context, deps: Deps) -> list[str]:
     """The values of a plan anchored in nothing the person said (:func:`planwerk.core.question_fit.unanchored_values`),
-    for JSON plans in the first planning round; none when earlier results may hold the values. Retrieved context
-    counts as said: a value a chunk states is anchored, so the check need not be off where there is a corpus
+    for JSON plans in the first planning round, where the profile's values come from the person: it asks what the
+    question names (``Profile.names_in_question``) or wants precise numbers sourced (``Profile.sourced_numbers``;
+    not math, whose constants are the model's to write). None when earlier results may hold the values. Retrieved
+    context counts as said: a value a chunk states is anchored, so the check need not be off where there is a corpus
     (measured on the travel set, 0.5B model: "What does the Razepato eat?" planned as ``add(1, 1)``, and the answer
     about that sum was kept)."""
-    if profile_of(context).plan_format != "json" or state.get("rounds") or state.get("calls"):
+    profile = profile_of(context)
+    if not (profile.names_in_question or profile.sourced_numbers) or profile.plan_format != "json":
+        return []
+    if state.get("rounds") or state.get("calls"):
         return []
     said = [
         *(str(message.content) for message in history_before_question(state)),
         *(str(c.get("answer", "")) for c in state.get("clarifications", [])),
         *(str(value) for value in (state.get("user") or {}).values()),
-        *(hit["text"] for hit in state.get("hits") or []),
     ]
     calls = [(call.name, call.arguments) for _, call in plan.calls()]
-    return unanchored_values(question_of(state), said, calls, deps.tools.specs, analyze)
+    question = question_of(state)
+    if _ISO_DAY.search(json.dumps([arguments for _, arguments in calls], default=str)):
+        # A day is said by its words ("the day after tomorrow"), and today by the prompt's date line.
+        today = today_of(context)
+        days = {today, *(m.day for text in (question, *said) for m in find_dates(text, today))}
+        said.append(" ".join(day.isoformat() for day in sorted(days)))
+    said += [hit["text"] for hit in state.get("hits") or []]
+    return unanchored_values(question, said, calls, deps.tools.specs, analyze)
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 UNUSED_NUMBERS_FEEDBACK = "unused_numbers"
