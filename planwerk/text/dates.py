@@ -149,21 +149,22 @@ class DateMention:
 def find_dates(text: str, today: date, languages: tuple[str, ...] = ("de", "en")) -> list[DateMention]:
     """The dates a question names ("heute", "morgen", "am 1. Dezember 2026", "05.03.2027", "2026-12-01"),
     relative to ``today``; bare numbers ("12 + 30", "vom 10.") are not taken for dates."""
-    from dateparser.search import search_dates  # 0.15-0.2 s to import: only a question's dates pay for it
+    import dateparser  # 0.15-0.2 s to import: only a question's dates pay for it
+    from dateparser.search import search_dates
 
-    found = search_dates(
-        text,
-        languages=list(languages),
-        settings={
-            "RELATIVE_BASE": datetime(today.year, today.month, today.day),
-            "PREFER_DATES_FROM": "future",
-            "DATE_ORDER": "DMY",
-            "REQUIRE_PARTS": [],
-        },
-    )
+    settings = {
+        "RELATIVE_BASE": datetime(today.year, today.month, today.day),
+        "PREFER_DATES_FROM": "future",
+        "DATE_ORDER": "DMY",
+        "REQUIRE_PARTS": [],
+    }
+    found = search_dates(text, languages=list(languages), settings=settings)
     fillers = _W.date_fillers
     mentions: list[DateMention] = []
-    for phrase, moment in found or []:
+    for phrase, searched in found or []:
+        # The phrase read again by itself: search_dates reads "the day after tomorrow" as tomorrow (dateparser
+        # 1.2), its parser gets the day right.
+        moment = dateparser.parse(phrase, languages=list(languages), settings=settings) or searched
         if not [w for w in _WORD.findall(phrase) if w.lower() not in fillers] and not _NUMERIC_DATE.search(phrase):
             continue
         tokens = phrase.strip(" ?!,;:").split()

@@ -23,7 +23,7 @@ from planwerk.prompts.texts import ENGLISH, GERMAN
 from planwerk.tools.base import FunctionToolSource
 from planwerk.tools.client_features import elicitation_answer
 from tests.graph.test_engine import READ, WRITE, notes
-from tests.graph.tools import GEO, WEATHER, Coordinates, plan_json, travel_tools
+from tests.graph.tools import GEO, WEATHER, Coordinates, plan_json, travel_tools, weather_call
 
 ASK = json.dumps({"ask_user": "Für welche Stadt möchtest du das Wetter wissen?"})
 BY_ANSWER = plan_json([{**GEO, "arguments": {"destination": {"$ref": "user.answer"}}}], [WEATHER])
@@ -236,8 +236,10 @@ def place_tools(log: list) -> FunctionToolSource:
 )
 async def test_a_date_of_the_question_taken_for_the_place_is_asked_back(question: str, value: str, asked: str) -> None:
     # Measured with the packaged model: "... the day after tomorrow?" planned geocode(destination="Tomorrow").
-    dated = plan_json([{**GEO, "arguments": {"destination": value}}], [WEATHER])
-    model = ReplayChatModel.of([dated, BY_ANSWER, "In Barcelona 17 °C."])
+    after_tomorrow = weather_call("2026-11-24")  # the day the question names, so the plan is anchored in it
+    dated = plan_json([{**GEO, "arguments": {"destination": value}}], [after_tomorrow])
+    by_answer = plan_json([{**GEO, "arguments": {"destination": {"$ref": "user.answer"}}}], [after_tomorrow])
+    model = ReplayChatModel.of([dated, by_answer, "In Barcelona 17 °C."])
     log: list = []
     graph = build_graph(Deps(chat_model=model, tools=place_tools(log)), checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "dated"}}

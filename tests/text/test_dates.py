@@ -19,6 +19,8 @@ TODAY = date(2026, 11, 22)  # a Sunday
         ("Wie ist heute das Wetter in Barcelona?", [("heute", "2026-11-22")]),
         ("Wie wird das Wetter morgen in Rom?", [("morgen", "2026-11-23")]),
         ("Wetter übermorgen in Palma", [("übermorgen", "2026-11-24")]),
+        # dateparser's search_dates alone read it as tomorrow
+        ("The forecast for the day after tomorrow?", [("day after tomorrow", "2026-11-24")]),
         ("Wie wird das Wetter in Madrid am 05.03.2027?", [("05.03.2027", "2027-03-05")]),
         ("Wetter am Samstag in Rom", [("Samstag", "2026-11-28")]),
         (

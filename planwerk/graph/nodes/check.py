@@ -544,9 +544,10 @@ def _unanchored_values(plan: Plan, state: AgentState, context: Context, deps: De
     calls = [(call.name, call.arguments) for _, call in plan.calls()]
     question = question_of(state)
     if _ISO_DAY.search(json.dumps([arguments for _, arguments in calls], default=str)):
-        # A day is said by its words ("the day after tomorrow"), and today by the prompt's date line.
+        # A day is said by its words ("the day after tomorrow"). Not today by itself: a function-calling benchmark's
+        # irrelevance entry (0.5B model) planned a date tool for today to answer a question about history.
         today = today_of(context)
-        days = {today, *(m.day for text in (question, *said) for m in find_dates(text, today))}
+        days = {m.day for text in (question, *said) for m in find_dates(text, today)}
         said.append(" ".join(day.isoformat() for day in sorted(days)))
     said += [hit["text"] for hit in state.get("hits") or []]
     return unanchored_values(question, said, calls, deps.tools.specs, analyze)
