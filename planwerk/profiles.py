@@ -152,8 +152,8 @@ PROFILES: dict[str, Profile] = {
         plan_format="expression",
         # The 1.5B model plans calculations nearly three times as often right as the 0.5B one (NESTFUL test:
         # 22 % against 8 %, BENCHMARKS.md §2) at about a third of its speed on a CPU; a wrong number is the costlier
-        # failure here. Travel keeps the 0.5B model: the 1.5B passed fewer of the travel set's questions (21 of 36
-        # against 24, BENCHMARKS.md §12) at 2.4 times the time a question.
+        # failure here. Travel keeps the 0.5B model: the 1.5B passed fewer of the travel set's questions (22 of 36
+        # against 29 at c6f53e9, BENCHMARKS.md §12) at 1.7 times the time a question.
         model=PACKAGED_MATH_MODEL,
     ),
     # Any tools: no domain of its own, no corpus (the travel corpus would answer questions about other things).
