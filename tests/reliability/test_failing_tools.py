@@ -83,10 +83,10 @@ async def test_a_hanging_tool_is_cut_at_the_timeout_and_both_servers_keep_servin
         open_tools(write_config(tmp_path)) as tools,
         Agent(model=model, tools=tools, retriever=False, context=context) as planwerk,
     ):
-        first, first_s = await ask(planwerk, "Rechne und warte.", "hang")
+        first, first_s = await ask(planwerk, "Rechne 2 und 3 zusammen und warte.", "hang")
         # The call and its retry timed out: two in a row, so the server counts as stopped and is restarted once.
         assert await restarted(tools, "faulty")
-        second, second_s = await ask(planwerk, "Noch einmal.", "hang-2")
+        second, second_s = await ask(planwerk, "Noch einmal, mit 4 und 4.", "hang-2")
         hung = next(c for c in (await planwerk.state("hang"))["calls"] if c["id"] == "h")
     errors = by_id(first, "tool_error")
     assert errors["h"]["error"] == "hang timed out after 1 s"
@@ -122,11 +122,11 @@ async def test_a_server_that_kills_itself_fails_its_calls_fast_and_spares_the_ot
         open_tools(write_config(tmp_path)) as tools,
         Agent(model=model, tools=tools, retriever=False, context=context) as planwerk,
     ):
-        first, _ = await ask(planwerk, "Stirb.", "die")
+        first, _ = await ask(planwerk, "Stirb, und addiere 1 und 1.", "die")
         assert await restarted(tools, "faulty")  # restarted once
-        back, _ = await ask(planwerk, "Wieder da?", "die-back")
-        await ask(planwerk, "Stirb noch einmal.", "die-again")
-        second, second_s = await ask(planwerk, "Und jetzt?", "die-2")
+        back, _ = await ask(planwerk, "Wieder da? Addiere 1 und 2.", "die-back")
+        await ask(planwerk, "Stirb noch einmal, und addiere 3 und 3.", "die-again")
+        second, second_s = await ask(planwerk, "Und jetzt? Addiere 2 und 2.", "die-2")
     assert "server faulty" in by_id(first, "tool_error")["d"]["error"]
     assert by_id(first, "tool_result")["a"]["result"] == {"result": 2.0}
     assert first.answer == "die ist ausgefallen; 1 + 1 = 2."

@@ -178,7 +178,7 @@ async def test_oversized_results_are_truncated_in_state_and_cut_in_the_prompt(fi
     async with Agent(
         model=model, tools=FunctionToolSource([dump]), retriever=False, context=Context(today="2026-11-22")
     ) as agent:
-        reply = await agent.ask("Gib mir alles.", thread_id="big")
+        reply = await agent.ask("Gib mir alles, 300000 Zeichen.", thread_id="big")
         state = await agent.state("big")
     kept = state["results"]["d"]
     assert kept["truncated"] is True and "truncated to 200000" in kept["note"]
