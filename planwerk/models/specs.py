@@ -203,7 +203,8 @@ def _load(spec: ModelSpec, backend: str = "") -> BaseChatModel:
 
 
 LOCAL_BACKEND_ENV = "PLANWERK_LOCAL_BACKEND"
-"""Which library runs the packaged GGUFs: ``transformers`` (the default), ``llama.cpp`` or ``auto``."""
+"""Which library runs the packaged GGUFs: ``auto`` (the default, :data:`DEFAULT_LOCAL_BACKEND`), ``llama.cpp`` or
+``transformers``."""
 DEFAULT_LOCAL_BACKEND = "auto"
 """llama.cpp on a CPU when it is installed, else transformers. Measured on 2 idle cores with the 0.5B model
 (BENCHMARKS.md §14, the AVX-512 build): the demo question in a fresh process 27 s against 58 s once the prompt

@@ -138,3 +138,25 @@ async def test_a_plan_anchored_in_nothing_is_questioned_where_context_was_retrie
         reply = await agent.ask("How long is the Razepato's gestation, plus one day?")
     assert [e for e in reply.events if e["event"] == "replan"] == []
     assert ran == [(51, 1)]
+
+
+async def test_a_chunk_sharing_only_its_document_name_with_the_question_anchors_no_plan_value(
+    corpus: Retriever,
+) -> None:
+    """Measured on the packaged corpus (0.5B model): "Was frisst das Razepato?" retrieved a chunk on territories
+    ("Reviere von bis zu 14 km²"), planned ``add(14, 14)``, the sum ran and an answer not about food was kept. A
+    chunk that shares only its document's name with the question is about the subject, not the question: its
+    numbers anchor nothing, so the plan is questioned once and the plan without calls wins."""
+    question = "Was frisst das Razepato?"
+    doubled = json.dumps({"steps": [{"description": "", "tools": [
+        {"id": "s", "name": "add", "arguments": {"arg_0": 14, "arg_1": 14}}]}], "final": None})  # fmt: skip
+    answer = "Es frisst vor allem Kleinsäuger und Eidechsen (Razepato.txt)."
+    ran: list[tuple[float, float]] = []
+    model = ReplayChatModel.of([doubled, NO_TOOLS, answer, answer])
+    async with make_agent(model, tools=_travel_and_add(ran), retriever=corpus, profile="travel") as agent:
+        reply = await agent.ask(question)
+    retrieval = next(e for e in reply.events if e["event"] == "retrieval")
+    assert any("14 km²" in hit["text"] for hit in retrieval["hits"])  # the real index retrieves the territory chunk
+    [questioned] = [e for e in reply.events if e["event"] == "replan"]
+    assert "keiner seiner Werte (14, 14) kommt aus ihr" in questioned["reason"]
+    assert ran == [] and not reply.interrupts

@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from planwerk.checks import ProblemKind
-from planwerk.checks.context import context_answers, context_nearly_answers
+from planwerk.checks.context import context_answers, context_nearly_answers, passages_on
 from planwerk.checks.sources import DOWN_KINDS
 from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question, retarget_named_references
@@ -528,9 +528,11 @@ def _unanchored_values(plan: Plan, state: AgentState, context: Context, deps: De
     for JSON plans in the first planning round, where the profile's values come from the person: it asks what the
     question names (``Profile.names_in_question``) or wants precise numbers sourced (``Profile.sourced_numbers``;
     not math, whose constants are the model's to write). None when earlier results may hold the values. Retrieved
-    context counts as said: a value a chunk states is anchored, so the check need not be off where there is a corpus
-    (measured on the travel set, 0.5B model: "What does the Razepato eat?" planned as ``add(1, 1)``, and the answer
-    about that sum was kept)."""
+    context counts as said where it is about the question (:func:`planwerk.checks.context.passages_on`, the question
+    as retrieval searched it): a value such a chunk states is anchored, so the check need not be off where there is a
+    corpus (measured on the travel set, 0.5B model: "What does the Razepato eat?" planned as ``add(1, 1)``, and the
+    answer about that sum was kept); a chunk that shares only its document's name with the question anchors nothing
+    ("Was frisst das Razepato?" planned ``add(14, 14)`` from a chunk on territories)."""
     profile = profile_of(context)
     if not (profile.names_in_question or profile.sourced_numbers) or profile.plan_format != "json":
         return []
@@ -549,7 +551,8 @@ def _unanchored_values(plan: Plan, state: AgentState, context: Context, deps: De
         today = today_of(context)
         days = {m.day for text in (question, *said) for m in find_dates(text, today)}
         said.append(" ".join(day.isoformat() for day in sorted(days)))
-    said += [hit["text"] for hit in state.get("hits") or []]
+    searched = state.get("retrieval_query") or question
+    said += [str(hit["text"]) for hit in passages_on(searched, state.get("hits") or [], analyze=analyze)]
     return unanchored_values(question, said, calls, deps.tools.specs, analyze)
 
 
