@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from langchain_core.messages import AIMessage, BaseMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.ai import UsageMetadata
+from pydantic import BaseModel, Field
 
 from planwerk.models.stopping import RepetitionPolicy
 
@@ -48,6 +49,69 @@ class GenerationOptions:
     def sampling(self) -> bool:
         """Whether this call samples (a temperature above 0) rather than decoding greedily."""
         return self.temperature > 0
+
+
+class LocalDecoding(BaseModel):
+    """The decoding settings both local chat models share (:class:`~planwerk.models.hf.HFChatModel`,
+    :class:`~planwerk.models.llamacpp.LlamaCppChatModel`), the ``with_…`` variants that change them on a copy (the
+    weights and caches stay shared), and the :class:`GenerationOptions` of one call. A mixin: each model binds plan
+    schemas and grammars itself, since each backend checks them its own way."""
+
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    plan_schema: dict[str, Any] | None = None
+    """When set (``with_plan_schema``) and :attr:`constrained_decoding` is on, output follows it."""
+    plan_grammar: str | None = None
+    """When set (``with_plan_grammar``) and :attr:`constrained_decoding` is on, output follows this EBNF grammar (a
+    bound :attr:`plan_schema` wins)."""
+    constrained_decoding: bool = True
+    """``False`` keeps decoding free even when a plan schema or grammar is bound (to compare, or to debug)."""
+    use_prefix_cache: bool = True
+    repetition: RepetitionPolicy = Field(default_factory=RepetitionPolicy)
+    temperature: float | None = None
+    """``None`` or 0 (the default) decodes greedily; see :meth:`with_sampling`. A ``temperature`` call kwarg
+    overrides it."""
+    top_p: float | None = None
+    """Nucleus cut-off while sampling; ``None`` keeps the whole distribution. A ``top_p`` call kwarg overrides it."""
+    stop_when: Callable[[str], bool] | None = Field(default=None, exclude=True, repr=False)
+    """When set (see :meth:`with_text_stop`), a reply ends once this holds for its text so far."""
+    seed: int | None = None
+    """Seed of a sampling call (reproducible replies); ``None`` draws a fresh one."""
+
+    def with_sampling(self, temperature: float, *, seed: int | None = None, top_p: float | None = None) -> Self:
+        """The same model (shared weights and caches) sampling at ``temperature`` (0: greedy again), seeded with
+        ``seed`` for reproducible replies; a bound plan schema still applies (sampling among valid tokens).
+
+        LangChain's ``model.bind(temperature=..., seed=...)`` does the same per call.
+        """
+        GenerationOptions(temperature=temperature, top_p=top_p)  # a bad value fails here, not mid-graph
+        return self.model_copy(update={"temperature": float(temperature), "seed": seed, "top_p": top_p})
+
+    def with_text_stop(self, stop_when: Callable[[str], bool]) -> Self:
+        """The same model (shared weights and caches), ending each reply once ``stop_when`` holds for its text so
+        far (finish reason ``repetition``): the planner's stop for a plan that starts over."""
+        return self.model_copy(update={"stop_when": stop_when})
+
+    def with_free_decoding(self) -> Self:
+        """The same model with constrained decoding switched off."""
+        return self.model_copy(update={"constrained_decoding": False})
+
+    def _options(self, stop: list[str] | None, kwargs: Mapping[str, Any]) -> GenerationOptions:
+        """One call's options: the model's settings, overridden by the call's ``max_new_tokens``, ``schema``,
+        ``grammar``, ``temperature``, ``top_p`` and ``seed`` kwargs."""
+        schema = self.plan_schema if self.constrained_decoding else None
+        grammar = self.plan_grammar if self.constrained_decoding else None
+        return GenerationOptions(
+            max_new_tokens=int(kwargs.get("max_new_tokens", self.max_new_tokens)),
+            schema=kwargs.get("schema", schema),
+            grammar=kwargs.get("grammar", grammar),
+            use_prefix_cache=self.use_prefix_cache,
+            stop=tuple(stop or ()),
+            repetition=self.repetition,
+            temperature=float(kwargs.get("temperature", self.temperature) or 0.0),
+            top_p=kwargs.get("top_p", self.top_p),
+            seed=kwargs.get("seed", self.seed),
+            stop_when=self.stop_when,
+        )
 
 
 @dataclass(frozen=True)

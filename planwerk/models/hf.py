@@ -23,7 +23,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -37,9 +37,15 @@ from langchain_huggingface import ChatHuggingFace
 from pydantic import ConfigDict, Field
 
 from planwerk.models.constrained import GrammarCache
-from planwerk.models.generation import DEFAULT_MAX_NEW_TOKENS, Generation, GenerationOptions, message_dicts
+from planwerk.models.generation import (
+    DEFAULT_MAX_NEW_TOKENS,
+    Generation,
+    GenerationOptions,
+    LocalDecoding,
+    message_dicts,
+)
 from planwerk.models.prefix_cache import PrefixCache, cache_keyword
-from planwerk.models.stopping import CancelStop, RepetitionPolicy, RepetitionStop, TextStop
+from planwerk.models.stopping import CancelStop, RepetitionStop, TextStop
 
 log = logging.getLogger(__name__)
 
@@ -223,7 +229,7 @@ class HFRuntime:
         return new_ids
 
 
-class HFChatModel(ChatHuggingFace):
+class HFChatModel(LocalDecoding, ChatHuggingFace):
     """ChatHuggingFace for a local model, with usage, streaming, constrained decoding and prefix caching.
 
     Build it with :func:`build_hf_chat_model` (or ``planwerk.models.specs.load_chat_model``).
@@ -233,25 +239,6 @@ class HFChatModel(ChatHuggingFace):
 
     runtime: Any = Field(default=None, exclude=True, repr=False)
     """The shared :class:`HFRuntime` (model, tokenizer, caches)."""
-    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
-    plan_schema: dict[str, Any] | None = None
-    """When set (see :meth:`with_plan_schema`) and :attr:`constrained_decoding` is on, output follows it."""
-    plan_grammar: str | None = None
-    """When set (see :meth:`with_plan_grammar`) and :attr:`constrained_decoding` is on, output follows this EBNF
-    grammar (a bound :attr:`plan_schema` wins)."""
-    constrained_decoding: bool = True
-    """``False`` keeps decoding free even when a plan schema or grammar is bound (to compare, or to debug)."""
-    use_prefix_cache: bool = True
-    repetition: RepetitionPolicy = Field(default_factory=RepetitionPolicy)
-    temperature: float | None = None
-    """``None`` or 0 (the default) decodes greedily; see :meth:`with_sampling`. A ``temperature`` call kwarg
-    overrides it. (ChatHuggingFace has the field too; here it reaches the local generation.)"""
-    top_p: float | None = None
-    """Nucleus cut-off while sampling; ``None`` keeps the whole distribution. A ``top_p`` call kwarg overrides it."""
-    stop_when: Callable[[str], bool] | None = Field(default=None, exclude=True, repr=False)
-    """When set (see :meth:`with_text_stop`), a reply ends once this holds for its text so far."""
-    seed: int | None = None
-    """Seed of a sampling call (reproducible replies); ``None`` draws from torch's current generator state."""
 
     @property
     def _llm_type(self) -> str:
@@ -270,40 +257,6 @@ class HFChatModel(ChatHuggingFace):
         if self.constrained_decoding:
             runtime.grammars.compiled_ebnf(grammar)  # compile now: a bad grammar fails here, not mid-graph
         return self.model_copy(update={"plan_grammar": grammar})
-
-    def with_sampling(self, temperature: float, *, seed: int | None = None, top_p: float | None = None) -> HFChatModel:
-        """The same model (shared weights and caches) sampling at ``temperature`` (0: greedy again), seeded with
-        ``seed`` for reproducible replies; a bound plan schema still applies (sampling among valid tokens).
-
-        LangChain's ``model.bind(temperature=..., seed=...)`` does the same per call.
-        """
-        GenerationOptions(temperature=temperature, top_p=top_p)  # a bad value fails here, not mid-graph
-        return self.model_copy(update={"temperature": float(temperature), "seed": seed, "top_p": top_p})
-
-    def with_text_stop(self, stop_when: Callable[[str], bool]) -> HFChatModel:
-        """The same model (shared weights and caches), ending each reply once ``stop_when`` holds for its text so
-        far (finish reason ``repetition``): the planner's stop for a plan that starts over."""
-        return self.model_copy(update={"stop_when": stop_when})
-
-    def with_free_decoding(self) -> HFChatModel:
-        """The same model with constrained decoding switched off."""
-        return self.model_copy(update={"constrained_decoding": False})
-
-    def _options(self, stop: list[str] | None, kwargs: Mapping[str, Any]) -> GenerationOptions:
-        schema = self.plan_schema if self.constrained_decoding else None
-        grammar = self.plan_grammar if self.constrained_decoding else None
-        return GenerationOptions(
-            max_new_tokens=int(kwargs.get("max_new_tokens", self.max_new_tokens)),
-            schema=kwargs.get("schema", schema),
-            grammar=kwargs.get("grammar", grammar),
-            use_prefix_cache=self.use_prefix_cache,
-            stop=tuple(stop or ()),
-            repetition=self.repetition,
-            temperature=float(kwargs.get("temperature", self.temperature) or 0.0),
-            top_p=kwargs.get("top_p", self.top_p),
-            seed=kwargs.get("seed", self.seed),
-            stop_when=self.stop_when,
-        )
 
     def _generate(
         self,

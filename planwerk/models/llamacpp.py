@@ -46,11 +46,17 @@ from pydantic import ConfigDict, Field
 
 from planwerk.home import planwerk_home
 from planwerk.models.gbnf import GrammarConversionError, ebnf_gbnf, json_schema_gbnf
-from planwerk.models.generation import DEFAULT_MAX_NEW_TOKENS, Generation, GenerationOptions, message_dicts
+from planwerk.models.generation import (
+    DEFAULT_MAX_NEW_TOKENS,
+    Generation,
+    GenerationOptions,
+    LocalDecoding,
+    message_dicts,
+)
 from planwerk.models.llama_cpp_lib import import_llama_cpp
 from planwerk.models.prefix_cache import common_prefix_length
 from planwerk.models.state_store import StateStore, StoredState, model_key
-from planwerk.models.stopping import RepetitionPolicy, repeating_period
+from planwerk.models.stopping import repeating_period
 
 log = logging.getLogger(__name__)
 
@@ -473,7 +479,7 @@ class LlamaCppRuntime:
         return self.last
 
 
-class LlamaCppChatModel(BaseChatModel):
+class LlamaCppChatModel(LocalDecoding, BaseChatModel):
     """A GGUF model run by llama.cpp in this process, with usage, streaming, constrained decoding, cancellation and
     prompt caching. Build it with :func:`build_llama_cpp_chat_model` (or ``planwerk.models.specs.load_chat_model``).
     """
@@ -483,25 +489,6 @@ class LlamaCppChatModel(BaseChatModel):
     runtime: Any = Field(default=None, exclude=True, repr=False)
     """The shared :class:`LlamaCppRuntime` (model, context, caches)."""
     model_id: str = "llama.cpp"
-    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
-    plan_schema: dict[str, Any] | None = None
-    """When set (see :meth:`with_plan_schema`) and :attr:`constrained_decoding` is on, output follows it."""
-    plan_grammar: str | None = None
-    """When set (see :meth:`with_plan_grammar`) and :attr:`constrained_decoding` is on, output follows this EBNF
-    grammar (a bound :attr:`plan_schema` wins)."""
-    constrained_decoding: bool = True
-    """``False`` keeps decoding free even when a plan schema or grammar is bound (to compare, or to debug)."""
-    use_prefix_cache: bool = True
-    repetition: RepetitionPolicy = Field(default_factory=RepetitionPolicy)
-    temperature: float | None = None
-    """``None`` or 0 (the default) decodes greedily; see :meth:`with_sampling`. A ``temperature`` call kwarg
-    overrides it."""
-    top_p: float | None = None
-    """Nucleus cut-off while sampling; ``None`` keeps the whole distribution."""
-    stop_when: Callable[[str], bool] | None = Field(default=None, exclude=True, repr=False)
-    """When set (see :meth:`with_text_stop`), a reply ends once this holds for its text so far."""
-    seed: int | None = None
-    """Seed of a sampling call (reproducible replies); ``None`` draws a fresh one."""
 
     @property
     def _llm_type(self) -> str:
@@ -522,39 +509,6 @@ class LlamaCppChatModel(BaseChatModel):
         if self.constrained_decoding:
             self.runtime.grammar(ebnf=grammar)  # convert now: a bad grammar fails here, not mid-graph
         return self.model_copy(update={"plan_grammar": grammar})
-
-    def with_sampling(
-        self, temperature: float, *, seed: int | None = None, top_p: float | None = None
-    ) -> LlamaCppChatModel:
-        """The same model sampling at ``temperature`` (0: greedy again), seeded with ``seed``; a bound plan schema
-        still applies (sampling among valid tokens)."""
-        GenerationOptions(temperature=temperature, top_p=top_p)  # a bad value fails here, not mid-graph
-        return self.model_copy(update={"temperature": float(temperature), "seed": seed, "top_p": top_p})
-
-    def with_text_stop(self, stop_when: Callable[[str], bool]) -> LlamaCppChatModel:
-        """The same model (shared weights and caches), ending each reply once ``stop_when`` holds for its text so
-        far (finish reason ``repetition``): the planner's stop for a plan that starts over."""
-        return self.model_copy(update={"stop_when": stop_when})
-
-    def with_free_decoding(self) -> LlamaCppChatModel:
-        """The same model with constrained decoding switched off."""
-        return self.model_copy(update={"constrained_decoding": False})
-
-    def _options(self, stop: list[str] | None, kwargs: Mapping[str, Any]) -> GenerationOptions:
-        schema = self.plan_schema if self.constrained_decoding else None
-        grammar = self.plan_grammar if self.constrained_decoding else None
-        return GenerationOptions(
-            max_new_tokens=int(kwargs.get("max_new_tokens", self.max_new_tokens)),
-            schema=kwargs.get("schema", schema),
-            grammar=kwargs.get("grammar", grammar),
-            use_prefix_cache=self.use_prefix_cache,
-            stop=tuple(stop or ()),
-            repetition=self.repetition,
-            temperature=float(kwargs.get("temperature", self.temperature) or 0.0),
-            top_p=kwargs.get("top_p", self.top_p),
-            seed=kwargs.get("seed", self.seed),
-            stop_when=self.stop_when,
-        )
 
     def _result(self, generation: Generation) -> ChatResult:
         message = AIMessage(
