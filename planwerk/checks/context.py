@@ -97,8 +97,8 @@ def key_facts(
 def passages_on(question: str, hits: Sequence[Mapping[str, Any]], *, analyze: Analyze) -> list[Mapping[str, Any]]:
     """The hits about what ``question`` asks: those holding one of its analysed words besides their document's name
     (whole or as a compound's end, :func:`shared_terms`). A chunk sharing only the name is about the subject, not
-    about the question (measured on the packaged corpus, 0.5B model: "Was frisst das Razepato?" retrieved a chunk
-    on territories, and its "14 km²" became ``add(14, 14)``)."""
+    about the question (measured on the packaged corpus, 0.5B model: a question about what an animal eats retrieved
+    a chunk on its territory, and the territory's area became both arguments of an addition)."""
     asked = set(analyze(question))
     return [
         hit
