@@ -61,6 +61,18 @@ def is_date_expression(value: str, today: date) -> bool:
     return not [word for word in _WORD.findall(value) if word.lower() not in said | fillers]
 
 
+def is_only_a_day(value: str, today: date) -> bool:
+    """Whether ``value`` is nothing but days, in words or in digits ("2026-12-07", "Montag, 2026-12-07", the form of
+    the prompt's date line): what the date reader finds in it, and the date fillers around it (measured with the
+    0.5B model: an English question's place argument was "Montag, 2026-12-07", copied from the date line)."""
+    found = find_dates(value, today)
+    rest = value
+    for mention in found:
+        rest = rest.replace(mention.text, " ")
+    fillers = {word.lower() for word in words().date_fillers}
+    return bool(found) and not any(c.isdigit() for c in rest) and all(w.lower() in fillers for w in _WORD.findall(rest))
+
+
 def date_values(
     plan: Plan, schemas: Mapping[str, Mapping[str, Any]], *, gazetteer: Gazetteer, today: date
 ) -> list[DateValue]:
@@ -79,7 +91,7 @@ def date_values(
                 continue
             places = takes_places(parameter, gazetteer)
             # A day written as a day is a value, except where a place belongs: a day is no place.
-            written_day = places and _ISO_DAY.fullmatch(value.strip()) is not None
+            written_day = places and is_only_a_day(value, today)
             if not written_day and (argument_places(value, gazetteer) or not is_date_expression(value, today)):
                 continue
             found.append(DateValue(call.id, argument, value, places))

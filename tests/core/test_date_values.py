@@ -77,6 +77,11 @@ def test_a_day_written_as_a_day_is_a_value_except_where_a_place_belongs(gazettee
     found = date_values(plan("geocode", destination="2026-11-23"), SCHEMAS, gazetteer=gazetteer, today=TODAY)
     assert found == [DateValue("c", "destination", "2026-11-23", takes_places=True)]
     assert date_values(plan("note", label="2026-11-23"), SCHEMAS, gazetteer=gazetteer, today=TODAY) == []
+    # The prompt's date line copied as a place (an English question, 0.5B model): a weekday and a day are a day too.
+    found = date_values(plan("geocode", destination="Montag, 2026-12-07"), SCHEMAS, gazetteer=gazetteer, today=TODAY)
+    assert found == [DateValue("c", "destination", "Montag, 2026-12-07", takes_places=True)]
+    assert date_values(plan("note", label="Montag, 2026-12-07"), SCHEMAS, gazetteer=gazetteer, today=TODAY) == []
+    assert date_values(plan("geocode", destination="Paris 2026"), SCHEMAS, gazetteer=gazetteer, today=TODAY) == []
 
 
 def test_date_parameters_are_left_to_their_schema(gazetteer: Gazetteer) -> None:
