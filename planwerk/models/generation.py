@@ -69,7 +69,7 @@ class LocalDecoding(BaseModel):
     repetition: RepetitionPolicy = Field(default_factory=RepetitionPolicy)
     temperature: float | None = None
     """``None`` or 0 (the default) decodes greedily; see :meth:`with_sampling`. A ``temperature`` call kwarg
-    overrides it."""
+    overrides it. (ChatHuggingFace has the field too; this one, first in the MRO, reaches the local generation.)"""
     top_p: float | None = None
     """Nucleus cut-off while sampling; ``None`` keeps the whole distribution. A ``top_p`` call kwarg overrides it."""
     stop_when: Callable[[str], bool] | None = Field(default=None, exclude=True, repr=False)
