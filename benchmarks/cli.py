@@ -425,6 +425,14 @@ def travel(
         str, typer.Option("--answer-results", help="How the answer model reads the results: values | words | json.")
     ] = "values",
     by_reference: ByReferenceOption = False,
+    answer_model: Annotated[
+        str,
+        typer.Option(
+            "--answer-model",
+            help="The model that writes the answers: profile (the travel profile's answer model where --model is "
+            "its model, else --model) | a model spec.",
+        ),
+    ] = "profile",
     json_out: JsonOption = False,
     results: Annotated[Path | None, typer.Option("--results", help="Write every question's result as JSONL.")] = None,
 ) -> None:
@@ -472,6 +480,7 @@ def travel(
                 embedding_model=embedder,
                 answer_results=answer_results,
                 answer_by_reference=by_reference,
+                answer_model=answer_model,
             )
         )
     summary = report.summary() | {"machine": machine()}

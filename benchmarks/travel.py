@@ -692,10 +692,13 @@ async def run_travel(
     embedding_model: str = "default",
     answer_results: AnswerResults = "json",
     answer_by_reference: bool = False,
+    answer_model: str = "profile",
 ) -> Report:
     """Every question through the real graph against the recorded upstream; one agent (MCP sessions, retriever,
     model) for the whole run, a fresh thread per question. ``embedding_model``, ``answer_results`` and
-    ``answer_by_reference`` are the :class:`~planwerk.graph.context.Context` fields of those names."""
+    ``answer_by_reference`` are the :class:`~planwerk.graph.context.Context` fields of those names;
+    ``answer_model`` names the model that writes the answers: ``profile`` is the travel profile's answer model where
+    ``model`` is the profile's model, else ``model`` (:func:`bench_answer_model`)."""
     from benchmarks.nestful import chat_model_for
     from planwerk.agent import Agent
     from planwerk.graph.context import Context
@@ -707,7 +710,9 @@ async def run_travel(
     started = time.perf_counter()
     spec = model if isinstance(model, str) else type(model).__name__
     chat_model = await asyncio.to_thread(chat_model_for, model) if isinstance(model, str) else model
+    answer_spec = bench_answer_model(model, answer_model)
     context = Context(
+        answer_model=answer_spec if answer_spec is not None else "profile",
         profile="travel",
         today=TODAY,
         max_plan_attempts=max_plan_attempts,
@@ -745,8 +750,27 @@ async def run_travel(
                     results.append(result)
                     if tick:
                         tick(result)
-        extra = {"upstream_requests": len(requests), "answer_by_reference": answer_by_reference}
+        extra = {
+            "upstream_requests": len(requests),
+            "answer_by_reference": answer_by_reference,
+            "answer_model": answer_spec or spec,
+        }
     return Report(spec, tuple(results), time.perf_counter() - started, setup, extra)
+
+
+def bench_answer_model(model: str | BaseChatModel, answer_model: str) -> str | None:
+    """The spec of the model that writes the bench's answers where it is not ``model`` itself, else ``None``:
+    ``answer_model`` as given, or for ``profile`` the travel profile's answer model where ``model`` is the profile's
+    model (the bench loads ``model`` itself, so the run's ``Context.model`` does not say ``profile``)."""
+    from planwerk.models.specs import PROFILE_MODEL
+    from planwerk.profiles import get_profile
+
+    if answer_model.strip() != PROFILE_MODEL:
+        return None if answer_model == model else answer_model
+    profile = get_profile("travel")
+    if model != profile.model or profile.answer_model in (None, model):
+        return None
+    return profile.answer_model
 
 
 def replay_script(questions: Sequence[Question]) -> list[str]:

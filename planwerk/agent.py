@@ -34,7 +34,7 @@ from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.nodes.ask_user import answer_problem
 from planwerk.graph.nodes.prepare import check_question_text
-from planwerk.graph.run_context import model_spec_of
+from planwerk.graph.run_context import answer_model_spec_of, model_spec_of
 from planwerk.graph.runtime import PROFILE_RETRIEVER, RetrieverChoice, open_deps
 from planwerk.models.specs import parse_model_spec
 from planwerk.profiles import get_profile
@@ -80,6 +80,7 @@ class Agent:
         self,
         *,
         model: str | BaseChatModel | None = None,
+        answer_model: str | BaseChatModel | None = None,
         profile: str | None = None,
         mcp_config: str | Path | None = None,
         tools: ToolSource | None = None,
@@ -91,9 +92,10 @@ class Agent:
     ):
         """Configure an agent.
 
-        ``context`` sets every field of the run's :class:`Context`; ``model``, ``profile`` and ``mcp_config``
-        override its fields when given (``None`` keeps the context's). ``model`` is a spec string (see
-        ``planwerk.models.specs``) or a chat model; ``tools`` replaces the MCP servers of the MCP config (the
+        ``context`` sets every field of the run's :class:`Context`; ``model``, ``answer_model``, ``profile`` and
+        ``mcp_config`` override its fields when given (``None`` keeps the context's). ``model`` is a spec string (see
+        ``planwerk.models.specs``) or a chat model, and so is ``answer_model``, the model that writes the answers
+        (default: the profile's answer model, or ``model``); ``tools`` replaces the MCP servers of the MCP config (the
         bundled ones when empty); ``retriever=True`` opens the profile's index, ``False`` disables retrieval;
         ``db`` keeps threads in a SQLite file, else ``checkpointer`` or memory. With ``db``, a turn holds its
         thread's lock across processes; ``thread_wait_s`` is how long it waits for another process's turn on the
@@ -102,6 +104,8 @@ class Agent:
         overrides: dict[str, Any] = {}
         if isinstance(model, str):
             overrides["model"] = model
+        if isinstance(answer_model, str):
+            overrides["answer_model"] = answer_model
         if profile is not None:
             overrides["profile"] = profile
         if mcp_config is not None:
@@ -109,8 +113,11 @@ class Agent:
         self.context = replace(context or Context(), **overrides)
         get_profile(self.context.profile, mcp_config=self.context.mcp_config)  # fail early on an unknown profile
         self._chat_model = None if model is None or isinstance(model, str) else model
+        self._answer_chat_model = None if answer_model is None or isinstance(answer_model, str) else answer_model
         if self._chat_model is None:
             _check_model_spec(model_spec_of(self.context))
+        if self._answer_chat_model is None:
+            _check_model_spec(answer_model_spec_of(self.context))
         self._tools = tools
         self._retriever = retriever
         self._db = Path(db) if db else None
@@ -142,7 +149,13 @@ class Agent:
             elif self._retriever is not True:
                 retriever = self._retriever
             deps = await stack.enter_async_context(
-                open_deps(self.context, chat_model=self._chat_model, tools=self._tools, retriever=retriever)
+                open_deps(
+                    self.context,
+                    chat_model=self._chat_model,
+                    answer_chat_model=self._answer_chat_model,
+                    tools=self._tools,
+                    retriever=retriever,
+                )
             )
             checkpointer = await _open_checkpointer(stack, self._db, self._checkpointer, access="write")
             self.graph = build_graph(deps, checkpointer=checkpointer)

@@ -54,6 +54,14 @@ ModelOption = Annotated[
         "| gguf:<file>[#<tokenizer>] | endpoint:<url> | replay:<file>",
     ),
 ]
+AnswerModelOption = Annotated[
+    str,
+    typer.Option(
+        "--answer-model",
+        help="The model that writes the answers (planning stays with --model): profile (the profile's answer "
+        "model, or --model where that names one) | any --model spec",
+    ),
+]
 McpOption = Annotated[Path | None, typer.Option("--mcp-config", help='An {"mcpServers": ...} JSON file.')]
 ProfileOption = Annotated[
     str,
@@ -102,6 +110,7 @@ def _agent(
     wait: float = DEFAULT_THREAD_WAIT_S,
     tool_timeout: float | None = None,
     plan_format: str = "profile",
+    answer_model: str = "profile",
 ) -> Agent:
     if today is not None:
         _check_today(today)
@@ -111,6 +120,7 @@ def _agent(
         raise ValueError(f'MCP config file not found: {mcp_config}; expected a JSON file with "mcpServers"')
     return Agent(
         model=model,
+        answer_model=answer_model,
         profile=profile,
         mcp_config=mcp_config,
         retriever=retrieval,
@@ -290,6 +300,7 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question.")],
     thread: ThreadOption = None,
     model: ModelOption = "profile",
+    answer_model: AnswerModelOption = "profile",
     mcp_config: McpOption = None,
     profile: ProfileOption = "auto",
     json_output: JsonOption = False,
@@ -304,7 +315,9 @@ def ask(
 
     async def main() -> None:
         thread_id = _new_or_given(thread)
-        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout, plan_format) as agent:
+        async with _agent(
+            model, profile, mcp_config, db, today, retrieval, wait, tool_timeout, plan_format, answer_model
+        ) as agent:
             sink = _json_line if json_output else EventPrinter(console)
             pending = await _drive(agent.events(question, thread_id=thread_id), sink, not json_output)
             if pending and not json_output:
@@ -318,6 +331,7 @@ def resume(
     thread: Annotated[str, typer.Option("--thread", "-t", help="The thread to resume.")],
     answer: Annotated[str | None, typer.Argument(help="Answer to the agent's question; omit to continue.")] = None,
     model: ModelOption = "profile",
+    answer_model: AnswerModelOption = "profile",
     mcp_config: McpOption = None,
     profile: ProfileOption = "auto",
     json_output: JsonOption = False,
@@ -333,7 +347,9 @@ def resume(
     async def main() -> None:
         # A clear error for an unknown thread id before any MCP server starts or the model loads.
         await read_state(thread, db=_threads_db(db))
-        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout, plan_format) as agent:
+        async with _agent(
+            model, profile, mcp_config, db, today, retrieval, wait, tool_timeout, plan_format, answer_model
+        ) as agent:
             sink = _json_line if json_output else EventPrinter(console)
             await _drive(agent.events(thread_id=thread, resume=answer_value(answer)), sink, not json_output)
 
@@ -367,6 +383,7 @@ def state(
 def chat(
     thread: ThreadOption = None,
     model: ModelOption = "profile",
+    answer_model: AnswerModelOption = "profile",
     mcp_config: McpOption = None,
     profile: ProfileOption = "auto",
     db: DbOption = None,
@@ -380,7 +397,9 @@ def chat(
 
     async def main() -> None:
         thread_id = _new_or_given(thread)
-        async with _agent(model, profile, mcp_config, db, today, retrieval, wait, tool_timeout, plan_format) as agent:
+        async with _agent(
+            model, profile, mcp_config, db, today, retrieval, wait, tool_timeout, plan_format, answer_model
+        ) as agent:
             console.print(f"[dim]planwerk chat · thread {thread_id} · leere Zeile beendet[/dim]")
             printer = EventPrinter(console)
             while True:

@@ -110,6 +110,10 @@ class Profile:
     model: str = "default"
     """The chat model spec of a run that names none (``Context.model`` is ``profile``): ``default`` is the packaged
     Qwen2.5-Coder-0.5B (:mod:`planwerk.models.specs` lists the forms)."""
+    answer_model: str | None = None
+    """The chat model spec that writes the answers (the first draft and its regeneration) of a run that names no
+    model (``Context.model`` and ``Context.answer_model`` both ``profile``); ``None``: :attr:`model` writes them
+    too. Planning, translation and extraction stay with :attr:`model`."""
     enforce_roots: bool = False
     """Whether a tool call whose arguments name a file outside its MCP server's configured ``roots`` is refused
     before it is sent (failure kind ``forbidden``; :mod:`planwerk.tools.paths` says what counts as a file
@@ -259,6 +263,8 @@ class ProfileFile(BaseModel):
     model: Text = "default"
     """The chat model spec for runs that name none: ``default``, ``qwen2.5-coder-1.5b``, ``hf:...``, ``gguf:...``,
     ``endpoint:...``."""
+    answer_model: Text | None = None
+    """The chat model spec that writes the answers for runs that name no model; omitted: ``model``."""
     refusals: dict[Language, Text] = {}
     """The sentence for an out-of-domain question, by language; default: the generic refusal."""
     answer_persona: Text | None = None
@@ -282,9 +288,11 @@ class ProfileFile(BaseModel):
     probe_results: bool = False
     """Call read-only tools without arguments or output schema once, to show their result fields."""
 
-    @field_validator("model")
+    @field_validator("model", "answer_model")
     @classmethod
-    def _model_spec(cls, value: str) -> str:
+    def _model_spec(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if value.strip() == PROFILE_MODEL:
             raise ValueError(f"{PROFILE_MODEL!r} would name the profile itself; expected a model spec such as default")
         parse_model_spec(value)  # ValueError naming the accepted forms
@@ -348,6 +356,7 @@ def _load_profile_file(path: str, mtime_ns: int, size: int) -> Profile:
         every_question_number=parsed.every_question_number,
         names_in_question=parsed.names_in_question,
         model=parsed.model,
+        answer_model=parsed.answer_model,
         enforce_roots=parsed.enforce_roots,
         extract_step=parsed.extract_step,
         approve_extracted=parsed.approve_extracted,

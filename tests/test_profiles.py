@@ -135,6 +135,22 @@ def test_a_run_takes_its_profiles_model_unless_it_names_one(tmp_path: Path) -> N
         load_chat_model("profile")  # loading needs a resolved spec; it never guesses a profile
 
 
+def test_the_answers_are_written_by_the_profiles_answer_model_unless_the_run_names_a_model(tmp_path: Path) -> None:
+    from planwerk.graph.run_context import answer_model_spec_of
+
+    assert Context().answer_model == "profile"
+    # A profile without an answer model: its model writes the answers, as the run's model does when it names one.
+    assert answer_model_spec_of(Context(profile="math")) == "qwen2.5-coder-1.5b"
+    assert answer_model_spec_of(Context(profile="math", model="default")) == "default"
+    split = write(tmp_path / "split.toml", 'persona = "x"\nanswer_model = " qwen2.5-coder-1.5b "\n')
+    assert get_profile(str(split)).answer_model == "qwen2.5-coder-1.5b"
+    assert answer_model_spec_of(Context(profile=str(split))) == "qwen2.5-coder-1.5b"
+    # A run that names one model gets that model throughout; one that names an answer model gets that one.
+    assert answer_model_spec_of(Context(profile=str(split), model="default")) == "default"
+    assert answer_model_spec_of(Context(profile="math", answer_model="default")) == "default"
+    assert get_profile(str(write(tmp_path / "plain.toml", 'persona = "x"\n'))).answer_model is None
+
+
 def test_an_edited_profile_file_is_read_again(tmp_path: Path) -> None:
     path = write(tmp_path / "p.toml", 'persona = "First."\n')
     assert get_profile(str(path)).persona == "First."
@@ -156,6 +172,7 @@ def test_an_edited_profile_file_is_read_again(tmp_path: Path) -> None:
         ('persona = "x"\nplan_format = "yaml"\n', r"plan_format: Input should be 'json' or 'expression'"),
         ('persona = "x"\nmodel = "gpt"\n', r"model: .*unknown model spec 'gpt'; expected one of: default"),
         ('persona = "x"\nmodel = "profile"\n', r"model: .*'profile' would name the profile itself"),
+        ('persona = "x"\nanswer_model = "gpt"\n', r"answer_model: .*unknown model spec 'gpt'; expected one of"),
         ('persona = "x\n', r"not valid TOML"),
     ],
 )

@@ -84,6 +84,24 @@ async def test_open_deps_resolves_the_contexts_model_and_keeps_given_collaborato
         assert deps.chat_model is model and deps.retriever is None  # nothing loaded: no default model, no index
 
 
+async def test_open_deps_loads_an_answer_model_only_where_the_run_has_one_of_its_own(
+    replay_spec: str, tmp_path: Path
+) -> None:
+    tools = NoTools()
+    async with open_deps(Context(model=replay_spec), tools=tools, retriever=None) as deps:
+        assert deps.answer_chat_model is deps.chat_model  # one model writes plans and answers
+    writer_file = tmp_path / "writer.json"
+    writer_file.write_text("[]", encoding="utf-8")
+    context = Context(model=replay_spec, answer_model=f"replay:{writer_file}")
+    async with open_deps(context, tools=tools, retriever=None) as deps:
+        assert isinstance(deps.answer_chat_model, ReplayChatModel) and deps.answer_chat_model is not deps.chat_model
+    given, writer = ReplayChatModel.of([]), ReplayChatModel.of([])
+    async with open_deps(context, chat_model=given, answer_chat_model=writer, tools=tools, retriever=None) as deps:
+        assert deps.chat_model is given and deps.answer_chat_model is writer
+    with pytest.raises(ValueError, match="replay file not found"):
+        Agent(answer_model=f"replay:{tmp_path / 'missing.json'}")  # checked before anything starts
+
+
 async def test_open_deps_uses_the_shared_retriever_of_the_profile(
     replay_spec: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

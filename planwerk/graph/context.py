@@ -39,6 +39,14 @@ class Context:
             "PLANWERK_MODEL_DIRS and endpoints only from PLANWERK_ALLOWED_ENDPOINTS."
         },
     )
+    answer_model: str = field(
+        default="profile",
+        metadata={
+            "description": "The chat model that writes the answers (planning, translation and extraction stay with "
+            "'model'): 'profile' (the profile's answer model where 'model' is 'profile' too, else 'model') or a "
+            "model spec of the forms 'model' takes, under the same operator rules."
+        },
+    )
     profile: ProfileName | str = field(
         default="auto",
         metadata={

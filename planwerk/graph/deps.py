@@ -32,6 +32,9 @@ class Deps:
 
     chat_model: BaseChatModel | None = None
     """The model; when ``None`` it is loaded (once per process) from ``Context.model``."""
+    answer_chat_model: BaseChatModel | None = None
+    """The model that writes the answers; when ``None``, the one :meth:`model_for` gives for the answer model's spec
+    (:func:`planwerk.graph.runtime.open_deps` sets it from ``Context.answer_model``)."""
     tools: ToolSource = field(default_factory=NoTools)
     """Where tools come from (MCP sessions opened by the caller for the life of the run)."""
     retriever: Retriever | None = None
@@ -56,6 +59,15 @@ class Deps:
         """
         if self.chat_model is not None:
             return self.chat_model
+        return await self._loaded(spec)
+
+    async def answer_model_for(self, spec: str) -> BaseChatModel:
+        """The model that writes the answers: :attr:`answer_chat_model`, else :meth:`model_for` ``spec``."""
+        if self.answer_chat_model is not None:
+            return self.answer_chat_model
+        return await self.model_for(spec)
+
+    async def _loaded(self, spec: str) -> BaseChatModel:
         if spec not in self._resolved:
             # specs.load_chat_model, the module's attribute: tests patch it there
             self._resolved[spec] = await asyncio.to_thread(specs.load_chat_model, spec)

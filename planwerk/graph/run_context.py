@@ -37,6 +37,23 @@ def model_spec_of(context: Context) -> str:
     return context.model
 
 
+def answer_model_spec_of(context: Context) -> str:
+    """The chat model spec that writes the run's answers: ``Context.answer_model``; where it says ``profile``, the
+    profile's answer model when the run's model is the profile's too, else the run's model (a run that names one
+    model gets that model throughout)."""
+    if names_answer_model(context):
+        return context.answer_model
+    if context.model.strip() == PROFILE_MODEL:
+        profile = profile_of(context)
+        return profile.answer_model or profile.model
+    return context.model
+
+
+def names_answer_model(context: Context) -> bool:
+    """Whether the run names the model that writes its answers (``Context.answer_model`` is no ``profile``)."""
+    return context.answer_model.strip() != PROFILE_MODEL
+
+
 def run_context(value: Any, policy: RunPolicy | None = None) -> Context:
     """The run's :class:`Context` from what the server passes (a dict, a ``Context`` or ``None``), limited to what
     the operator allowed (``policy``, default :meth:`RunPolicy.from_env`, see :mod:`planwerk.graph.run_policy`).

@@ -2,10 +2,10 @@
 
 A run's :class:`~planwerk.graph.context.Context` comes from whoever can reach the server (with authentication off,
 any web page the developer visits can reach a loopback server). Several of its fields name things on the server:
-``mcp_config`` (which servers to start, with what commands and environment), ``model`` (a model folder, GGUF or
-replay file, or an ``endpoint:`` URL that gets the operator's API key), ``profile`` (a profile file, which names a
-corpus, examples and a model of its own) and ``embedding_model`` (a folder). :class:`RunPolicy` lets a run choose
-among what the operator listed in the server's environment, and nothing else:
+``mcp_config`` (which servers to start, with what commands and environment), ``model`` and ``answer_model`` (a
+model folder, GGUF or replay file, or an ``endpoint:`` URL that gets the operator's API key), ``profile`` (a profile
+file, which names a corpus, examples and models of its own) and ``embedding_model`` (a folder). :class:`RunPolicy`
+lets a run choose among what the operator listed in the server's environment, and nothing else:
 
 - ``PLANWERK_MCP_CONFIGS``: a folder of MCP config files; ``mcp_config`` names a file in it (relative to it, or an
   absolute path inside it). Inline JSON is refused. Unset: only the bundled servers (``mcp_config`` empty).
@@ -105,10 +105,19 @@ class RunPolicy:
             model = self._model(profile.model, f"the model of profile {profile.name!r}")
             if model != profile.model:  # the profile file's model, resolved: the run loads that one
                 changes["model"] = model
+            if context.answer_model.strip() == PROFILE_MODEL and profile.answer_model is not None:
+                answer = self._model(profile.answer_model, f"the answer model of profile {profile.name!r}")
+                # Pinned where the run's model was: a resolved model no longer says "profile".
+                if answer != profile.answer_model or "model" in changes:
+                    changes["answer_model"] = answer
         else:
             model = self._model(context.model, "context.model")
             if model != context.model:
                 changes["model"] = model
+        if context.answer_model.strip() != PROFILE_MODEL:
+            answer = self._model(context.answer_model, "context.answer_model")
+            if answer != context.answer_model:
+                changes["answer_model"] = answer
         if is_profile_path(profile_spec):
             self._profile_contents(get_profile(profile_spec), profile_spec)
         embedder = self._embedder(context.embedding_model)

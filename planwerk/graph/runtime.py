@@ -32,7 +32,7 @@ from langchain_core.language_models import BaseChatModel
 
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
-from planwerk.graph.run_context import model_spec_of
+from planwerk.graph.run_context import answer_model_spec_of, model_spec_of, names_answer_model
 from planwerk.models import specs
 from planwerk.profiles import get_profile
 from planwerk.rag.base import Retriever
@@ -60,31 +60,40 @@ async def open_deps(
     context: Context,
     *,
     chat_model: BaseChatModel | None = None,
+    answer_chat_model: BaseChatModel | None = None,
     tools: ToolSource | None = None,
     retriever: Retriever | Literal[_Default.PROFILE_RETRIEVER] | None = PROFILE_RETRIEVER,
 ) -> AsyncIterator[Deps]:
     """The graph's collaborators for ``context``, open for the life of the ``async with`` block.
 
-    ``chat_model`` replaces the model ``context.model`` names; ``tools`` replaces the MCP servers of
-    ``context.mcp_config`` (the caller owns its lifetime); ``retriever=None`` disables retrieval and a retriever
-    object replaces the profile's. Raises what the model spec or the MCP config raise (``ValueError`` and kin) before
-    anything is yielded.
+    ``chat_model`` replaces the model ``context.model`` names and writes the answers too, unless the run names an
+    answer model of its own (``Context.answer_model``); ``answer_chat_model`` replaces the model that writes them;
+    ``tools`` replaces the MCP servers of ``context.mcp_config`` (the caller owns its lifetime); ``retriever=None``
+    disables retrieval and a retriever object replaces the profile's. Raises what the model spec or the MCP config
+    raise (``ValueError`` and kin) before anything is yielded.
     """
     # Blocking work (config file, model, index) runs in threads, concurrently: the event loop stays free for the
     # server's other runs, and a cold start costs the slowest load, not their sum.
-    config, model, found = await asyncio.gather(
+    spec, answer_spec = model_spec_of(context), answer_model_spec_of(context)
+    # A given model writes the answers of its plans too, unless the run names an answer model of its own.
+    own_answer_model = (
+        answer_chat_model is None and answer_spec != spec and (chat_model is None or names_answer_model(context))
+    )
+    config, model, answer_model, found = await asyncio.gather(
         _load_config(context) if tools is None else _given(None),
-        _load_model(model_spec_of(context)) if chat_model is None else _given(chat_model),
+        _load_model(spec) if chat_model is None else _given(chat_model),
+        _load_model(answer_spec) if own_answer_model else _given(answer_chat_model),
         shared_retriever(context) if retriever is PROFILE_RETRIEVER else _given(retriever),
     )
+    answer_model = answer_model or model
     if tools is not None:
-        yield Deps(chat_model=model, tools=tools, retriever=found)
+        yield Deps(chat_model=model, answer_chat_model=answer_model, tools=tools, retriever=found)
         return
     # Imported here, not at the top: reading a thread must not pay for the MCP stack (and tests patch it).
     from planwerk.tools.mcp import open_tools
 
     async with open_tools(config) as opened:
-        yield Deps(chat_model=model, tools=opened, retriever=found)
+        yield Deps(chat_model=model, answer_chat_model=answer_model, tools=opened, retriever=found)
 
 
 async def _given(value: Any) -> Any:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from planwerk.graph.context import Context
-from planwerk.graph.run_context import model_spec_of, run_context
+from planwerk.graph.run_context import answer_model_spec_of, model_spec_of, run_context
 from planwerk.graph.runtime import shared_retriever
 from planwerk.models.specs import load_chat_model
 from planwerk.rag.embeddings import load_embedder
@@ -338,6 +338,7 @@ async def warm_start(parts: tuple[WarmPart, ...] | None = None, context: Context
         # In a thread: the run policy resolves paths (blocking calls on the server's loop).
         context = await asyncio.to_thread(warm_context) if context is None else context
         model_spec = model_spec_of(context)  # the profile's model; a broken profile file raises here
+        answer_spec = answer_model_spec_of(context)
     except ValueError as error:
         log.error("warm start skipped: %s", error)
         return {}
@@ -352,6 +353,8 @@ async def warm_start(parts: tuple[WarmPart, ...] | None = None, context: Context
         try:
             if part == "model":
                 await asyncio.to_thread(load_chat_model, model_spec)
+                if answer_spec != model_spec:
+                    await asyncio.to_thread(load_chat_model, answer_spec)
             elif part == "tools":
                 config = await asyncio.to_thread(load_config, context.mcp_config)
                 # Spare: with authentication on, the first user's run takes these sessions over.

@@ -188,3 +188,25 @@ def test_learning_examples_needs_the_operators_consent() -> None:
         run_context({"learn_examples": True}, RunPolicy.from_env({"PLANWERK_LEARN_EXAMPLES": "0"}))
     with pytest.raises(ValueError, match="PLANWERK_LEARN_EXAMPLES must be 1 or 0"):
         RunPolicy.from_env({"PLANWERK_LEARN_EXAMPLES": "sometimes"})
+
+
+def test_the_answer_model_is_held_to_the_same_rules_as_the_model(folders: dict[str, Path]) -> None:
+    policy = policy_of(folders, ("http://10.0.0.5:8080/v1",))
+    assert run_context({"answer_model": "qwen2.5-coder-1.5b"}, RunPolicy()).answer_model == "qwen2.5-coder-1.5b"
+    inside = (folders["models"] / "run.json").resolve()
+    assert run_context({"answer_model": "replay:run.json"}, policy).answer_model == f"replay:{inside}"
+    with pytest.raises(RunPolicyError, match=r"context\.answer_model.* is not a .* in the operator's folder"):
+        run_context({"answer_model": f"replay:{folders['outside'] / 'run.json'}"}, policy)
+    with pytest.raises(RunPolicyError, match=r"context\.answer_model: endpoint .* is not a model server"):
+        run_context({"answer_model": "endpoint:http://evil.example/v1"}, policy)
+    profiles = folders["profiles"]
+    (profiles / "evil.toml").write_text(
+        'persona = "x"\nanswer_model = "endpoint:http://evil.example/v1"\n', encoding="utf-8"
+    )
+    with pytest.raises(RunPolicyError, match=r"the answer model of profile 'evil': endpoint .* is not a model server"):
+        run_context({"profile": "evil.toml"}, policy)
+    # The run's own model writes its answers too: the profile's answer model is then not loaded, and not checked.
+    assert run_context({"profile": "evil.toml", "model": "default"}, policy).answer_model == "profile"
+    # A profile's answer model inside the model folders is what the run loads, resolved and pinned.
+    (profiles / "ok.toml").write_text('persona = "x"\nanswer_model = "replay:run.json"\n', encoding="utf-8")
+    assert run_context({"profile": "ok.toml"}, policy).answer_model == f"replay:{inside}"

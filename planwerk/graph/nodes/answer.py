@@ -44,7 +44,7 @@ from planwerk.graph.nodes.common import (
     usage_of,
 )
 from planwerk.graph.nodes.deliver import reported_state
-from planwerk.graph.run_context import model_spec_of, profile_of
+from planwerk.graph.run_context import answer_model_spec_of, profile_of
 from planwerk.graph.state import AgentState, Draft, add_usage
 from planwerk.models.base import SupportsPlanGrammar, sampling_variant
 from planwerk.models.rendering import WRITTEN_KEY
@@ -129,7 +129,7 @@ async def _write(
     and the id it streamed under, the answer-by-reference setup (or ``None``), and the usage."""
     language = answer_language(state, profile)
     check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
-    model = await deps.model_for(model_spec_of(context))
+    model = await deps.answer_model_for(answer_model_spec_of(context))
     if repair is not None and context.retry_temperature > 0:
         # Greedy decoding wrote the rejected answer again, word for word (the 1.5B model on the domain bench).
         model = sampling_variant(
