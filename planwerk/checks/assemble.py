@@ -10,7 +10,7 @@ from typing import Any
 
 from planwerk.checks.context import KeyFacts, best_context_hit, context_answers, is_context_question, key_facts
 from planwerk.checks.domain import NO_DOMAIN, Domain
-from planwerk.checks.pairs import place_results, place_times
+from planwerk.checks.pairs import failed_places, place_results, place_times
 from planwerk.checks.rules import CheckSettings, Report, check_answer
 from planwerk.checks.sources import Sources, collect_sources, withheld_calls
 from planwerk.core.plan import PlanData, planned_calls
@@ -106,6 +106,7 @@ def build_answer_check(
         place_numbers=place_results(calls, gazetteer),
         place_reports=place_results(calls, gazetteer, uncounted=consumed),
         place_times=place_times(calls, gazetteer),
+        failed_places=failed_places(calls, gazetteer),
         actions=acting is not None,
         acted=acting is not None and any(call.get("status") == "ok" and call.get("tool") in acting for call in calls),
         action_failed=acting is not None

@@ -15,6 +15,8 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 - ``failure_unnamed``: a call failed because its service is down, and no sentence names it with a failure word;
 - ``false_failure``: a clause says that a tool failed (its name beside a failure phrase), and every call of it
   succeeded;
+- ``place_failure``: a clause says that nothing could be had for a place (its name beside a failure phrase), and
+  every call about that place succeeded;
 - ``misquoted``: words in quotation marks (two or more) that no source holds, where every source is in the
   answer's language (a quotation claims a source's words; a translated one is not judged);
 - ``failed_value``: every call failed, and the answer states a number, date or clock time without naming a failure
@@ -39,6 +41,7 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -50,7 +53,7 @@ from typing import Literal
 from planwerk.checks.claims import claimed_action, says_not_done
 from planwerk.checks.context import Analyze, KeyFacts, carries_facts, cites
 from planwerk.checks.domain import NO_DOMAIN, Domain
-from planwerk.checks.pairs import PlaceNumbers, PlaceTimes, misplaced, misplaced_times, unreported
+from planwerk.checks.pairs import PlaceNumbers, PlaceTimes, clause_ends, misplaced, misplaced_times, unreported
 from planwerk.checks.sources import DOWN_KINDS, Sources, Withheld
 from planwerk.checks.words import check_words, problem_texts
 from planwerk.core.calls import FailureKind
@@ -82,7 +85,7 @@ ProblemKind = Literal[
     "empty", "number", "date", "place", "withheld", "failure_unnamed", "failed_value", "last_result", "source_missing",
     "context_facts", "echo", "restated", "refused", "failure_refused", "unstated", "repetitive", "raw",
     "values_only", "estimate_unnamed", "unbacked_action", "language", "referent", "off_topic", "misplaced",
-    "unreported", "call_text", "false_failure", "misquoted",
+    "unreported", "call_text", "false_failure", "place_failure", "misquoted",
 ]  # fmt: skip
 """What is wrong with an answer (the module docstring says each)."""
 
@@ -170,6 +173,8 @@ class CheckSettings:
     """The same, counting only the calls an answer reports (no later call took their results)."""
     place_times: PlaceTimes = field(default_factory=dict)
     """The clock times of each city's own part of the results (:func:`~planwerk.checks.pairs.place_times`)."""
+    failed_places: frozenset[int] = frozenset()
+    """The cities a call that did not succeed was about (:func:`~planwerk.checks.pairs.failed_places`)."""
     actions: bool = False
     """Whether claimed actions are checked (the run knows which tools act)."""
     acted: bool = False
@@ -479,6 +484,31 @@ def _false_failure(a: Answer) -> Iterator[Problem]:
                 yield Problem("false_failure", tool=tool)
 
 
+def _joined_words(text: str) -> str:
+    return " ".join(re.findall(r"[\w']+", text.casefold()))
+
+
+def _place_failure(a: Answer) -> Iterator[Problem]:
+    """A clause says that nothing could be had for a place (its name beside a failure phrase), and every call about
+    that place succeeded (measured on the travel set: "Die Wetterdaten für Barcelona und Madrid … sind nicht
+    verfügbar" where only Madrid's forecast had failed, every other rule passed)."""
+    delivered = {city for city, found in a.settings.place_numbers.items() if found}
+    wrong = [p for p in a.places if p.ids & delivered and not p.ids & a.settings.failed_places]
+    if not wrong:
+        return
+    failures, _ = _clause_words()
+    ends = [-1, *clause_ends(a.text), len(a.text)]  # a date's dots end no clause ("am 20. Januar")
+    said: set[str] = set()
+    for start, end in itertools.pairwise(ends):
+        joined = f" {_joined_words(a.text[start + 1 : end])} "
+        if any(phrase in joined for phrase in failures):
+            for place in wrong:
+                name = _joined_words(place.text)
+                if name not in said and f" {name} " in joined:
+                    said.add(name)
+                    yield Problem("place_failure", place=place.text)
+
+
 _QUOTED = re.compile(r'"([^"\n]+)"|„([^“”"\n]+)[“”"]|“([^”\n]+)”|«([^»\n]+)»|»([^«\n]+)«')
 """Text in double quotation marks of any of the usual forms (an apostrophe is no quotation mark)."""
 MIN_QUOTED_WORDS = 2
@@ -737,6 +767,7 @@ RULES: tuple[Rule, ...] = (
     Rule("pairs", _pairs),
     Rule("failed_service", _failed_service),
     Rule("false_failure", _false_failure),
+    Rule("place_failure", _place_failure),
     Rule("misquoted", _misquoted),
     Rule("all_failed", _all_failed),
     Rule("last_result", _last_result),

@@ -322,6 +322,39 @@ def test_a_tool_that_failed_once_and_ran_once_may_be_said_to_have_failed() -> No
     assert "false_failure" not in found, found
 
 
+BCN_GEO = call_record("geo_bcn", "geocode", args={"destination": "Barcelona"},
+                      result={"name": "Barcelona", "lat": 41.3825802, "lon": 2.177073})  # fmt: skip
+MAD_GEO = call_record("geo_mad", "geocode", args={"destination": "Madrid"},
+                      result={"name": "Madrid", "lat": 40.4167047, "lon": -3.7035825})  # fmt: skip
+BCN_WX = call_record(
+    "wx_bcn", "get_weather", args={"lat": 41.3825802, "lon": 2.177073, "start_date": "2026-01-20"},
+    result={"temp_min_c": 10.5, "temp_max_c": 12.4, "precipitation_mm": 27.1},
+)  # fmt: skip
+MAD_WX_DOWN = call_record(
+    "wx_mad", "get_weather", args={"lat": 40.4167047, "lon": -3.7035825, "start_date": "2026-01-20"},
+    error="Open-Meteo forecast service unreachable", kind="unavailable",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "flagged"),
+    [
+        # the 1.5B model's second draft for c3 of the travel set (0.5B planning), kept at 8919b51
+        ("Die Wetterdaten für Barcelona und Madrid am 20. Januar 2026 sind nicht verfügbar.\n\n"
+         "get_weather (Madrid, 2026-01-20): fehlgeschlagen (Dienst nicht erreichbar).", True),
+        ("For Barcelona the forecast is not available.", True),
+        # the failure said of the place whose call failed, the other place's values in another clause
+        ("In Barcelona 10.5 bis 12.4 °C, für Madrid sind die Wetterdaten nicht verfügbar.", False),
+        ("Barcelona: 10.5 to 12.4 °C; the forecast for Madrid is not available.", False),
+        ("Die Wetterdaten für Madrid sind nicht verfügbar, aber in Barcelona werden es bis 12.4 °C.", False),
+    ],
+)  # fmt: skip
+def test_a_place_the_calls_delivered_for_is_not_said_to_have_nothing(answer: str, flagged: bool) -> None:
+    question = "Vergleiche das Wetter in Barcelona und Madrid am 20. Januar 2026."
+    found = kinds(answer, question, calls=[BCN_GEO, MAD_GEO, BCN_WX, MAD_WX_DOWN], today=date(2026, 1, 16))
+    assert ("place_failure" in found) is flagged, found
+
+
 INVOICE = call_record(
     "f", "read_text_file", args={"path": "/data/invoice.txt"},
     result="Invoice 2026-117 for consulting services.\nAmount due: 412.50 EUR by 15 December 2026.",
