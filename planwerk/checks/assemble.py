@@ -107,6 +107,7 @@ def build_answer_check(
         place_reports=place_results(calls, gazetteer, uncounted=consumed),
         place_times=place_times(calls, gazetteer),
         failed_places=failed_places(calls, gazetteer),
+        unanswered=unanswered_failures(plan, calls),
         actions=acting is not None,
         acted=acting is not None and any(call.get("status") == "ok" and call.get("tool") in acting for call in calls),
         action_failed=acting is not None
@@ -158,6 +159,16 @@ def reported_calls(plan: PlanData | None, calls: Sequence[Mapping[str, Any]]) ->
         or not takers.get(call_id)
         or any(status.get(t) != "ok" for t in takers[call_id])
     ]
+
+
+def unanswered_failures(plan: PlanData | None, calls: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, Any], ...]:
+    """The failed calls (tool, kind), where no successful call's result is left for the answer (every successful
+    call fed a later call); empty where one is, or where nothing failed."""
+    takers = _takers(plan)
+    latest = {str(record.get("id")): record for record in calls}
+    if any(record.get("status") == "ok" and not takers.get(call_id) for call_id, record in latest.items()):
+        return ()
+    return tuple((str(r.get("tool")), r.get("kind")) for r in latest.values() if r.get("status") != "ok")
 
 
 def last_result_of(calls: Sequence[Mapping[str, Any]]) -> float | None:

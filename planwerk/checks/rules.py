@@ -17,6 +17,8 @@ What each problem kind means (the tests in ``tests/checks/`` pin each rule):
   succeeded;
 - ``place_failure``: a clause says that nothing could be had for a place (its name beside a failure phrase), and
   every call about that place succeeded;
+- ``absence``: a sentence says there is none of something (an absence phrase, no failure phrase), and nothing was
+  delivered for the question: the calls failed, and what succeeded only fed a call that failed;
 - ``misquoted``: words in quotation marks (two or more) that no source holds, where every source is in the
   answer's language (a quotation claims a source's words; a translated one is not judged);
 - ``failed_value``: every call failed, and the answer states a number, date or clock time without naming a failure
@@ -85,7 +87,7 @@ ProblemKind = Literal[
     "empty", "number", "date", "place", "withheld", "failure_unnamed", "failed_value", "last_result", "source_missing",
     "context_facts", "echo", "restated", "refused", "failure_refused", "unstated", "repetitive", "raw",
     "values_only", "estimate_unnamed", "unbacked_action", "language", "referent", "off_topic", "misplaced",
-    "unreported", "call_text", "false_failure", "place_failure", "misquoted",
+    "unreported", "call_text", "false_failure", "place_failure", "absence", "misquoted",
 ]  # fmt: skip
 """What is wrong with an answer (the module docstring says each)."""
 
@@ -173,6 +175,9 @@ class CheckSettings:
     """The same, counting only the calls an answer reports (no later call took their results)."""
     place_times: PlaceTimes = field(default_factory=dict)
     """The clock times of each city's own part of the results (:func:`~planwerk.checks.pairs.place_times`)."""
+    unanswered: tuple[tuple[str, FailureKind | None], ...] = ()
+    """The failed calls (tool, kind) where nothing was delivered for the question: no successful call's result was
+    left for the answer (each fed a call that failed); empty otherwise."""
     failed_places: frozenset[int] = frozenset()
     """The cities a call that did not succeed was about (:func:`~planwerk.checks.pairs.failed_places`)."""
     actions: bool = False
@@ -484,6 +489,26 @@ def _false_failure(a: Answer) -> Iterator[Problem]:
                 yield Problem("false_failure", tool=tool)
 
 
+def _absence(a: Answer) -> Iterator[Problem]:
+    """A sentence says there is none of something without saying that a call failed, where nothing was delivered for
+    the question (measured on the travel set: "There are no hiking spots within 15 km of Barcelona." after the spots
+    service was down, kept with the failure sentence added)."""
+    if not a.settings.unanswered:
+        return
+    words = check_words()
+    # Sentences: the failure may be said in another clause of the same sentence ("none I can name, since X failed").
+    ends = [-1, *(end for end in clause_ends(a.text) if a.text[end] in ".!?\n"), len(a.text)]
+    for start, end in itertools.pairwise(ends):
+        clause = a.text[start + 1 : end].strip()
+        joined = f" {_joined_words(clause)} "
+        if any(f" {_joined_words(p)} " in joined for p in words.absence) and not any(
+            f" {_joined_words(p)} " in joined for p in words.failure
+        ):
+            tool, kind = a.settings.unanswered[0]
+            yield Problem("absence", clause, tool=tool, failure=kind)
+            return
+
+
 def _joined_words(text: str) -> str:
     return " ".join(re.findall(r"[\w']+", text.casefold()))
 
@@ -768,6 +793,7 @@ RULES: tuple[Rule, ...] = (
     Rule("failed_service", _failed_service),
     Rule("false_failure", _false_failure),
     Rule("place_failure", _place_failure),
+    Rule("absence", _absence),
     Rule("misquoted", _misquoted),
     Rule("all_failed", _all_failed),
     Rule("last_result", _last_result),

@@ -23,6 +23,8 @@ class CheckWords:
     """Words that say who did it or that it is done ("ich", "successfully")."""
     action_hedges: tuple[str, ...]
     """Words that hedge or deny an action ("könnte", "not")."""
+    absence: tuple[str, ...]
+    """Phrases that say there is none of something ("es gibt keine", "there are no")."""
     contrast: tuple[str, ...]
     """Conjunctions that set one clause against another ("aber", "but"): what a clause says of one tool is not said
     of a tool the clause before it names."""
@@ -37,6 +39,7 @@ def check_words(languages: tuple[str, ...] = LANGUAGES) -> CheckWords:
         action_done=joined(data, "action_done"),
         action_agents=joined(data, "action_agents"),
         action_hedges=joined(data, "action_hedges"),
+        absence=joined(data, "absence"),
         contrast=joined(data, "contrast"),
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -353,6 +354,36 @@ def test_a_place_the_calls_delivered_for_is_not_said_to_have_nothing(answer: str
     question = "Vergleiche das Wetter in Barcelona und Madrid am 20. Januar 2026."
     found = kinds(answer, question, calls=[BCN_GEO, MAD_GEO, BCN_WX, MAD_WX_DOWN], today=date(2026, 1, 16))
     assert ("place_failure" in found) is flagged, found
+
+
+BCN_SPOTS_DOWN = call_record(
+    "spots", "get_spots", args={"lat": 41.3825802, "lon": 2.177073, "activity": "hiking", "radius_km": 15},
+    error="Overpass service unreachable", kind="unavailable",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "calls", "flagged"),
+    [
+        # the 1.5B model's answer to s6 of the travel set (0.5B planning), kept with the failure sentence added
+        ("There are no hiking spots within 15 km of Barcelona.", [BCN_GEO, BCN_SPOTS_DOWN], True),
+        ("Es gibt keine Wanderwege im Umkreis von 15 km um Barcelona.", [BCN_GEO, BCN_SPOTS_DOWN], True),
+        # the failure said in the same clause; or a call delivered for the question, so "no" may be its
+        ("There are no hiking spots I can name, since get_spots failed.", [BCN_GEO, BCN_SPOTS_DOWN], False),
+        ("Barcelona: there is no precipitation on 20 January; get_spots failed.", [BCN_GEO, BCN_WX, BCN_SPOTS_DOWN],
+         False),
+        ("There are no hiking spots within 15 km of Barcelona.", [BCN_GEO], False),
+    ],
+)  # fmt: skip
+def test_none_is_not_said_of_what_failed_calls_would_have_found(
+    answer: str, calls: list[dict[str, Any]], flagged: bool
+) -> None:
+    # The calls after the geocode take its coordinates.
+    planned = [{"id": c["id"], "name": c["tool"], "arguments": {"lat": {"$ref": "geo_bcn.lat"}}} for c in calls[1:]]
+    geocode = {"id": "geo_bcn", "name": "geocode", "arguments": {"destination": "Barcelona"}}
+    plan = {"steps": [{"tools": [geocode]}, {"tools": planned}], "final": None}
+    found = kinds(answer, "Find hiking spots within 15 km of Barcelona.", calls=calls, plan=plan, language="en")
+    assert ("absence" in found) is flagged, found
 
 
 INVOICE = call_record(
