@@ -76,8 +76,8 @@ async def open_deps(
     # server's other runs, and a cold start costs the slowest load, not their sum.
     spec, answer_spec = model_spec_of(context), answer_model_spec_of(context)
     # A given model writes the answers of its plans too, unless the run names an answer model of its own.
-    own_answer_model = (
-        answer_chat_model is None and answer_spec != spec and (chat_model is None or names_answer_model(context))
+    own_answer_model = answer_chat_model is None and (
+        names_answer_model(context) if chat_model is not None else answer_spec != spec
     )
     config, model, answer_model, found = await asyncio.gather(
         _load_config(context) if tools is None else _given(None),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from planwerk.agent import Agent
@@ -63,3 +64,18 @@ async def test_a_given_model_writes_the_answers_of_its_plans_unless_the_run_name
                      retriever=False, context=TODAY) as agent:  # fmt: skip
         reply = await agent.ask(QUESTION)
     assert reply.answer == ANSWER and planner.calls == 1
+
+
+@pytest.mark.model
+@pytest.mark.slow
+async def test_the_packaged_model_writes_the_answer_to_a_scripted_plan() -> None:
+    # The answer model named by spec is loaded by open_deps (the packaged 0.5B model) and writes the answer from the
+    # results of the plan another model made; the planner's model is asked nothing else.
+    planner = ReplayChatModel.of([PLAN])
+    async with Agent(model=planner, answer_model="default", tools=travel_tools(), retriever=False,
+                     context=TODAY) as agent:  # fmt: skip
+        reply = await agent.ask(QUESTION)
+    assert planner.calls == 1
+    assert reply.metadata["answer_source"] in ("model", "regenerated", "amended"), reply.answer
+    assert reply.metadata["llm_calls"] >= 2
+    assert "17" in reply.answer, reply.answer  # the forecast's maximum, which only the results hold
