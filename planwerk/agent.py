@@ -117,7 +117,10 @@ class Agent:
         if self._chat_model is None:
             _check_model_spec(model_spec_of(self.context))
         if self._answer_chat_model is None:
-            _check_model_spec(answer_model_spec_of(self.context))
+            try:
+                _check_model_spec(answer_model_spec_of(self.context))
+            except ValueError as error:
+                raise ValueError(f"answer model: {error}") from None
         self._tools = tools
         self._retriever = retriever
         self._db = Path(db) if db else None
