@@ -7,6 +7,7 @@ back to when a second model answer fails the check too is :mod:`planwerk.prompts
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -59,6 +60,16 @@ the answer only.""",
 
 GROUNDING_TEXTS: dict[str, GroundingTexts] = {"de": GERMAN, "en": ENGLISH}
 """The answer check's texts by language code."""
+
+REPAIR_INSTRUCTIONS: tuple[str, ...] = tuple(
+    part.strip()
+    for texts in GROUNDING_TEXTS.values()
+    for template in (texts.regenerate, *texts.problems.values())
+    for part in re.split(r"\{\w+\}", template)
+    if part.strip()
+)
+"""What the request for a second answer says in every language, without its fields: a second answer that repeats
+a run of its words is an echo (measured: the 0.5B model wrote the request back, with the values its problems name)."""
 
 
 def texts_for_answer(language: Language) -> GroundingTexts:

@@ -660,3 +660,16 @@ async def test_an_answer_that_lists_the_same_items_in_a_loop_is_delivered_with_e
     assert reply.answer == "Die Parks in Barcelona sind:\n1. Terraza\n2. Bosc Humit\n3. Parc Nou"
     assert reply.metadata["answer_source"] == "amended" and model.calls == 2
     assert events(reply, "answer_rejected") == []
+
+
+async def test_a_second_answer_that_repeats_the_request_for_it_is_no_answer() -> None:
+    # Measured with the 0.5B model: the second answer wrote the request back, with the values its problems name.
+    echo = (
+        "Deine Antwort wurde geprüft und abgelehnt:\n- Die Antwort nennt 17.2 °C, das in keinem Tool-Ergebnis, "
+        "keinem Kontext und nicht in der Frage steht."
+    )
+    model = ReplayChatModel.of([PLAN, "Heute werden es 22 °C in Barcelona.", echo])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.metadata["answer_source"] == "fallback", reply.answer
+    assert "Die Antwort wiederholt die Anweisungen" in " ".join(events(reply, "answer_rejected")[-1]["problems"])

@@ -22,6 +22,7 @@ from planwerk.graph.state import AgentState
 from planwerk.models.replay import estimate_tokens
 from planwerk.profiles import Profile
 from planwerk.prompts.answer_refs import QUOTE_RULES
+from planwerk.prompts.grounding import REPAIR_INSTRUCTIONS
 from planwerk.prompts.texts import ANSWER_INSTRUCTIONS, texts_for
 from planwerk.tools.base import ToolSource
 
@@ -104,7 +105,7 @@ def answer_check_for(state: AgentState, context: Context, profile: Profile, deps
         earlier=[str(m.content) for m in history if isinstance(m, HumanMessage)],
         language=detect_language(question_of(state), default=profile.language),
         domain=profile.domain,
-        instructions=(*ANSWER_INSTRUCTIONS, *QUOTE_RULES),
+        instructions=(*ANSWER_INSTRUCTIONS, *QUOTE_RULES, *REPAIR_INSTRUCTIONS),
     )
 
 
