@@ -492,25 +492,29 @@ def _false_failure(a: Answer) -> Iterator[Problem]:
 def _absence(a: Answer) -> Iterator[Problem]:
     """A sentence says there is none of something without saying that a call failed, where nothing was delivered for
     the question (measured on the travel set: "There are no hiking spots within 15 km of Barcelona." after the spots
-    service was down, kept with the failure sentence added)."""
+    service was down, kept with the failure sentence added). A sentence, not a clause: the failure may be said in
+    another clause of it ("none I can name, since X failed")."""
     if not a.settings.unanswered:
         return
     words = check_words()
-    # Sentences: the failure may be said in another clause of the same sentence ("none I can name, since X failed").
-    ends = [-1, *(end for end in clause_ends(a.text) if a.text[end] in ".!?\n"), len(a.text)]
-    for start, end in itertools.pairwise(ends):
-        clause = a.text[start + 1 : end].strip()
-        joined = f" {_joined_words(clause)} "
-        if any(f" {_joined_words(p)} " in joined for p in words.absence) and not any(
-            f" {_joined_words(p)} " in joined for p in words.failure
-        ):
+    absent, failed = (tuple(f" {_joined_words(p)} " for p in phrases) for phrases in (words.absence, words.failure))
+    for sentence in _parts(a.text, sentences=True):
+        if any(p in sentence for p in absent) and not any(p in sentence for p in failed):
             tool, kind = a.settings.unanswered[0]
-            yield Problem("absence", clause, tool=tool, failure=kind)
+            yield Problem("absence", sentence.strip(), tool=tool, failure=kind)
             return
 
 
 def _joined_words(text: str) -> str:
     return " ".join(re.findall(r"[\w']+", text.casefold()))
+
+
+def _parts(answer: str, *, sentences: bool = False) -> Iterator[str]:
+    """``answer``'s clauses (or sentences) as " word word " (:func:`_joined_words`, spaces around); a date's dots
+    end none ("am 20. Januar", :func:`~planwerk.checks.pairs.clause_ends`)."""
+    ends = [end for end in clause_ends(answer) if not sentences or answer[end] in ".!?\n"]
+    for start, end in itertools.pairwise([-1, *ends, len(answer)]):
+        yield f" {_joined_words(answer[start + 1 : end])} "
 
 
 def _place_failure(a: Answer) -> Iterator[Problem]:
@@ -522,10 +526,8 @@ def _place_failure(a: Answer) -> Iterator[Problem]:
     if not wrong:
         return
     failures, _ = _clause_words()
-    ends = [-1, *clause_ends(a.text), len(a.text)]  # a date's dots end no clause ("am 20. Januar")
     said: set[str] = set()
-    for start, end in itertools.pairwise(ends):
-        joined = f" {_joined_words(a.text[start + 1 : end])} "
+    for joined in _parts(a.text):
         if any(phrase in joined for phrase in failures):
             for place in wrong:
                 name = _joined_words(place.text)
