@@ -607,7 +607,8 @@ async def ask_question(question: Question, agent: Any) -> QuestionResult:
     hits = list(state.get("hits", []))
     plan = state.get("plan")
     answer = reply.answer or ""
-    meta = reply.metadata
+    # A run that waits for a person has no final metadata: its model calls are the turn's usage in the state.
+    meta = reply.metadata or dict(state.get("usage") or {})
     called = tuple(sorted({str(c["tool"]) for c in calls if c.get("status") != "skipped"}))
     # The conversation before this question (a follow-up's earlier turn) is a source, as the finalizer has it.
     history = [str(m.content) for m in state.get("messages", [])[:-2]]

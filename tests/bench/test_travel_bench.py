@@ -160,6 +160,14 @@ async def test_a_run_scores_good_answers_a_wrong_tool_and_an_invented_number() -
     assert summary["by_category"]["weather"]["questions"] == 3
 
 
+async def test_a_run_that_waits_for_a_person_counts_its_model_calls() -> None:
+    asks = replace(_by_id()["w1"], qid="asks", plan={"steps": [], "final": None, "ask_user": "Für welchen Tag?"})
+    script = [json.dumps(asks.plan)]
+    report = await travel.run_travel(ReplayChatModel.of(script), questions=[asks])
+    [row] = report.results
+    assert row.answer is None and row.llm_calls == 1  # the plan that asked (recorded as 0 calls before)
+
+
 def test_cli_json_is_the_last_line_and_results_are_written(tmp_path: Path) -> None:
     questions = travel.load_questions(category="out_of_domain")
     replay = travel.write_replay(questions, tmp_path / "replay.json")
