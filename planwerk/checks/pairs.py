@@ -64,9 +64,12 @@ def _values(value: Any) -> Iterator[Any]:
         yield value
 
 
-def call_places(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> list[set[int]]:
-    """The cities each call is about: those a short string argument names, and those of a call whose result a
-    numeric argument with decimals is (coordinates passed on: a weather call after a geocode)."""
+def _call_places(
+    calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer
+) -> tuple[list[set[int]], list[list[SourceNumber]]]:
+    """The cities each call is about, and the numbers each delivered. A call is about the cities a short string
+    argument names, and those of a call whose result a numeric argument with decimals is (a value passed on along a
+    reference, such as coordinates)."""
     about: list[set[int]] = []
     for call in calls:
         cities: set[int] = set()
@@ -74,7 +77,12 @@ def call_places(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> lis
             if isinstance(value, str):
                 cities = cities.union(*_string_places(value, gazetteer).values())
         about.append(cities)
-    delivered = [_numbers(call) for call in calls]
+    delivered = []
+    for call in calls:
+        found = Sources()
+        if call.get("status") == "ok":
+            _walk(call.get("result"), None, found, NO_DOMAIN)
+        delivered.append(found.numbers)
     for _ in calls:  # pass cities on along references until nothing changes
         changed = False
         for index, call in enumerate(calls):
@@ -85,31 +93,24 @@ def call_places(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> lis
                     changed = True
         if not changed:
             break
-    return about
-
-
-def _numbers(call: Mapping[str, Any]) -> list[SourceNumber]:
-    found = Sources()
-    if call.get("status") == "ok":
-        _walk(call.get("result"), None, found, NO_DOMAIN)
-    return found.numbers
+    return about, delivered
 
 
 def place_results(
     calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer, *, uncounted: Collection[str] = ()
 ) -> dict[int, list[SourceNumber]]:
-    """The numbers the successful calls about each city (:func:`call_places`) delivered. Calls in ``uncounted``
+    """The numbers the successful calls about each city (:func:`_call_places`) delivered. Calls in ``uncounted``
     pass their cities on, their numbers do not count."""
     by_city: dict[int, list[SourceNumber]] = {}
-    for call, cities in zip(calls, call_places(calls, gazetteer), strict=True):
+    for call, cities, numbers in zip(calls, *_call_places(calls, gazetteer), strict=True):
         for city in cities if call.get("id") not in uncounted else ():
-            by_city.setdefault(city, []).extend(_numbers(call))
+            by_city.setdefault(city, []).extend(numbers)
     return by_city
 
 
 def failed_places(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> frozenset[int]:
-    """The cities a call that did not succeed was about (:func:`call_places`)."""
-    about = call_places(calls, gazetteer)
+    """The cities a call that did not succeed was about (:func:`_call_places`)."""
+    about, _ = _call_places(calls, gazetteer)
     return frozenset().union(*(cities for call, cities in zip(calls, about, strict=True) if call.get("status") != "ok"))
 
 

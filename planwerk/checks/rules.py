@@ -460,13 +460,17 @@ def _clauses(answer: str, contrast: Collection[str]) -> list[list[str]]:
 
 
 @cache
+def _joined_phrases(name: Literal["failure", "absence"]) -> tuple[str, ...]:
+    """A phrase list of :func:`~planwerk.checks.words.check_words` as " word word " (matched inside a clause's words
+    joined the same way), read once."""
+    phrases = (" ".join(re.findall(r"[\w']+", phrase.casefold())) for phrase in getattr(check_words(), name))
+    return tuple(f" {phrase} " for phrase in phrases if phrase)
+
+
+@cache
 def _clause_words() -> tuple[tuple[str, ...], frozenset[str]]:
-    """The failure phrases as " word word " (matched inside a clause's words joined the same way) and the
-    contrasting conjunctions, read once."""
-    words = check_words()
-    phrases = [" ".join(re.findall(r"[\w']+", phrase.casefold())) for phrase in words.failure]
-    failures = tuple(f" {phrase} " for phrase in phrases if phrase)
-    return failures, frozenset(w.casefold() for w in words.contrast)
+    """The failure phrases (:func:`_joined_phrases`) and the contrasting conjunctions, read once."""
+    return _joined_phrases("failure"), frozenset(w.casefold() for w in check_words().contrast)
 
 
 def _false_failure(a: Answer) -> Iterator[Problem]:
@@ -491,13 +495,12 @@ def _false_failure(a: Answer) -> Iterator[Problem]:
 
 def _absence(a: Answer) -> Iterator[Problem]:
     """A sentence says there is none of something without saying that a call failed, where nothing was delivered for
-    the question (measured on the travel set: "There are no hiking spots within 15 km of Barcelona." after the spots
-    service was down, kept with the failure sentence added). A sentence, not a clause: the failure may be said in
+    the question (measured on the travel set: none of what a failed service would have listed was said to exist, and
+    the answer was kept with the failure sentence added). A sentence, not a clause: the failure may be said in
     another clause of it ("none I can name, since X failed")."""
     if not a.settings.unanswered:
         return
-    words = check_words()
-    absent, failed = (tuple(f" {_joined_words(p)} " for p in phrases) for phrases in (words.absence, words.failure))
+    absent, failed = _joined_phrases("absence"), _joined_phrases("failure")
     for sentence in _parts(a.text, sentences=True):
         if any(p in sentence for p in absent) and not any(p in sentence for p in failed):
             tool, kind = a.settings.unanswered[0]
@@ -519,13 +522,13 @@ def _parts(answer: str, *, sentences: bool = False) -> Iterator[str]:
 
 def _place_failure(a: Answer) -> Iterator[Problem]:
     """A clause says that nothing could be had for a place (its name beside a failure phrase), and every call about
-    that place succeeded (measured on the travel set: "Die Wetterdaten für Barcelona und Madrid … sind nicht
-    verfügbar" where only Madrid's forecast had failed, every other rule passed)."""
+    that place succeeded (measured on the travel set: two places' data said to be unavailable where only one place's
+    call had failed, and every other rule passed)."""
     delivered = {city for city, found in a.settings.place_numbers.items() if found}
     wrong = [p for p in a.places if p.ids & delivered and not p.ids & a.settings.failed_places]
     if not wrong:
         return
-    failures, _ = _clause_words()
+    failures = _joined_phrases("failure")
     said: set[str] = set()
     for joined in _parts(a.text):
         if any(phrase in joined for phrase in failures):
