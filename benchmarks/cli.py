@@ -683,6 +683,50 @@ def travel_rescore(
         print(json.dumps(summary, ensure_ascii=False, default=str))
 
 
+@bench_app.command("travel-diff")
+def travel_diff(
+    before: Annotated[Path, typer.Argument(help="A travel --results JSONL file: the run before a change.")],
+    after: Annotated[Path, typer.Argument(help="A travel --results JSONL file: the run after it.")],
+    json_out: JsonOption = False,
+) -> None:
+    """Two recorded travel runs side by side: passed, model-written and passed (issue 30's share), answer kinds, model
+    calls and median seconds over the questions both hold, then every question whose outcome, answer kind or answer
+    changed, with both answers."""
+    from benchmarks.travel_diff import diff_runs
+
+    for path in (before, after):
+        if not path.is_file():
+            err.print(f"[red]python -m benchmarks: error:[/red] no such results file: {escape(str(path))}")
+            raise typer.Exit(2)
+    try:
+        diff = diff_runs(before, after)
+    except ValueError as error:
+        err.print(f"[red]python -m benchmarks: error:[/red] not a travel --results file: {escape(str(error))}")
+        raise typer.Exit(2) from None
+    people = for_people(json_out)
+    table = Table(title=f"{before.name} → {after.name} ({diff['after']['questions']} questions both hold)")
+    table.add_column("figure")
+    table.add_column("before", justify="right")
+    table.add_column("after", justify="right")
+    for figure in ("passed", "model_written_passed", "llm_calls_per_question", "median_seconds"):
+        table.add_row(figure.replace("_", " "), str(diff["before"][figure]), str(diff["after"][figure]))
+    for kind in sorted(set(diff["before"]["kinds"]) | set(diff["after"]["kinds"])):
+        table.add_row(
+            f"answers {kind}", str(diff["before"]["kinds"].get(kind, 0)), str(diff["after"]["kinds"].get(kind, 0))
+        )
+    people.print(table)
+    for change in diff["changed"]:
+        was, now = change["before"], change["after"]
+        mark = {"gained": "[green]+[/green]", "lost": "[red]-[/red]"}.get(change["change"], "~")
+        people.print(f"{mark} {change['id']}: {was['kind']}/{was['passed']} → {now['kind']}/{now['passed']}")
+        for label, side in (("before", was), ("after ", now)):
+            people.print(f"    {label}: {escape(side['answer'][:200].replace(chr(10), ' / '))}")
+    if diff["only_before"] or diff["only_after"]:
+        people.print(f"only before: {diff['only_before']}; only after: {diff['only_after']}")
+    if json_out:
+        print(json.dumps(diff, ensure_ascii=False))
+
+
 @bench_app.command("fc")
 def fc(
     model: Annotated[
