@@ -11,7 +11,7 @@ from typing import Any
 from planwerk.checks.context import KeyFacts, best_context_hit, context_answers, is_context_question, key_facts
 from planwerk.checks.domain import NO_DOMAIN, Domain
 from planwerk.checks.pairs import failed_places, place_results, place_times
-from planwerk.checks.rules import CheckSettings, Report, check_answer
+from planwerk.checks.rules import Answer, CheckSettings, Report, check_answer, states_a_result
 from planwerk.checks.sources import Sources, collect_sources, withheld_calls
 from planwerk.core.plan import PlanData, planned_calls
 from planwerk.core.refs import dependencies
@@ -40,6 +40,11 @@ class AnswerCheck:
         """The report on ``answer``: ``ok``, or the problems found. ``constrained``: the answer was decoded under
         the answer grammar (its numbers, dates and times are grounded by construction and not read again)."""
         return check_answer(answer, self.sources, self.settings, constrained=constrained)
+
+    def states_a_result(self, answer: str) -> bool:
+        """Whether ``answer`` states a value the reported results hold that the question does not
+        (:func:`planwerk.checks.rules.states_a_result`)."""
+        return states_a_result(Answer.read(answer, self.sources, self.settings))
 
 
 def build_answer_check(

@@ -160,6 +160,15 @@ class Context:
             "distribution is noise."
         },
     )
+    answer_repeat_penalty: float = field(
+        default=1.05,
+        metadata={
+            "description": "Penalty on the tokens an answer in words already produced (its last 64, never the "
+            "prompt's), on the local models (llama.cpp, transformers): a positive logit is divided by it. 1.05 is "
+            "the value Qwen publishes in its Qwen2.5 instruct models' generation settings; 1 switches it off. Plans, "
+            "answers by reference and extractions decode without it."
+        },
+    )
     plan_samples: int = field(
         default=1,
         metadata={
@@ -281,6 +290,9 @@ class Context:
         top_p = self.retry_top_p
         if isinstance(top_p, bool) or not isinstance(top_p, int | float) or not 0 < top_p <= 1:
             raise ValueError(f"Context.retry_top_p must be a number above 0 and at most 1, got {top_p!r}")
+        penalty = self.answer_repeat_penalty
+        if isinstance(penalty, bool) or not isinstance(penalty, int | float) or not 1 <= penalty <= 2:
+            raise ValueError(f"Context.answer_repeat_penalty must be a number from 1 (none) to 2, got {penalty!r}")
         if self.plan_format not in get_args(PlanFormatChoice):
             raise ValueError(f"Context.plan_format must be 'profile', 'json' or 'expression', got {self.plan_format!r}")
         for name in ("approve_destructive", "answer_by_reference", "answer_quotes"):

@@ -48,6 +48,16 @@ class SupportsTextStop(Protocol):
 
 
 @runtime_checkable
+class SupportsRepeatPenalty(Protocol):
+    """A chat model that can penalize tokens its reply already produced (a local decode loop)."""
+
+    def with_repeat_penalty(self, penalty: float) -> BaseChatModel:
+        """The same model, dividing a positive logit (multiplying a negative one) by ``penalty`` for each token its
+        reply produced lately; the prompt's tokens are not penalized (1.0: none)."""
+        ...
+
+
+@runtime_checkable
 class SupportsSampling(Protocol):
     """A chat model that can decode with a temperature instead of greedily."""
 

@@ -15,6 +15,9 @@ from planwerk.models.stopping import RepetitionPolicy
 
 DEFAULT_MAX_NEW_TOKENS = 512
 
+REPEAT_PENALTY_LAST_N = 64
+"""How many of a reply's latest tokens a repeat penalty looks back on (llama.cpp's default window)."""
+
 
 @dataclass(frozen=True)
 class GenerationOptions:
@@ -34,6 +37,9 @@ class GenerationOptions:
     """Nucleus sampling cut-off when sampling; ``None`` keeps the whole distribution."""
     seed: int | None = None
     """Seeds torch's generator before a sampling call, so the same prompt and seed give the same reply."""
+    repeat_penalty: float = 1.0
+    """Penalty on tokens this reply already produced (the last :data:`REPEAT_PENALTY_LAST_N`; never the prompt's):
+    a positive logit is divided by it, a negative one multiplied; 1.0 is none."""
     stop_when: Callable[[str], bool] | None = None
     """Ends the generation (finish reason ``repetition``) once this returns ``True`` for the text so far; asked
     after each new piece of text (a planner's test for a plan that has started over)."""
@@ -44,6 +50,8 @@ class GenerationOptions:
             raise ValueError(f"temperature must be a number >= 0 (0: greedy), got {self.temperature!r}")
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
+        if isinstance(self.repeat_penalty, bool) or not 1 <= self.repeat_penalty <= 2:
+            raise ValueError(f"repeat_penalty must be a number from 1 (none) to 2, got {self.repeat_penalty!r}")
 
     @property
     def sampling(self) -> bool:
@@ -76,6 +84,8 @@ class LocalDecoding(BaseModel):
     """When set (see :meth:`with_text_stop`), a reply ends once this holds for its text so far."""
     seed: int | None = None
     """Seed of a sampling call (reproducible replies); ``None`` draws a fresh one."""
+    repeat_penalty: float = 1.0
+    """Penalty on tokens the reply already produced (see :meth:`with_repeat_penalty`); 1.0 is none."""
 
     def with_sampling(self, temperature: float, *, seed: int | None = None, top_p: float | None = None) -> Self:
         """The same model (shared weights and caches) sampling at ``temperature`` (0: greedy again), seeded with
@@ -85,6 +95,13 @@ class LocalDecoding(BaseModel):
         """
         GenerationOptions(temperature=temperature, top_p=top_p)  # a bad value fails here, not mid-graph
         return self.model_copy(update={"temperature": float(temperature), "seed": seed, "top_p": top_p})
+
+    def with_repeat_penalty(self, penalty: float) -> Self:
+        """The same model (shared weights and caches) penalizing tokens its reply already produced by ``penalty``
+        (1.0: none): the prompt's tokens are not penalized, so values copied from it cost nothing, while a reply
+        that goes round in a loop does."""
+        GenerationOptions(repeat_penalty=penalty)  # a bad value fails here, not mid-graph
+        return self.model_copy(update={"repeat_penalty": float(penalty)})
 
     def with_text_stop(self, stop_when: Callable[[str], bool]) -> Self:
         """The same model (shared weights and caches), ending each reply once ``stop_when`` holds for its text so
@@ -97,7 +114,7 @@ class LocalDecoding(BaseModel):
 
     def _options(self, stop: list[str] | None, kwargs: Mapping[str, Any]) -> GenerationOptions:
         """One call's options: the model's settings, overridden by the call's ``max_new_tokens``, ``schema``,
-        ``grammar``, ``temperature``, ``top_p`` and ``seed`` kwargs."""
+        ``grammar``, ``temperature``, ``top_p``, ``seed`` and ``repeat_penalty`` kwargs."""
         schema = self.plan_schema if self.constrained_decoding else None
         grammar = self.plan_grammar if self.constrained_decoding else None
         return GenerationOptions(
@@ -110,6 +127,7 @@ class LocalDecoding(BaseModel):
             temperature=float(kwargs.get("temperature", self.temperature) or 0.0),
             top_p=kwargs.get("top_p", self.top_p),
             seed=kwargs.get("seed", self.seed),
+            repeat_penalty=float(kwargs.get("repeat_penalty", self.repeat_penalty)),
             stop_when=self.stop_when,
         )
 

@@ -39,6 +39,7 @@ from pydantic import ConfigDict, Field
 from planwerk.models.constrained import GrammarCache
 from planwerk.models.generation import (
     DEFAULT_MAX_NEW_TOKENS,
+    REPEAT_PENALTY_LAST_N,
     Generation,
     GenerationOptions,
     LocalDecoding,
@@ -66,6 +67,26 @@ class _Timing:
             self.first = now
         self.last = now
         return scores
+
+
+class ReplyRepeatPenalty:
+    """A logits processor penalizing the tokens this reply produced lately (the last
+    :data:`~planwerk.models.generation.REPEAT_PENALTY_LAST_N`), as llama.cpp's repeat penalty does; transformers' own
+    ``repetition_penalty`` also penalizes the prompt's tokens, which would make copying a value from it cost."""
+
+    def __init__(self, prompt_tokens: int, penalty: float) -> None:
+        self.prompt_tokens = prompt_tokens
+        self.penalty = penalty
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        produced = input_ids[:, self.prompt_tokens :][:, -REPEAT_PENALTY_LAST_N:]
+        if produced.shape[1] == 0:
+            return scores
+        seen = torch.gather(scores, 1, produced)
+        penalized = torch.where(seen > 0, seen / self.penalty, seen * self.penalty)
+        return scores.scatter(1, produced, penalized)
 
 
 class HFRuntime:
@@ -142,6 +163,8 @@ class HFRuntime:
             processors.append(self.grammars.logits_processor(options.schema))
         elif options.grammar is not None:
             processors.append(self.grammars.logits_processor(ebnf=options.grammar))
+        if options.repeat_penalty != 1.0:
+            processors.append(ReplyRepeatPenalty(len(ids), options.repeat_penalty))
         repetition = RepetitionStop(len(ids), options.repetition)
         criteria = StoppingCriteriaList([repetition])
         if cancel is not None:

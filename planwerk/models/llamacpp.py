@@ -32,7 +32,7 @@ import queue
 import random
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +48,7 @@ from planwerk.home import planwerk_home
 from planwerk.models.gbnf import GrammarConversionError, ebnf_gbnf, json_schema_gbnf
 from planwerk.models.generation import (
     DEFAULT_MAX_NEW_TOKENS,
+    REPEAT_PENALTY_LAST_N,
     Generation,
     GenerationOptions,
     LocalDecoding,
@@ -350,14 +351,17 @@ class LlamaCppRuntime:
 
         llama = self.llama
         self._evaluate_prompt(ids)
+        # The chain's penalty looks back on the tokens it accepted: this reply's, never the prompt's.
         chain = llama._init_sampler(
             top_k=0,
             top_p=options.top_p if options.top_p is not None else 1.0,
             min_p=0.0,
             temp=options.temperature,
-            repeat_penalty=1.0,
+            repeat_penalty=options.repeat_penalty,
             grammar=grammar,
         )
+        penalty = options.repeat_penalty
+        produced: deque[int] = deque(maxlen=REPEAT_PENALTY_LAST_N)
         checker = None
         if grammar is not None:
             for index in range(llama_cpp.llama_sampler_chain_n(chain.sampler)):
@@ -374,6 +378,11 @@ class LlamaCppRuntime:
                     token = llama_cpp.llama_sampler_sample(chain.sampler, ctx, -1)
                 else:
                     logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, -1), shape=(n_vocab,))
+                    if penalty != 1.0 and produced:
+                        # The chain's penalty, for the arg-max here (the chain applies its own when it samples).
+                        logits = logits.copy()
+                        seen = np.fromiter(set(produced), dtype=np.int64)
+                        logits[seen] = np.where(logits[seen] > 0, logits[seen] / penalty, logits[seen] * penalty)
                     token = int(logits.argmax())
                     admitted = True
                     if checker is not None:
@@ -385,6 +394,7 @@ class LlamaCppRuntime:
                         llama_cpp.llama_sampler_accept(chain.sampler, token)
                     else:
                         token = llama_cpp.llama_sampler_sample(chain.sampler, ctx, -1)
+                produced.append(token)
                 yield token
                 llama.eval([token])
         finally:
@@ -645,13 +655,20 @@ def load_llama(path: Path, *, n_ctx: int = DEFAULT_N_CTX) -> Any:
         n_batch=512,
         n_threads=threads,
         n_threads_batch=threads,
+        last_n_tokens_size=REPEAT_PENALTY_LAST_N,  # the sampler chain's penalty window
         verbose=False,
     )
     trained = int(llama.metadata.get(f"{llama.metadata.get('general.architecture', '')}.context_length", 0) or 0)
     if trained and trained < n_ctx:
         del llama
         llama = Llama(
-            model_path=str(path), n_ctx=trained, n_batch=512, n_threads=threads, n_threads_batch=threads, verbose=False
+            model_path=str(path),
+            n_ctx=trained,
+            n_batch=512,
+            n_threads=threads,
+            n_threads_batch=threads,
+            last_n_tokens_size=REPEAT_PENALTY_LAST_N,
+            verbose=False,
         )
     return llama
 

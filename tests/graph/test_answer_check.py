@@ -47,6 +47,20 @@ def events(reply: Reply, kind: str) -> list[dict[str, Any]]:
     return [e for e in reply.events if e["event"] == kind]
 
 
+async def test_a_draft_that_says_nothing_after_nothing_was_delivered_gets_no_failure_note() -> None:
+    # The travel set with the repeat penalty: "Ja, in ganzen Sätzen." for parks around Palma, after the park search
+    # failed, was kept with the failure sentence added. Nothing was delivered for the question, and the draft neither
+    # names the failure nor states a result: it is regenerated, then the deterministic answer follows.
+    unfounded = "Ja, in ganzen Sätzen."
+    model = ReplayChatModel.of([PLAN, unfounded, unfounded])
+    async with Agent(model=model, tools=weather_down(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.metadata["answer_source"] == "fallback" and not reply.answer.startswith("Ja")
+    assert events(reply, "answer_rejected")[0]["problems"] == [
+        "Die Antwort sagt nicht, dass get_weather fehlgeschlagen ist (Dienst nicht erreichbar)."
+    ]
+
+
 def weather_down() -> FunctionToolSource:
     """geocode works; get_weather's service cannot be reached (the offline demo)."""
 

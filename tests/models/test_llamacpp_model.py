@@ -189,3 +189,25 @@ def test_decoded_tokens_do_not_call_the_abort_callback(model: LlamaCppChatModel)
         assert generation.output_tokens == tokens
         asked.append(cancel.asked)
     assert asked[1] - asked[0] < 50, asked
+
+
+def test_a_repeat_penalty_gives_the_tokens_of_the_librarys_own_loop_and_changes_a_repeating_reply(
+    model: LlamaCppChatModel,
+) -> None:
+    # The fast greedy path applies the penalty itself before its arg-max; llama-cpp-python's loop applies the sampler
+    # chain's. Both penalize only the reply's own tokens (the prompt's are never accepted into the chain).
+    runtime = model.runtime
+    messages = [{"role": "user", "content": "Write the word planwerk eight times, separated by commas."}]
+    plain = runtime.generate(messages, GenerationOptions(max_new_tokens=24, use_prefix_cache=False)).text
+    options = GenerationOptions(max_new_tokens=24, use_prefix_cache=False, repeat_penalty=1.3)
+    ours = runtime.generate(messages, options).text
+    ids, _ = runtime.prompt_ids(messages)
+    runtime.llama.reset()
+    library = []
+    for token in runtime.llama.generate(ids, temp=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.3):
+        if runtime._is_end(token) or len(library) == 24:
+            break
+        library.append(token)
+    assert ours == runtime.llama.detokenize(library).decode("utf-8", "replace")
+    assert ours != plain, plain
+    assert model.with_repeat_penalty(1.3)._options(None, {}).repeat_penalty == 1.3

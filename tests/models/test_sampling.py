@@ -97,3 +97,28 @@ def test_packaged_model_samples_a_different_plan_than_greedy_and_reproducibly() 
     assert any(text != greedy for text in sampled), (greedy, sampled)
     assert sampling_variant(planner, 1.0, seed=1).invoke(messages).content == sampled[0]  # same seed, same reply
     assert all(text.startswith('{"steps":[') for text in sampled)  # the plan grammar still holds while sampling
+
+
+def test_a_repeat_penalty_is_checked_and_reaches_the_options_of_a_copy() -> None:
+    model = HFChatModel.model_construct()
+    assert model._options(None, {}).repeat_penalty == 1.0
+    penalized = model.with_repeat_penalty(1.05)
+    assert penalized._options(None, {}).repeat_penalty == 1.05 and model.repeat_penalty == 1.0
+    for bad in (0.9, 2.5, float("nan"), True):
+        with pytest.raises(ValueError, match="repeat_penalty"):
+            GenerationOptions(repeat_penalty=bad)
+
+
+def test_the_transformers_penalty_reaches_only_the_replys_own_tokens() -> None:
+    import torch
+
+    from planwerk.models.hf import ReplyRepeatPenalty
+
+    # A prompt of tokens 1 and 2, a reply so far of token 3: only token 3's logit changes, divided (positive) or
+    # multiplied (negative) by the penalty; transformers' own repetition_penalty would change 1 and 2 as well.
+    scores = torch.tensor([[0.0, 2.0, -2.0, 3.0, -1.0]])
+    penalized = ReplyRepeatPenalty(prompt_tokens=2, penalty=1.5)(torch.tensor([[1, 2, 3]]), scores)
+    assert penalized.tolist() == [[0.0, 2.0, -2.0, 2.0, -1.0]]
+    negative = ReplyRepeatPenalty(prompt_tokens=1, penalty=2.0)(torch.tensor([[1, 4]]), scores)
+    assert negative.tolist() == [[0.0, 2.0, -2.0, 3.0, -2.0]]
+    assert ReplyRepeatPenalty(3, 2.0)(torch.tensor([[1, 2, 3]]), scores) is scores  # nothing produced yet

@@ -46,7 +46,7 @@ from planwerk.graph.nodes.common import (
 from planwerk.graph.nodes.deliver import reported_state
 from planwerk.graph.run_context import answer_model_spec_of, profile_of
 from planwerk.graph.state import AgentState, Draft, add_usage
-from planwerk.models.base import SupportsPlanGrammar, sampling_variant
+from planwerk.models.base import SupportsPlanGrammar, SupportsRepeatPenalty, sampling_variant
 from planwerk.models.rendering import WRITTEN_KEY
 from planwerk.profiles import Profile
 from planwerk.prompts.answer_refs import quote_rule, quoted_placeholders
@@ -169,9 +169,14 @@ async def _write(
 
 
 def prose_model(model: Any, context: Context) -> Any:
-    """``model`` bound to :func:`~planwerk.core.answers.grammar.prose_grammar` where it decodes under grammars
+    """``model`` for a plain answer in words: with ``Context.answer_repeat_penalty`` where it takes one (a local
+    model), and bound to :func:`~planwerk.core.answers.grammar.prose_grammar` where it decodes under grammars
     (``Context.constrained_decoding``): a plain answer then holds a word, as the answer check requires where the
-    answer is not the last result. Else ``model``. Blocking: the grammar is converted here."""
+    answer is not the last result. Blocking: the grammar is converted here."""
+    if context.answer_repeat_penalty != 1.0 and isinstance(model, SupportsRepeatPenalty):
+        # Measured on the travel set (BENCHMARKS.md §12, session 13): the 0.5B model's greedy answers went round in
+        # loops ("It says: It says: …") and list lines again; Qwen's own settings penalize repeats.
+        model = model.with_repeat_penalty(context.answer_repeat_penalty)
     if not (context.constrained_decoding and isinstance(model, SupportsPlanGrammar)):
         return model
     try:

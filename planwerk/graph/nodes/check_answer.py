@@ -73,7 +73,12 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
     unnamed = {p.tool for p in report.problems if p.kind == "failure_unnamed"}
     plan = state.get("plan")
     calls = reported_calls(plan, reported_state(state).get("calls", []))
-    failed = failure_lines(calls, language, plan, unnamed) if unnamed else []
+    # Where nothing was delivered for the question (no context question either), a draft that neither names the
+    # failure nor states a result says something unfounded or nothing: a failure note added beside it would make
+    # it look answered (measured on the travel set with the repeat penalty: "Ja, in ganzen Sätzen." for parks
+    # around Palma after the park search failed, kept with the note added).
+    unfounded = bool(full.settings.unanswered) and full.facts is None and not full.states_a_result(draft["text"])
+    failed = failure_lines(calls, language, plan, unnamed) if unnamed and not unfounded else []
     estimate = estimate_label(profile.domain, language)
     text, report, amended = _amend(draft["text"], report, check, "\n".join(failed), estimate)
     streamed = is_draft(state.get("messages", []), draft["message_id"])
@@ -143,6 +148,8 @@ def _amend(
             return amended, amended_report, True
     kinds = {p.kind for p in report.problems}
     if report.ok or not kinds <= AMENDABLE or ("estimate_unnamed" in kinds and estimate is None):
+        return answer, report, False
+    if "failure_unnamed" in kinds and not failed:  # no note to add (see check_answer)
         return answer, report, False
     amended = answer
     if "estimate_unnamed" in kinds:
