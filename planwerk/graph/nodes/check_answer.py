@@ -77,8 +77,10 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
     # failure nor states a result says something unfounded or nothing: a failure note added beside it would make
     # it look answered (measured on the travel set with the repeat penalty: "Ja, in ganzen Sätzen." for parks
     # around Palma after the park search failed, kept with the note added).
-    unfounded = bool(full.settings.unanswered) and full.facts is None and not full.states_a_result(draft["text"])
-    failed = failure_lines(calls, language, plan, unnamed) if unnamed and not unfounded else []
+    failed = failure_lines(calls, language, plan, unnamed) if unnamed else []
+    nothing_delivered = bool(full.settings.unanswered) and full.facts is None
+    if failed and nothing_delivered and not full.states_a_result(draft["text"]):  # read only where a note would go
+        failed = []
     estimate = estimate_label(profile.domain, language)
     text, report, amended = _amend(draft["text"], report, check, "\n".join(failed), estimate)
     streamed = is_draft(state.get("messages", []), draft["message_id"])
