@@ -85,6 +85,28 @@ async def test_a_grounded_answer_passes_in_two_model_calls() -> None:
     assert events(reply, "answer_rejected") == []
 
 
+async def test_the_frame_around_an_answer_is_taken_out_before_it_is_checked_and_delivered() -> None:
+    # The 0.5B model on the domain answers set wrapped answers in a lead-in and a verdict on them ("Diese Antwort ist
+    # korrekt und gut lesbar."), and the check kept them so. The frame goes; the answer inside it is checked.
+    answer = "Heute (22.11.2026) bis zu 17 °C in Barcelona."
+    framed = f"Die Antwort auf deine Frage lautet:\n\n„{answer}“\n\nDiese Antwort ist korrekt und vollständig."
+    model = ReplayChatModel.of([PLAN, framed])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask(QUESTION)
+    assert reply.answer == answer and model.calls == 2
+    assert reply.metadata["grounded"] is True and reply.metadata["answer_source"] == "amended"
+
+
+async def test_a_framed_answer_is_still_checked() -> None:
+    framed = "Die Antwort lautet: Heute werden es 22 °C in Barcelona.\n\nDiese Antwort ist korrekt."
+    model = ReplayChatModel.of([PLAN, framed, "Heute bis zu 17 °C in Barcelona."])
+    async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
+        reply = await agent.ask(QUESTION)
+    [rejected] = events(reply, "answer_rejected")
+    assert rejected["answer"] == "Heute werden es 22 °C in Barcelona."
+    assert reply.answer == "Heute bis zu 17 °C in Barcelona." and reply.metadata["answer_source"] == "regenerated"
+
+
 async def test_an_invented_value_is_regenerated_once_with_the_problem_named(checkpointer: BaseCheckpointSaver) -> None:
     model = ReplayChatModel.of([PLAN, "Heute werden es 22 °C in Barcelona.", "Heute bis zu 17 °C in Barcelona."])
     async with Agent(model=model, tools=travel_tools(), retriever=False, checkpointer=checkpointer,

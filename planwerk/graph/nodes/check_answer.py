@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 
 from planwerk.checks import GroundingReport, reported_calls
 from planwerk.checks.domain import Domain
+from planwerk.checks.frame import without_frame
 from planwerk.checks.rules import without_repeats
 from planwerk.core.answers.render import without_quotes
 from planwerk.core.language import Language
@@ -68,7 +69,10 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
         report = full(claims, constrained=constrained)
         return GroundingReport(tuple(p for p in report.problems if p.kind not in STATED_BY_QUOTATION))
 
-    report = check(draft["text"])
+    # A frame around the answer ("Die Antwort lautet: …", "Diese Antwort ist korrekt.") says nothing: taken out.
+    unframed = without_frame(draft["text"])
+    answer = unframed if unframed is not None else draft["text"]
+    report = check(answer)
     # The failed calls an answer did not name, in the fallback's words (each with what it was asked about).
     unnamed = {p.tool for p in report.problems if p.kind == "failure_unnamed"}
     plan = state.get("plan")
@@ -79,10 +83,11 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
     # around Palma after the park search failed, kept with the note added).
     failed = failure_lines(calls, language, plan, unnamed) if unnamed else []
     nothing_delivered = bool(full.settings.unanswered) and full.facts is None
-    if failed and nothing_delivered and not full.states_a_result(draft["text"]):  # read only where a note would go
+    if failed and nothing_delivered and not full.states_a_result(answer):  # read only where a note would go
         failed = []
     estimate = estimate_label(profile.domain, language)
-    text, report, amended = _amend(draft["text"], report, check, "\n".join(failed), estimate)
+    text, report, amended = _amend(answer, report, check, "\n".join(failed), estimate)
+    amended = amended or unframed is not None
     streamed = is_draft(state.get("messages", []), draft["message_id"])
     if report.ok:
         # An amended answer is no longer the model's reply: a new message id, unless the reply streamed (then the
