@@ -10,24 +10,31 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from planwerk.checks.words import check_words
+from planwerk.checks.words import CheckWords, check_words
 from planwerk.text.places import fold
 
 FRAME_LEAD_WORDS = 10
 """A lead-in of at most this many words before its colon (a quoted question in it not counted) frames the answer;
 a longer one says something of its own."""
 
-_LEAD_IN = re.compile(r"^(?P<lead>[^:\n]{1,200}?):(?:\s+|$)")
-"""A line's text up to its first colon followed by a space or the line's end (not a clock time's colon)."""
-_QUOTED_PART = re.compile(r"[\"„“”«»][^\"„“”«»]*[\"„“”«»]")
-_ONE_QUOTATION = re.compile(r"^[\"„“”«»]([^\"„“”«»]+)[\"„“”«»]$")
+_QUOTES = '"„“”«»'
+_LEAD_IN = re.compile(rf"^[{_QUOTES}]?(?P<lead>[^:\n]{{1,200}}?):(?:\s+|$)")
+"""A line's text up to its first colon followed by a space or the line's end (not a clock time's colon), an opening
+quotation mark before it left out."""
+_QUOTED_PART = re.compile(rf"[{_QUOTES}][^{_QUOTES}]*[{_QUOTES}]")
 _SENTENCE_START = re.compile(r"(?:^|(?<=[.!?])\s+)")
 
 
-def _is_lead_in(lead: str, nouns: Sequence[str]) -> bool:
-    """Whether ``lead`` (a line's text before its colon) names the answer in few words."""
-    words = re.findall(r"[\w']+", fold(_QUOTED_PART.sub(" ", lead)))
-    return 0 < len(words) <= FRAME_LEAD_WORDS and any(noun in words for noun in nouns)
+def _is_lead_in(lead: str, words: CheckWords) -> bool:
+    """Whether ``lead`` (a line's text before its colon) names the answer in few words, and neither hedges nor
+    negates ("I cannot answer this question: …" is a refusal, not a frame)."""
+    found = re.findall(r"[\w']+", fold(_QUOTED_PART.sub(" ", lead)))
+    joined = f" {' '.join(found)} "
+    return (
+        0 < len(found) <= FRAME_LEAD_WORDS
+        and any(f" {phrase} " in joined for phrase in words.frame_phrases)
+        and not any(f" {hedge} " in joined for hedge in words.action_hedges)
+    )
 
 
 def _without_verdicts(line: str, openings: Sequence[str]) -> str:
@@ -40,22 +47,34 @@ def _without_verdicts(line: str, openings: Sequence[str]) -> str:
     return line
 
 
+def _unquoted(text: str) -> str:
+    """``text`` without the quotation marks around it, or without one left dangling at either end when its lead-in
+    (which the opening one came before) was taken out."""
+    if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES and not any(c in _QUOTES for c in text[1:-1]):
+        return text[1:-1].strip()
+    if sum(c in _QUOTES for c in text) == 1 and (text[0] in _QUOTES or text[-1] in _QUOTES):
+        return text.strip(_QUOTES).strip()
+    return text
+
+
 def without_frame(answer: str) -> str | None:
-    """``answer`` without its frame, or ``None`` when it has none (or nothing else): a line's lead-in that names
-    the answer and ends in a colon goes (what follows it on the line stays), and so does every sentence from one
-    that begins by pointing at the answer to its line's end; a line the lead-in introduced that is one quotation
-    loses its quotation marks (they were the frame's), and a line said twice is said once."""
+    """``answer`` without its frame, or ``None`` when it has none (or nothing else): a line's lead-ins that name
+    the answer and end in a colon go (what follows them on the line stays), and so does every sentence from one
+    that begins by pointing at the answer to its line's end; a line after a lead-in loses the quotation marks
+    around it (they were the frame's), and a line said twice is said once."""
     words = check_words()
     lines: list[str] = []
-    framed = unquote = False
+    framed = after_lead = False
     for line in answer.strip().splitlines():
         text = line.strip()
-        if (lead := _LEAD_IN.match(text)) is not None and _is_lead_in(lead.group("lead"), words.frame_nouns):
-            text, framed, unquote = text[lead.end() :].strip(), True, True
+        led = False
+        while (lead := _LEAD_IN.match(text)) is not None and _is_lead_in(lead.group("lead"), words):
+            text, led = text[lead.end() :].strip(), True
         judged = _without_verdicts(text, words.frame_openings)
-        framed = framed or judged != text
-        if unquote and (quoted := _ONE_QUOTATION.match(judged)) is not None:
-            judged = quoted.group(1).strip()
+        framed = framed or led or judged != text
+        after_lead = after_lead or led
+        if after_lead:
+            judged = _unquoted(judged)
         if judged and fold(judged) in {fold(kept) for kept in lines}:
             continue  # said before the frame and again after it
         lines.append(judged)

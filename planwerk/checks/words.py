@@ -28,9 +28,9 @@ class CheckWords:
     contrast: tuple[str, ...]
     """Conjunctions that set one clause against another ("aber", "but"): what a clause says of one tool is not said
     of a tool the clause before it names."""
-    frame_nouns: tuple[str, ...] = ()
-    """Words that name the answer itself ("Antwort", "answer"): a lead-in line ending in a colon that holds one frames
-    the answer (:func:`planwerk.checks.frame.without_frame`)."""
+    frame_phrases: tuple[str, ...] = ()
+    """Words that name the answer itself ("Antwort", "the answer"): a lead-in line ending in a colon that holds one
+    frames the answer (:func:`planwerk.checks.frame.without_frame`)."""
     frame_openings: tuple[str, ...] = ()
     """How a sentence about the answer itself begins ("diese Antwort", "this answer")."""
 
@@ -46,7 +46,7 @@ def check_words(languages: tuple[str, ...] = LANGUAGES) -> CheckWords:
         action_hedges=joined(data, "action_hedges"),
         absence=joined(data, "absence"),
         contrast=joined(data, "contrast"),
-        frame_nouns=joined(data, "frame_nouns"),
+        frame_phrases=joined(data, "frame_phrases"),
         frame_openings=joined(data, "frame_openings"),
     )
 

@@ -21,6 +21,11 @@ from planwerk.checks.frame import without_frame
         ),
         ("Die Antwort lautet: 2. Dezember 2026, 21:00 Uhr", "2. Dezember 2026, 21:00 Uhr"),
         ("Here is the answer:\n- notes.md\n- report.txt\nThis answer lists every file.", "- notes.md\n- report.txt"),
+        # The lead-in twice, once inside the quotation the first one opened.
+        (
+            'Die Antwort auf dieser Frage ist:\n\n"Die Antwort auf dieser Frage ist: Donnerstag, 2026-11-26."',
+            "Donnerstag, 2026-11-26.",
+        ),
     ],
 )
 def test_the_frame_around_an_answer_is_taken_out(framed: str, answer: str) -> None:
@@ -36,6 +41,9 @@ def test_the_frame_around_an_answer_is_taken_out(framed: str, answer: str) -> No
         "Es ist 16:00 Uhr: Zeit für Tee.",
         "Die Antwort lautet:",  # nothing but the frame: left for the check to judge
         "In Tokio ist es dann 00:00 Uhr am 8. Dezember 2026.",
+        # A refusal before its colon is no lead-in: "answer" is its verb, or it negates ("keine Antwort").
+        "I cannot answer this question: none of the available tools provides reliable data for it.",
+        "Ich kann keine Antwort geben: der Dienst ist nicht erreichbar.",
     ],
 )
 def test_an_answer_without_a_frame_is_left_as_it_is(answer: str) -> None:
