@@ -17,14 +17,15 @@ from planwerk.checks.frame import without_frame
         (
             'Die Antwort auf Deutsch lautet:\n\n"Die Zeit in New York ist 21:00 Uhr, wenn es in Berlin 15:00 Uhr ist."'
             "\n\nDiese Antwort ist korrekt und vollständig.",
-            "Die Zeit in New York ist 21:00 Uhr, wenn es in Berlin 15:00 Uhr ist.",
+            # the quotation marks stay: what the model put in them is checked as a quotation
+            '"Die Zeit in New York ist 21:00 Uhr, wenn es in Berlin 15:00 Uhr ist."',
         ),
         ("Die Antwort lautet: 2. Dezember 2026, 21:00 Uhr", "2. Dezember 2026, 21:00 Uhr"),
         ("Here is the answer:\n- notes.md\n- report.txt\nThis answer lists every file.", "- notes.md\n- report.txt"),
         # The lead-in twice, once inside the quotation the first one opened.
         (
             'Die Antwort auf dieser Frage ist:\n\n"Die Antwort auf dieser Frage ist: Donnerstag, 2026-11-26."',
-            "Donnerstag, 2026-11-26.",
+            '"Donnerstag, 2026-11-26."',
         ),
     ],
 )

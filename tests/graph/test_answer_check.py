@@ -89,7 +89,7 @@ async def test_the_frame_around_an_answer_is_taken_out_before_it_is_checked_and_
     # The 0.5B model on the domain answers set wrapped answers in a lead-in and a verdict on them ("Diese Antwort ist
     # korrekt und gut lesbar."), and the check kept them so. The frame goes; the answer inside it is checked.
     answer = "Heute (22.11.2026) bis zu 17 °C in Barcelona."
-    framed = f"Die Antwort auf deine Frage lautet:\n\n„{answer}“\n\nDiese Antwort ist korrekt und vollständig."
+    framed = f"Die Antwort auf deine Frage lautet:\n\n{answer}\n\nDiese Antwort ist korrekt und vollständig."
     model = ReplayChatModel.of([PLAN, framed])
     async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
         reply = await agent.ask(QUESTION)
@@ -97,13 +97,15 @@ async def test_the_frame_around_an_answer_is_taken_out_before_it_is_checked_and_
     assert reply.metadata["grounded"] is True and reply.metadata["answer_source"] == "amended"
 
 
-async def test_a_framed_answer_is_still_checked() -> None:
-    framed = "Die Antwort lautet: Heute werden es 22 °C in Barcelona.\n\nDiese Antwort ist korrekt."
+async def test_the_frame_goes_only_from_an_answer_that_passed_with_it() -> None:
+    # With its lead-in the quotation is part of the answer and judged as one (no source says it); without it, the
+    # answer is a quotation whole, which is not judged as one. The verdict is the framed answer's.
+    framed = "Die Antwort lautet:\n\n„Heute werden es 17.2 °C in Barcelona.“"
     model = ReplayChatModel.of([PLAN, framed, "Heute bis zu 17 °C in Barcelona."])
     async with Agent(model=model, tools=travel_tools(), retriever=False, context=TODAY) as agent:
         reply = await agent.ask(QUESTION)
     [rejected] = events(reply, "answer_rejected")
-    assert rejected["answer"] == "Heute werden es 22 °C in Barcelona."
+    assert rejected["answer"] == framed and any("zitiert" in p for p in rejected["problems"])
     assert reply.answer == "Heute bis zu 17 °C in Barcelona." and reply.metadata["answer_source"] == "regenerated"
 
 

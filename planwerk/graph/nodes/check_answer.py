@@ -69,9 +69,7 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
         report = full(claims, constrained=constrained)
         return GroundingReport(tuple(p for p in report.problems if p.kind not in STATED_BY_QUOTATION))
 
-    # A frame around the answer ("Die Antwort lautet: …", "Diese Antwort ist korrekt.") says nothing: taken out.
-    unframed = without_frame(draft["text"])
-    answer = unframed if unframed is not None else draft["text"]
+    answer = draft["text"]
     report = check(answer)
     # The failed calls an answer did not name, in the fallback's words (each with what it was asked about).
     unnamed = {p.tool for p in report.problems if p.kind == "failure_unnamed"}
@@ -87,8 +85,12 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
         failed = []
     estimate = estimate_label(profile.domain, language)
     text, report, amended = _amend(answer, report, check, "\n".join(failed), estimate)
-    amended = amended or unframed is not None
     streamed = is_draft(state.get("messages", []), draft["message_id"])
+    if report.ok and (unframed := without_frame(text)) is not None and check(unframed).ok:
+        # A frame around a passed answer ("Die Antwort lautet: …", "Diese Antwort ist korrekt.") says nothing and
+        # goes. Only from an answer that passed with it, and only where what is left passes too: taken out first,
+        # it let a wrong answer through (a quotation whole once its lead-in was gone is not judged as one).
+        text, amended = unframed, True
     if report.ok:
         # An amended answer is no longer the model's reply: a new message id, unless the reply streamed (then the
         # amended text replaces the draft a chat shows, planwerk.graph.nodes.chat).
