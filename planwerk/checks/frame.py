@@ -55,6 +55,7 @@ def without_frame(answer: str) -> str | None:
     stay (the frame's lead-in may have opened them)."""
     words = check_words()
     lines: list[str] = []
+    said: set[str] = set()
     framed = False
     for line in answer.strip().splitlines():
         text = line.strip()
@@ -63,8 +64,10 @@ def without_frame(answer: str) -> str | None:
             text, led = lead.group("opening") + text[lead.end() :].strip(), True
         judged = _without_verdicts(text, words.frame_openings)
         framed = framed or led or judged != text
-        if judged and fold(judged) in {fold(kept) for kept in lines}:
+        folded = fold(judged)
+        if judged and folded in said:
             continue  # said before the frame and again after it
+        said.add(folded)
         lines.append(judged)
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     return text if framed and text and text != answer.strip() else None
