@@ -69,8 +69,7 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
         report = full(claims, constrained=constrained)
         return GroundingReport(tuple(p for p in report.problems if p.kind not in STATED_BY_QUOTATION))
 
-    answer = draft["text"]
-    report = check(answer)
+    report = check(draft["text"])
     # The failed calls an answer did not name, in the fallback's words (each with what it was asked about).
     unnamed = {p.tool for p in report.problems if p.kind == "failure_unnamed"}
     plan = state.get("plan")
@@ -81,10 +80,10 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
     # around Palma after the park search failed, kept with the note added).
     failed = failure_lines(calls, language, plan, unnamed) if unnamed else []
     nothing_delivered = bool(full.settings.unanswered) and full.facts is None
-    if failed and nothing_delivered and not full.states_a_result(answer):  # read only where a note would go
+    if failed and nothing_delivered and not full.states_a_result(draft["text"]):  # read only where a note would go
         failed = []
     estimate = estimate_label(profile.domain, language)
-    text, report, amended = _amend(answer, report, check, "\n".join(failed), estimate)
+    text, report, amended = _amend(draft["text"], report, check, "\n".join(failed), estimate)
     streamed = is_draft(state.get("messages", []), draft["message_id"])
     if report.ok and (unframed := without_frame(text)) is not None and check(unframed).ok:
         # A frame around a passed answer ("Die Antwort lautet: …", "Diese Antwort ist korrekt.") says nothing and
