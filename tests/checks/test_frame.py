@@ -17,7 +17,7 @@ from planwerk.checks.frame import without_frame
         (
             'Die Antwort auf Deutsch lautet:\n\n"Die Zeit in New York ist 21:00 Uhr, wenn es in Berlin 15:00 Uhr ist."'
             "\n\nDiese Antwort ist korrekt und vollständig.",
-            # the quotation marks stay: what the model put in them is checked as a quotation
+            # the quotation marks stay: they may be the model's own (the check node judged the answer with them)
             '"Die Zeit in New York ist 21:00 Uhr, wenn es in Berlin 15:00 Uhr ist."',
         ),
         ("Die Antwort lautet: 2. Dezember 2026, 21:00 Uhr", "2. Dezember 2026, 21:00 Uhr"),

@@ -85,9 +85,10 @@ async def test_a_grounded_answer_passes_in_two_model_calls() -> None:
     assert events(reply, "answer_rejected") == []
 
 
-async def test_the_frame_around_an_answer_is_taken_out_before_it_is_checked_and_delivered() -> None:
+async def test_the_frame_around_a_passed_answer_is_taken_out() -> None:
     # The 0.5B model on the domain answers set wrapped answers in a lead-in and a verdict on them ("Diese Antwort ist
-    # korrekt und gut lesbar."), and the check kept them so. The frame goes; the answer inside it is checked.
+    # korrekt und gut lesbar."), and the check kept them so. The frame goes from the passed answer, and what is
+    # left passes the check too.
     answer = "Heute (22.11.2026) bis zu 17 °C in Barcelona."
     framed = f"Die Antwort auf deine Frage lautet:\n\n{answer}\n\nDiese Antwort ist korrekt und vollständig."
     model = ReplayChatModel.of([PLAN, framed])
