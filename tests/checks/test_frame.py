@@ -40,6 +40,7 @@ def test_the_frame_around_an_answer_is_taken_out(framed: str, answer: str) -> No
         'Hallo Welt\n\nDie Antwort ist "Hallo Welt".',  # says what the answer is, not that it is right
         "Barcelona: 12 °C, Rom: 14 °C",  # a colon after a name, not after a lead-in about the answer
         "Es ist 16:00 Uhr: Zeit für Tee.",
+        "Die Antwort ist 16:00 Uhr.",  # a clock time's colon ends no lead-in
         "Die Antwort lautet:",  # nothing but the frame: left for the check to judge
         "In Tokio ist es dann 00:00 Uhr am 8. Dezember 2026.",
         # A refusal before its colon is no lead-in: "answer" is its verb, or it negates ("keine Antwort").
