@@ -4,6 +4,7 @@ returns them)."""
 
 from __future__ import annotations
 
+from planwerk.checks import KeyFacts
 from planwerk.prompts.fallback import MAX_VALUES, call_values, fallback_answer
 
 NOW = {
@@ -164,3 +165,24 @@ def test_a_profile_names_its_fields_in_words_and_a_generic_one_does_not() -> Non
     assert "estimate from past years" in call_values(many, "en", domain=travel, limit=2)
     generic = " ".join(call_values(weather, "de"))
     assert "Gewitter" not in generic and "Temperatur" not in generic and "temp max" in generic, generic
+
+
+def test_the_counterpart_of_a_given_value_comes_first_whatever_the_questions_language() -> None:
+    # No key shares a word with a German question: the target's datetime is asked because the source's datetime
+    # holds the time the call was given (the same field elsewhere in the result), not because of a word.
+    question = "Wie spät ist es in Tokio, wenn es in Berlin 16:00 Uhr ist?"
+    values = call_values(CONVERT, "de", question)
+    assert values[0] == "target datetime 27. November 2026, 00:00 Uhr"
+    # Another item of the same list is no counterpart: the days of a forecast keep the result's order.
+    days = {"id": "w", "tool": "forecast", "status": "ok", "args": {"start": "2026-06-10"}}
+    days["result"] = {"days": [{"date": f"2026-06-1{i}", "rain_mm": float(i)} for i in range(3)]}
+    assert call_values(days, "en", "And then?")[0] == "days rain 0 mm"
+
+
+def test_a_source_in_another_language_is_quoted_and_said_to_be_in_it() -> None:
+    facts = KeyFacts(
+        "notes.txt", ("Die Tragzeit beträgt 51 bis 54 Tage, danach werden meist zwei Junge geboren.",), (), ()
+    )
+    english = fallback_answer([], "en", question="How long is the gestation?", context=facts)
+    assert english == f'The source says, in German: "{facts.sentences[0]}" (notes.txt)'
+    assert fallback_answer([], "de", context=facts) == f"{facts.sentences[0]} (notes.txt)"
