@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from planwerk.checks.domain import NO_DOMAIN
@@ -224,3 +225,41 @@ def unreported(
         own = [n for city in place.ids for n in measured.get(city, ()) if round(n.value, 6) not in shared]
         if own and not any(number_grounded(number, own) for number in numbers):
             yield place.text
+
+
+@dataclass(frozen=True)
+class ContradictedTime:
+    """A clock time the question gives for one place that a call's result holds as another place's time: the call
+    took the places the wrong way round, so no answer from its result can be right."""
+
+    call: str
+    """The call's id."""
+    tool: str
+    time: str
+    """The clock time as the question writes it."""
+    place: str
+    """The place the question gives it for, as the question writes it."""
+    taken_for: str
+    """The call's argument that names the place the result gives it for ("America/New_York")."""
+
+
+def contradicted_times(
+    question: str, calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer
+) -> list[ContradictedTime]:
+    """The clock times of ``question`` that a successful call's result gives another place than the question does:
+    the rule of :func:`misplaced_times` applied to the question against each call's own result. Measured on the
+    domain answers set (0.5B, BENCHMARKS.md §12): "Wie spät ist es in New York, wenn es in Berlin 15:00 Uhr ist?"
+    was converted from New York's 15:00, and an answer restating that result passed with a delivered value."""
+    places = find_places(question, gazetteer)
+    found = []
+    for call in calls:
+        if call.get("status") != "ok":
+            continue
+        times = place_times([call], gazetteer)
+        for time, place in misplaced_times(question, places, times, set()):
+            owners = {city for city, held in times.items() if clock_grounded(time, held)}
+            arguments = [v for v in _values(call.get("args") or {}) if isinstance(v, str)]
+            named = [v for v in arguments if owners & set().union(*_string_places(v, gazetteer).values())]
+            taken_for = named[0] if named else ""
+            found.append(ContradictedTime(str(call.get("id")), str(call.get("tool")), time, place, taken_for))
+    return found

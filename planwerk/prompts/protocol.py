@@ -86,6 +86,19 @@ Schreibe einen neuen Plan, der die Fehler behebt (andere Argumente oder ein ande
 eine ehrliche Antwort."""
 """Feedback after execution failures (self-correction and replanning)."""
 
+CONTRADICTED_INSTRUCTIONS = """Der letzte Plan wurde ausgeführt, aber sein Ergebnis widerspricht der Frage:
+{problems}
+Bisherige Ergebnisse: {available}
+Schreibe den Plan neu, sodass jeder Wert der Frage zu dem Ort gehört, für den die Frage ihn nennt."""
+"""Feedback after calls that ran but whose results contradict what the question states (takes ``{problems}`` and
+``{available}``)."""
+
+CONTRADICTED_TIME = (
+    "- {call} ({tool}) hat {time} als Uhrzeit in {taken_for} genommen, die Frage nennt {time} aber für {place}."
+)
+"""A clock time of the question that a call's result holds as another place's (takes ``{call}``, ``{tool}``,
+``{time}``, ``{place}`` and ``{taken_for}``)."""
+
 NO_PLAN_ANSWER = (
     "Ich konnte für diese Frage keinen ausführbaren Plan erstellen; bitte formuliere sie anders oder genauer."
 )

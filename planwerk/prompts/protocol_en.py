@@ -76,6 +76,19 @@ Results so far (usable with $ref): {available}
 Write a new plan that fixes the errors (other arguments or another tool), or give an honest answer with "final"."""
 """Feedback after execution failures (self-correction and replanning)."""
 
+CONTRADICTED_INSTRUCTIONS = """The last plan ran, but its result contradicts the question:
+{problems}
+Results so far: {available}
+Write the plan again so that each value of the question belongs to the place the question gives it for."""
+"""Feedback after calls that ran but whose results contradict what the question states (takes ``{problems}`` and
+``{available}``)."""
+
+CONTRADICTED_TIME = (
+    "- {call} ({tool}) took {time} as the time in {taken_for}, but the question gives {time} for {place}."
+)
+"""A clock time of the question that a call's result holds as another place's (takes ``{call}``, ``{tool}``,
+``{time}``, ``{place}`` and ``{taken_for}``)."""
+
 NO_PLAN_ANSWER = "I could not make a plan that runs for this question; please rephrase it or be more specific."
 """The honest answer when no reply of the planner passed the check: one sentence (the checker's findings are in
 the ``replan`` events and the thread's ``plan_errors``, not in the answer)."""

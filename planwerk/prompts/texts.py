@@ -51,6 +51,11 @@ class PromptTexts:
     """Takes ``{problems}``."""
     failed_calls_instructions: str
     """Takes ``{problems}`` and ``{available}``."""
+    contradicted_instructions: str
+    """Takes ``{problems}`` and ``{available}``: calls ran, but their results contradict what the question states."""
+    contradicted_time: str
+    """Takes ``{call}``, ``{tool}``, ``{time}``, ``{place}`` and ``{taken_for}``: one line of
+    ``contradicted_instructions``'s problems."""
     no_plan_answer: str
     answer_revising: str
     """The CLI's progress line when the first answer failed the check and is written again (never the problems)."""

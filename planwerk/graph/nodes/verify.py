@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from dataclasses import asdict
 from typing import Any
 
 from langgraph.runtime import Runtime
 
+from planwerk.checks.pairs import contradicted_times
 from planwerk.core.calls import CallRecord, results_of
 from planwerk.core.expressions import plan_expression
 from planwerk.core.extract import EXTRACT_TOOL, FIELD_NAME
@@ -23,6 +26,7 @@ from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
 from planwerk.profiles import Profile
 from planwerk.prompts.texts import PromptTexts, texts_for
+from planwerk.text.gazetteer import default_gazetteer
 
 MAX_SHOWN_CHARS = 300
 """One earlier result is shown to the replanning planner in at most this many characters."""
@@ -51,12 +55,20 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
             ReplanEvent(event="replan", reason="next planning round", decision="next_round", attempt=attempts)
         )
         return {"verdict": "next_round", "rounds": rounds + 1, "attempts": 0, "feedback": []}
+    instructions = texts.failed_calls_instructions
+    if outcome.decision == "done" and attempts < context.max_plan_attempts:
+        # A call run again as it was after the planner was told is not told again: that would loop.
+        told = [call for call in last_calls if _runs(call, state) == 1]
+        contradicted = await asyncio.to_thread(contradicted_times, question_of(state), told, default_gazetteer())
+        if contradicted:
+            reason = "\n".join(texts.contradicted_time.format(**asdict(found)) for found in contradicted)
+            outcome, instructions = Verification("self_correct", reason), texts.contradicted_instructions
     update: dict[str, Any] = {"verdict": outcome.decision}
     if outcome.decision in ("self_correct", "replan"):
         runtime.stream_writer(
             ReplanEvent(event="replan", reason=outcome.reason, decision=outcome.decision, attempt=attempts)
         )
-        problems, reply = _failure_feedback(state, plan, outcome.reason, texts, profile)
+        problems, reply = _failure_feedback(state, plan, outcome.reason, texts, profile, instructions)
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
         asked = person_texts(question_of(state), profile)  # the person's language, not the planner's
@@ -78,6 +90,11 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     elif outcome.decision == "give_up":
         update["plan_errors"] = outcome.reason.splitlines()
     return update
+
+
+def _runs(call: CallRecord, state: AgentState) -> int:
+    """How often this turn ran ``call``'s tool with its arguments."""
+    return sum(1 for c in state.get("calls", []) if c["tool"] == call["tool"] and c.get("args") == call.get("args"))
 
 
 def _unclear_value(plan: Plan, record: CallRecord, state: AgentState) -> tuple[str, str] | None:
@@ -109,9 +126,10 @@ def _unclear_value(plan: Plan, record: CallRecord, state: AgentState) -> tuple[s
 
 
 def _failure_feedback(
-    state: AgentState, plan: Plan, reason: str, texts: PromptTexts, profile: Profile
+    state: AgentState, plan: Plan, reason: str, texts: PromptTexts, profile: Profile, instructions: str
 ) -> tuple[str, str]:
-    """The planner's feedback after failed calls, and the failed plan as the planner's own earlier reply: in the
+    """The planner's feedback after failed calls (or results that contradict the question: ``instructions`` takes
+    ``{problems}`` and ``{available}``), and the failed plan as the planner's own earlier reply: in the
     form it writes plans (an expression planner shown JSON answers in JSON). The results so far are shown as a
     later round's planner sees them (:func:`planwerk.core.rounds.summarize_value`): typed and clipped, a result's
     text only as its length unless the profile lets rounds see raw text. A replan is a plan made after results
@@ -124,7 +142,7 @@ def _failure_feedback(
     results = results_of(state.get("calls", [])).items()
     shown = {k: summarize_value(as_data(v), raw_text=profile.rounds_raw_text) for k, v in results}
     available = {k: json.dumps(v, ensure_ascii=False)[:MAX_SHOWN_CHARS] for k, v in shown.items()}
-    problems = texts.failed_calls_instructions.format(
+    problems = instructions.format(
         problems=reason, available=json.dumps(available, ensure_ascii=False) if available else texts.nothing
     )
     if profile.extract_step:
