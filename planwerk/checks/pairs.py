@@ -240,26 +240,43 @@ class ContradictedTime:
     place: str
     """The place the question gives it for, as the question writes it."""
     taken_for: str
-    """The call's argument that names the place the result gives it for ("America/New_York")."""
+    """The call's argument value that names the place the result gives it for ("America/New_York")."""
+    taken_argument: str
+    """The name of that argument ("source_timezone")."""
+    place_argument: str
+    """The name of the call's argument that names :attr:`place` ("target_timezone"); empty when none does."""
 
 
 def contradicted_times(
     question: str, calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer
 ) -> list[ContradictedTime]:
     """The clock times of ``question`` that a successful call's result gives another place than the question does:
-    the rule of :func:`misplaced_times` applied to the question against each call's own result. Measured on the
-    domain answers set (0.5B, BENCHMARKS.md §12): "Wie spät ist es in New York, wenn es in Berlin 15:00 Uhr ist?"
-    was converted from New York's 15:00, and an answer restating that result passed with a delivered value."""
+    the rule of :func:`misplaced_times` applied to the question against each call's own result, for a call one of
+    whose string arguments names that other place. Measured on the domain answers set (0.5B, BENCHMARKS.md §12):
+    "Wie spät ist es in New York, wenn es in Berlin 15:00 Uhr ist?" was converted from New York's 15:00, and an
+    answer restating that result passed with a delivered value."""
     places = find_places(question, gazetteer)
     found = []
     for call in calls:
         if call.get("status") != "ok":
             continue
         times = place_times([call], gazetteer)
+        named = {
+            name: set().union(*_string_places(value, gazetteer).values())
+            for name, value in (call.get("args") or {}).items()
+            if isinstance(value, str)
+        }
         for time, place in misplaced_times(question, places, times, set()):
             owners = {city for city, held in times.items() if clock_grounded(time, held)}
-            arguments = [v for v in _values(call.get("args") or {}) if isinstance(v, str)]
-            named = [v for v in arguments if owners & set().union(*_string_places(v, gazetteer).values())]
-            taken_for = named[0] if named else ""
-            found.append(ContradictedTime(str(call.get("id")), str(call.get("tool")), time, place, taken_for))
+            asked = set().union(*(claim.ids for claim in places if fold(claim.text) == fold(place)))
+            taken = next((name for name, cities in named.items() if cities & owners), None)
+            if taken is None:
+                continue  # no argument named the place the result gave the time: nothing the plan could swap
+            given = next((name for name, cities in named.items() if cities & asked and name != taken), "")
+            args = call.get("args") or {}
+            found.append(
+                ContradictedTime(
+                    str(call.get("id")), str(call.get("tool")), time, place, str(args[taken]), taken, given
+                )
+            )
     return found

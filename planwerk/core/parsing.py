@@ -177,9 +177,11 @@ def _load(candidate: str) -> Any:
     except (ValueError, RecursionError):
         pass
     if _is_truncated(candidate):
-        looped = _until_repeated(candidate)
-        if looped is not None:
-            return looped
+        salvaged = _until_repeated(candidate)
+        if salvaged is None:
+            salvaged = _without_cut_member(candidate)
+        if salvaged is not None:
+            return salvaged
         raise PlanParseError(
             f"the JSON is cut off after {len(candidate)} characters (unclosed brackets); write a shorter plan"
         )
@@ -205,6 +207,33 @@ def _until_repeated(truncated: str) -> dict[str, Any] | None:
     except Exception:  # best effort, as in _load
         return None
     return _before_repeat(data)
+
+
+def _without_cut_member(truncated: str) -> dict[str, Any] | None:
+    """A plan cut off in a member after its calls (a ``"reason"`` written on and on): the object up to its last
+    complete member, when that holds a non-empty ``steps`` list; else ``None``.
+
+    Measured on the domain answers set (0.5B model): after a replan request the model wrote the corrected plan and
+    then repeated the request's sentence in ``"reason"`` until the token limit. The calls were complete before the
+    cut; a member after them is free text that a plan with calls does not need."""
+    boundary = -1
+    depth = 0
+    for index, char in _structure(truncated):
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+        elif char == "," and depth == 1:
+            boundary = index
+    if boundary < 0:
+        return None
+    try:
+        data = json.loads(truncated[:boundary] + "}")
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list) or not data["steps"]:
+        return None
+    return data
 
 
 def _before_repeat(data: Any) -> dict[str, Any] | None:

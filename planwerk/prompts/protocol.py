@@ -93,6 +93,10 @@ Schreibe den Plan neu, sodass jeder Wert der Frage zu dem Ort gehört, für den 
 """Feedback after calls that ran but whose results contradict what the question states (takes ``{problems}`` and
 ``{available}``)."""
 
+CONTRADICTED_PLAN = "\nMit getauschten Orten wäre der Plan:\n{plan}"
+"""Shown after ``CONTRADICTED_INSTRUCTIONS``: the plan with the contradicted call's two place arguments swapped
+(takes ``{plan}``)."""
+
 CONTRADICTED_TIME = (
     "- {call} ({tool}) hat {time} als Uhrzeit in {taken_for} genommen, die Frage nennt {time} aber für {place}."
 )

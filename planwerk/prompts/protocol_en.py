@@ -83,6 +83,10 @@ Write the plan again so that each value of the question belongs to the place the
 """Feedback after calls that ran but whose results contradict what the question states (takes ``{problems}`` and
 ``{available}``)."""
 
+CONTRADICTED_PLAN = "\nWith the places swapped, the plan is:\n{plan}"
+"""Shown after ``CONTRADICTED_INSTRUCTIONS``: the plan with the contradicted call's two place arguments swapped
+(takes ``{plan}``)."""
+
 CONTRADICTED_TIME = (
     "- {call} ({tool}) took {time} as the time in {taken_for}, but the question gives {time} for {place}."
 )

@@ -53,6 +53,9 @@ class PromptTexts:
     """Takes ``{problems}`` and ``{available}``."""
     contradicted_instructions: str
     """Takes ``{problems}`` and ``{available}``: calls ran, but their results contradict what the question states."""
+    contradicted_plan: str
+    """Takes ``{plan}``: the plan with a contradicted call's two place arguments swapped, after
+    ``contradicted_instructions``."""
     contradicted_time: str
     """Takes ``{call}``, ``{tool}``, ``{time}``, ``{place}`` and ``{taken_for}``: one line of
     ``contradicted_instructions``'s problems."""

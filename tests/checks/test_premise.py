@@ -38,7 +38,10 @@ NEW_YORK_FIRST = conversion("America/New_York", "Europe/Berlin", "15:00", "21:00
 )
 def test_a_time_the_question_gives_for_one_place_and_the_result_for_the_other(question: str) -> None:
     found = contradicted_times(question, [NEW_YORK_FIRST], default_gazetteer())
-    assert found == [ContradictedTime("conv", "convert_time", "15:00", "Berlin", "America/New_York")]
+    expected = ContradictedTime(
+        "conv", "convert_time", "15:00", "Berlin", "America/New_York", "source_timezone", "target_timezone"
+    )
+    assert found == [expected]
 
 
 @pytest.mark.parametrize(

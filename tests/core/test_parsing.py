@@ -123,6 +123,30 @@ def test_a_cut_off_plan_whose_calls_all_differ_stays_an_error() -> None:
         parse_plan('{"steps": [{"description": "d", "tools": [' + ", ".join(calls)[:-10])
 
 
+def test_a_plan_cut_off_in_a_member_after_its_calls_keeps_the_calls() -> None:
+    # Measured (the domain answers set, 0.5B model): the corrected plan, then a "reason" repeating the replan
+    # request until the token limit.
+    plan_text = (
+        '{"steps": [{"description": "d", "tools": [' + _call(1, "convert_time", time="15:00") + ']}], "final": null'
+    )
+    plan = parse_plan(plan_text + ', "reason": "Der letzte Plan wurde ausgeführt. Der letzte Plan wurde aus')
+    assert [(c.name, c.arguments) for _, c in plan.calls()] == [("convert_time", {"time": "15:00"})]
+    assert plan.reason is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"steps": [], "final": "Die Antwort ist',  # a plan without calls: its cut answer is all it has
+        '{"steps": [], "final": null, "reason": "Kein Werkzeug',
+        '{"steps": [{"description": "d", "tools": [' + _call(1, "a", x=1) + ', {"id": "b", "na',  # inside the calls
+    ],
+)
+def test_a_plan_cut_off_before_its_calls_are_complete_stays_an_error(text: str) -> None:
+    with pytest.raises(PlanParseError, match="cut off"):
+        parse_plan(text)
+
+
 def _first_stop(text: str, piece: int = 1) -> str | None:
     """The text decoded up to where :func:`repeats_a_call` first holds, ``piece`` characters a step, or ``None``."""
     ends = [*range(piece, len(text), piece), len(text)]

@@ -52,6 +52,11 @@ async def test_a_conversion_the_wrong_way_round_is_planned_again_with_the_places
     # The planner reads it with the result so far; the answer comes from the corrected call.
     second = "\n".join(str(message.content) for message in model.prompts[1])
     assert "sein Ergebnis widerspricht der Frage" in second and "America/New_York genommen" in second
+    # With the corrected plan: the call's two places swapped.
+    shown = second.split("Mit getauschten Orten wäre der Plan:\n", 1)[1].splitlines()[0]
+    assert (
+        json.loads(shown)["steps"][0]["tools"][0]["arguments"] == json.loads(RIGHT)["steps"][0]["tools"][0]["arguments"]
+    )
     assert reply.answer == "Wenn es in Berlin 15:00 Uhr ist, ist es in New York 09:00 Uhr."
 
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from dataclasses import asdict
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from planwerk.checks.pairs import contradicted_times
+from planwerk.checks.pairs import ContradictedTime, contradicted_times
 from planwerk.core.calls import CallRecord, results_of
 from planwerk.core.expressions import plan_expression
 from planwerk.core.extract import EXTRACT_TOOL, FIELD_NAME
-from planwerk.core.plan import Plan
+from planwerk.core.plan import Plan, PlanData
+from planwerk.core.question_fit import shown_plan
 from planwerk.core.refs import Ref, as_data, call_subjects, dependencies, iter_refs
 from planwerk.core.rounds import summarize_value
 from planwerk.core.verification import Verification, verify_calls
@@ -55,7 +57,7 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
             ReplanEvent(event="replan", reason="next planning round", decision="next_round", attempt=attempts)
         )
         return {"verdict": "next_round", "rounds": rounds + 1, "attempts": 0, "feedback": []}
-    instructions = texts.failed_calls_instructions
+    instructions, suggestion = texts.failed_calls_instructions, ""
     if outcome.decision == "done" and attempts < context.max_plan_attempts:
         # A call run again as it was after the planner was told is not told again: that would loop.
         told = [call for call in last_calls if _runs(call, state) == 1]
@@ -63,12 +65,17 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         if contradicted:
             reason = "\n".join(texts.contradicted_time.format(**asdict(found)) for found in contradicted)
             outcome, instructions = Verification("self_correct", reason), texts.contradicted_instructions
+            if profile.plan_format == "json" and (swapped := _swapped(state["plan"], contradicted)) is not None:
+                # The small model reads a corrected plan better than a description of it (it repeated the wrong
+                # plan after the description alone: the domain answers set, time2).
+                suggestion = texts.contradicted_plan.format(plan=shown_plan(swapped))
     update: dict[str, Any] = {"verdict": outcome.decision}
     if outcome.decision in ("self_correct", "replan"):
         runtime.stream_writer(
             ReplanEvent(event="replan", reason=outcome.reason, decision=outcome.decision, attempt=attempts)
         )
         problems, reply = _failure_feedback(state, plan, outcome.reason, texts, profile, instructions)
+        problems += suggestion
         update |= {"feedback": [{"reply": reply, "problems": problems}], "plan_errors": outcome.reason.splitlines()}
     elif outcome.decision == "ask_user" and outcome.not_found is not None:
         asked = person_texts(question_of(state), profile)  # the person's language, not the planner's
@@ -90,6 +97,21 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     elif outcome.decision == "give_up":
         update["plan_errors"] = outcome.reason.splitlines()
     return update
+
+
+def _swapped(plan: PlanData, contradicted: list[ContradictedTime]) -> PlanData | None:
+    """``plan`` with the two place arguments of each contradicted call swapped; ``None`` when no call has both."""
+    fixes = {found.call: found for found in contradicted if found.place_argument}
+    if not fixes:
+        return None
+    swapped = copy.deepcopy(plan)
+    for step in swapped.get("steps") or []:
+        for call in step.get("tools") or []:
+            if (found := fixes.get(call.get("id"))) is not None:
+                arguments = call.get("arguments") or {}
+                taken, given = found.taken_argument, found.place_argument
+                arguments[taken], arguments[given] = arguments.get(given), arguments.get(taken)
+    return swapped
 
 
 def _runs(call: CallRecord, state: AgentState) -> int:
