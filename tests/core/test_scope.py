@@ -438,3 +438,17 @@ def test_a_copied_comparison_of_invented_places_keeps_one_chain_for_the_place_as
     kept = substitute(Plan.model_validate(days), "Und am 19. Januar?", gazetteer, earlier, several=True)
     assert kept is not None and kept[1].dropped == ("g1", "w1")
     assert [c.arguments.get("start_date") for _, c in kept[0].calls()] == [None, "2026-01-19"]
+
+
+def test_an_invented_place_inside_a_time_zone_becomes_the_asked_places_zone(gazetteer: Gazetteer) -> None:
+    """'What time is it in Tokyo when it is 10:00 in Berlin?' was planned from America/New_York (the schema's
+    example); written into the identifier, "America/Berlin" is no zone, and mcp-server-time refused it twice."""
+    arguments = {"source_timezone": "America/New_York", "time": "10:00", "target_timezone": "Asia/Tokyo"}
+    plan = Plan.model_validate({"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": arguments}]}]})
+    question = "What time is it in Tokyo when it is 10:00 in Berlin?"
+    substituted = substitute(plan, question, gazetteer)
+    assert substituted is not None
+    (call,) = substituted[0].steps[0].tools
+    assert call.arguments == {**arguments, "source_timezone": "Europe/Berlin"}
+    # London is London, England (the larger of its name), not London, Ontario.
+    assert gazetteer.timezone("London") == "Europe/London" and gazetteer.timezone("Atlantis") is None
