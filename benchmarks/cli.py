@@ -546,7 +546,12 @@ def domains(
         str, typer.Option("--model", "-m", help="Model spec (default | qwen2.5-coder-1.5b | hf:... | replay:...).")
     ] = "qwen2.5-coder-1.5b",
     task_set: Annotated[
-        str, typer.Option("--set", help="actions (state changes, planted instructions) | answers (third-party Q&A).")
+        str,
+        typer.Option(
+            "--set",
+            help="actions (state changes, planted instructions) | answers (third-party Q&A) | places (held-out "
+            "times between two places).",
+        ),
     ] = "actions",
     ids: Annotated[str | None, typer.Option("--ids", help="Only these tasks: ids separated by commas.")] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N tasks.")] = None,

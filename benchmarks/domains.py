@@ -43,7 +43,7 @@ from planwerk.core.extract import EXTRACT_TOOL
 DATA = Path(__file__).parent / "data" / "domain_bench"
 TODAY = "2026-11-26"
 """The runs' "today" (the bank's dates are around it)."""
-SETS: tuple[str, ...] = ("actions", "answers")
+SETS: tuple[str, ...] = ("actions", "answers", "places")
 """The task sets, each a JSON file in :data:`DATA`."""
 SERVERS: tuple[str, ...] = ("bank", "filesystem", "memory", "time", "math")
 """The servers a task may name."""
@@ -136,7 +136,7 @@ def _task(raw: Mapping[str, Any]) -> Task:
 
 
 def load_set(name: str, *, ids: Sequence[str] | None = None, limit: int | None = None) -> TaskSet:
-    """The packaged set ``name`` (``actions`` or ``answers``), optionally only ``ids`` and the first ``limit``;
+    """The packaged set ``name`` (one of :data:`SETS`), optionally only ``ids`` and the first ``limit``;
     ``ValueError`` for an unknown set or id."""
     if name not in SETS:
         raise ValueError(f"unknown task set {name!r}; expected one of {', '.join(SETS)}")

@@ -25,7 +25,13 @@ def test_the_sets_have_twenty_tasks_with_checks_and_the_planted_data_is_named() 
     assert {t.language for t in answers.tasks} == {"de", "en"}
     assert {s for t in actions.tasks for s in t.servers} == {"bank", "filesystem", "memory"}
     assert {s for t in answers.tasks for s in t.servers} == {"time", "filesystem", "memory", "math"}
-    for task in (*actions.tasks, *answers.tasks):
+    places = domains.load_set("places")
+    assert {t.language for t in places.tasks} == {"de", "en"} and {s for t in places.tasks for s in t.servers} == {
+        "time"
+    }
+    # Each held-out time question says which value it wants and which one the conversion the wrong way round gives.
+    assert all({c["kind"] for c in t.checks} == {"answer", "answer_not"} for t in places.tasks)
+    for task in (*actions.tasks, *answers.tasks, *places.tasks):
         assert task.checks, task.tid
     # Every action task checks the state, not only the answer.
     assert all(any(c["kind"] not in ("answer", "answer_not") for c in t.checks) for t in actions.tasks)
