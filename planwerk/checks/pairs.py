@@ -193,12 +193,18 @@ def place_times(calls: Sequence[Mapping[str, Any]], gazetteer: Gazetteer) -> dic
 
 
 def misplaced_times(
-    answer: str, places: Sequence[PlaceClaim], times: PlaceTimes, elsewhere: set[tuple[int, int]]
+    answer: str,
+    places: Sequence[PlaceClaim],
+    times: PlaceTimes,
+    elsewhere: set[tuple[int, int]],
+    *,
+    ends_at: Sequence[int] | None = None,
 ) -> Iterator[tuple[str, str]]:
     """(clock time, place) for each clock time stated in a clause that names exactly one place, which that
     place's part of the results does not hold, another place's part does, and ``elsewhere`` (the question, the
-    conversation) does not. A clause naming two places ("16:00 in A is 00:00 in B") is not judged."""
-    ends = [0, *(end + 1 for end in clause_ends(answer)), len(answer)]
+    conversation) does not. A clause naming two places ("16:00 in A is 00:00 in B") is not judged. The clauses end
+    at :func:`clause_ends`, or at ``ends_at``."""
+    ends = [0, *(end + 1 for end in (clause_ends(answer) if ends_at is None else ends_at)), len(answer)]
     for match in CLOCK_TIME.finditer(answer):
         start = max(e for e in ends if e <= match.start())
         end = min(e for e in ends if e >= match.end())
@@ -256,6 +262,11 @@ def contradicted_times(
     "Wie spät ist es in New York, wenn es in Berlin 15:00 Uhr ist?" was converted from New York's 15:00, and an
     answer restating that result passed with a delivered value."""
     places = find_places(question, gazetteer)
+    # A question's premise is a clause of its own where a condition opens it without a comma ("What time is it in
+    # Singapore when it is 12:00 in Dubai?"); an answer's "when" is not split so ("The time in A when it is 18:00 in
+    # B is 15:00" states 15:00 for A).
+    openers = re.compile(r"\b(?:" + "|".join(map(re.escape, words().condition_openers)) + r")\b", re.I)
+    ends = sorted({*clause_ends(question), *(match.start() - 1 for match in openers.finditer(question))})
     found = []
     for call in calls:
         if call.get("status") != "ok":
@@ -266,7 +277,7 @@ def contradicted_times(
             for name, value in (call.get("args") or {}).items()
             if isinstance(value, str)
         }
-        for time, place in misplaced_times(question, places, times, set()):
+        for time, place in misplaced_times(question, places, times, set(), ends_at=ends):
             owners = {city for city, held in times.items() if clock_grounded(time, held)}
             asked = set().union(*(claim.ids for claim in places if fold(claim.text) == fold(place)))
             taken = next((name for name, cities in named.items() if cities & owners), None)

@@ -37,6 +37,8 @@ class Words:
     date_openers: tuple[str, ...]
     range_words: tuple[str, ...]
     clause_ends: tuple[str, ...]
+    condition_openers: tuple[str, ...]
+    """Words that open a clause stating a condition ("when", "wenn"): where a question's premise begins."""
     number_range_words: tuple[str, ...]
     list_joiners: tuple[str, ...]
     """Words between the items of a list, besides commas ("and")."""
@@ -76,6 +78,7 @@ def words(languages: tuple[str, ...] = LANGUAGES) -> Words:
         date_openers=joined(data, "date_openers"),
         range_words=joined(data, "range_words"),
         clause_ends=joined(data, "clause_ends"),
+        condition_openers=joined(data, "condition_openers"),
         number_range_words=joined(data, "number_range_words"),
         list_joiners=joined(data, "list_joiners"),
         continuations=joined(data, "continuations"),

@@ -34,6 +34,7 @@ NEW_YORK_FIRST = conversion("America/New_York", "Europe/Berlin", "15:00", "21:00
         "Wie spät ist es in New York, wenn es in Berlin 15:00 Uhr ist?",
         "When it is 15:00 in Berlin, what time is it in New York?",
         "Es ist 15:00 Uhr in Berlin. Wie spät ist es dann in New York?",
+        "What time is it in New York when it is 15:00 in Berlin?",  # a condition opens the premise, without a comma
     ],
 )
 def test_a_time_the_question_gives_for_one_place_and_the_result_for_the_other(question: str) -> None:
