@@ -48,10 +48,11 @@ def _string_places(value: str, gazetteer: Gazetteer) -> dict[str, frozenset[int]
     "<region>/<city>"; an identifier's underscores read as spaces)."""
     if len(value.split()) > MAX_PLACE_ARGUMENT_WORDS:
         return {}
+    zone = gazetteer.zone_cities(value.strip())  # a time zone's part of a result is every city's of the zone
     found: dict[str, frozenset[int]] = {}
     for part in re.split(PLACE_PART_SEPARATORS, value.replace("_", " ")):
         if (words := part.split()) and (ids := gazetteer.lookup(words)):
-            found[fold(part.strip())] = frozenset(ids)
+            found[fold(part.strip())] = frozenset(ids) | zone
     return found
 
 

@@ -120,9 +120,12 @@ id, a hash, a postcode."""
 
 def argument_places(value: str, gazetteer: Gazetteer) -> list[_Mention]:
     """The places a short string argument names: the whole value or a comma-separated part of it as a name
-    ("Halle", "halle (saale)", "Barcelona, Spanien", "America/New_York"), else the place claims of the text."""
+    ("Halle", "halle (saale)", "Barcelona, Spanien", "America/New_York"), else the place claims of the text. A time
+    zone's city part stands for every city of the zone (:meth:`Gazetteer.zone_cities`)."""
     if len(value.split()) > MAX_PLACE_ARGUMENT_WORDS:
         return []
+    # A time zone is about every city in it: "Asia/Kolkata" plans Mumbai's time (the zone substituted for it).
+    zone = gazetteer.zone_cities(value.strip())
     # A word with a digit in it is a code, not a name: a UUID's "aba4" once read as the city Aba.
     value = _CODE_WORD.sub(" ", value)
     mentions: list[_Mention] = []
@@ -131,7 +134,7 @@ def argument_places(value: str, gazetteer: Gazetteer) -> list[_Mention]:
         # time question "Wie spät ist es gerade in New York?" was rejected three times for leaving New York out).
         words = part.replace("_", " ").split()
         if words and (ids := gazetteer.lookup(words)):
-            mentions.append(_Mention(part.strip(), ids))
+            mentions.append(_Mention(part.strip(), ids | zone))
     if mentions:
         return mentions
     text = value if not value.islower() else value.title()

@@ -10,6 +10,7 @@ for "Rom"). A country ("Spanien", "Spain", "España") is grounded when a source 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -118,6 +119,18 @@ class Gazetteer:
             city_timezones=city_timezones,
             city_populations=city_populations,
         )
+
+    def zone_cities(self, zone: str) -> frozenset[int]:
+        """The cities whose IANA time zone is ``zone`` ("Asia/Kolkata": Mumbai, Delhi, …); empty for any other
+        text. A time zone argument is about every place in it, not only the city it is named after."""
+        return self._zone_index.get(zone, frozenset())
+
+    @functools.cached_property
+    def _zone_index(self) -> dict[str, frozenset[int]]:
+        index: dict[str, set[int]] = {}
+        for ident, zone in self.city_timezones.items():
+            index.setdefault(zone, set()).add(ident)
+        return {zone: frozenset(ids) for zone, ids in index.items()}
 
     def timezone(self, name: str) -> str | None:
         """The IANA time zone of the city ``name`` names (the most populous of that name: London, England, not

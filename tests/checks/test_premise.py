@@ -61,3 +61,14 @@ def test_a_failed_call_contradicts_nothing() -> None:
     failed = NEW_YORK_FIRST | {"status": "error"}
     question = "Wie spät ist es in New York, wenn es in Berlin 15:00 Uhr ist?"
     assert contradicted_times(question, [failed], default_gazetteer()) == []
+
+
+def test_a_time_zone_owns_the_times_of_every_city_in_it() -> None:
+    # Mumbai's time is Asia/Kolkata's part of the result: the conversion ran the right way round.
+    kolkata = conversion("Asia/Kolkata", "Europe/Berlin", "06:00", "01:30")
+    question = "If it is 06:00 in Mumbai, what time is it in Berlin?"
+    assert contradicted_times(question, [kolkata], default_gazetteer()) == []
+    wrong = conversion("Europe/Berlin", "Asia/Kolkata", "06:00", "10:30")
+    assert [found.taken_for for found in contradicted_times(question, [wrong], default_gazetteer())] == [
+        "Europe/Berlin"
+    ]

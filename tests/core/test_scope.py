@@ -452,3 +452,22 @@ def test_an_invented_place_inside_a_time_zone_becomes_the_asked_places_zone(gaze
     assert call.arguments == {**arguments, "source_timezone": "Europe/Berlin"}
     # London is London, England (the larger of its name), not London, Ontario.
     assert gazetteer.timezone("London") == "Europe/London" and gazetteer.timezone("Atlantis") is None
+
+
+def test_a_time_zone_plans_every_city_in_it(gazetteer: Gazetteer) -> None:
+    """Mumbai's zone is Asia/Kolkata: the zone substituted for an invented one plans Mumbai, and a zone stands for
+    the cities in it (Hamburg's time is Europe/Berlin's) but for no other (Rome's is not Europe/Paris's)."""
+    arguments = {"source_timezone": "America/New_York", "time": "06:00", "target_timezone": "Europe/Berlin"}
+    plan = Plan.model_validate({"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": arguments}]}]})
+    question = "If it is 06:00 in Mumbai, what time is it in Berlin?"
+    substituted = substitute(plan, question, gazetteer)
+    assert substituted is not None
+    assert substituted[0].steps[0].tools[0].arguments["source_timezone"] == "Asia/Kolkata"
+    assert check(substituted[0], question, gazetteer) == []
+    zones = {"source_timezone": "Europe/Berlin", "time": "06:00", "target_timezone": "Europe/Paris"}
+    paris = Plan.model_validate({"steps": [{"tools": [{"id": "c", "name": "convert_time", "arguments": zones}]}]})
+    assert check(paris, "Wie spät ist es in Paris, wenn es in Hamburg 06:00 ist?", gazetteer) == []
+    assert [p.kind for p in check(paris, "Wie spät ist es in Rom, wenn es in Hamburg 06:00 ist?", gazetteer)] == [
+        "invented",
+        "missing",
+    ]
