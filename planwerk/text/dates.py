@@ -41,10 +41,13 @@ _DATE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\b(?P<d>\d{{1,2}})(?:\.|{_ORDINAL})\s*(?:of\s+)?(?P<mn>{_MONTH})\b\.?{_YEAR}", re.I), "d_month"),
     (re.compile(rf"\b(?P<mn>{_MONTH})\b\.?\s+(?P<d>\d{{1,2}}){_ORDINAL}\b{_YEAR}", re.I), "month_d"),
 )
-_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?!\d)")
-"""A clock time: "13:05", "9:00"; in "01:15:58" or "T00:00:00" only the hours and minutes."""
-CLOCK_TIME = re.compile(r"\b\d{1,2}:\d{2}\b")
-"""A clock time as an answer writes it (its digits are no numbers to the number check)."""
+_MERIDIEM = r"(?:\s?(?P<meridiem>[AaPp]\.[Mm]\.|[Pp][Mm]|AM)(?!\w))?"
+"""A 12-hour clock's marker after a time ("1:30 PM", "9:00 a.m."); a lowercase "am" is none: German writes "15:00
+am Montag"."""
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?!\d)" + _MERIDIEM)
+"""A clock time: "13:05", "9:00", "1:30 PM"; in "01:15:58" or "T00:00:00" only the hours and minutes."""
+CLOCK_TIME = re.compile(r"\b\d{1,2}:\d{2}\b" + _MERIDIEM)
+"""A clock time as an answer writes it, with its 12-hour marker (its digits are no numbers to the number check)."""
 
 
 @dataclass(frozen=True)
@@ -114,15 +117,33 @@ _UTC_OFFSET = re.compile(r"(T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)[+\-]\d{2}:\d{2}")
 """The UTC offset of an ISO datetime ("+01:00"): no clock time."""
 
 
+def _on_24_hours(hour: int, meridiem: str | None) -> int:
+    """``hour`` on the 24-hour clock: a 12-hour marker moves 1–12 ("1:30 PM" is 13:30, "12:15 AM" 00:15)."""
+    if meridiem is None or not 1 <= hour <= 12:
+        return hour
+    return hour % 12 + (12 if meridiem.replace(".", "").lower() == "pm" else 0)
+
+
 def clock_times(text: str) -> set[tuple[int, int]]:
-    """The (hour, minute) pairs of the clock times in ``text`` (ISO datetimes included: "…T01:15:58-05:00" holds
-    01:15, not 05:00)."""
-    return {(int(h), int(m)) for h, m in _CLOCK.findall(_UTC_OFFSET.sub(r"\1", text)) if int(h) < 24 and int(m) < 60}
+    """The (hour, minute) pairs of the clock times in ``text`` on the 24-hour clock (ISO datetimes included:
+    "…T01:15:58-05:00" holds 01:15, not 05:00; "1:30 PM" is 13:30)."""
+    found = set()
+    for match in _CLOCK.finditer(_UTC_OFFSET.sub(r"\1", text)):
+        hour, minute = _on_24_hours(int(match.group(1)), match.group("meridiem")), int(match.group(2))
+        if hour < 24 and minute < 60:
+            found.add((hour, minute))
+    return found
 
 
 def clock_grounded(claim: str, times: set[tuple[int, int]]) -> bool:
-    """Whether the clock time ``claim`` ("3:58", "15:58") is one of ``times``, read as 24-hour or 12-hour time."""
-    hour, minute = (int(part) for part in claim.split(":"))
+    """Whether the clock time ``claim`` ("3:58", "15:58", "3:58 PM") is one of ``times``: with a 12-hour marker as it
+    says, without one read as 24-hour or 12-hour time."""
+    match = _CLOCK.match(claim)
+    if match is None:
+        return False
+    hour, minute = int(match.group(1)), int(match.group(2))
+    if match.group("meridiem") is not None:
+        return (_on_24_hours(hour, match.group("meridiem")), minute) in times
     return (hour, minute) in times or ((hour + 12) % 24, minute) in times
 
 

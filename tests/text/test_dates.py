@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from planwerk.prompts.render import render_dates
-from planwerk.text.dates import find_dates
+from planwerk.text.dates import clock_grounded, clock_times, find_dates
 
 TODAY = date(2026, 11, 22)  # a Sunday
 
@@ -53,3 +53,13 @@ def test_prompt_names_the_question_dates_instead_of_today() -> None:
         "Daten in der Frage: „1. Dezember 2026“ = 2026-12-01."
     )
     assert render_dates("Wie wird das Wetter in Barcelona?", TODAY) == "Heute ist Sonntag, 2026-11-22."
+
+
+def test_a_twelve_hour_marker_says_which_half_of_the_day() -> None:
+    # Measured on the held-out places set (0.5B model): "Berlin is 1:30 PM …" was kept against a result of 01:30.
+    night = {(1, 30)}
+    assert not clock_grounded("1:30 PM", night) and not clock_grounded("1:30 p.m.", night)
+    assert clock_grounded("1:30 AM", night) and clock_grounded("1:30", night) and clock_grounded("01:30", night)
+    assert clock_grounded("12:15 AM", {(0, 15)}) and clock_grounded("12:15 PM", {(12, 15)})
+    # A German "am" after a time is a preposition, not a marker.
+    assert clock_times("Um 3:00 am Montag, 9:00 p.m. und 1:30 PM") == {(3, 0), (21, 0), (13, 30)}
