@@ -28,6 +28,7 @@ from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
 from planwerk.profiles import Profile
 from planwerk.prompts.texts import PromptTexts, texts_for
+from planwerk.text.dates import CLOCK_TIME
 from planwerk.text.gazetteer import default_gazetteer
 
 MAX_SHOWN_CHARS = 300
@@ -59,9 +60,15 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         return {"verdict": "next_round", "rounds": rounds + 1, "attempts": 0, "feedback": []}
     instructions, suggestion = texts.failed_calls_instructions, ""
     if outcome.decision == "done" and attempts < context.max_plan_attempts:
+        question = question_of(state)
         # A call run again as it was after the planner was told is not told again: that would loop.
         told = [call for call in last_calls if _runs(call, state) == 1]
-        contradicted = await asyncio.to_thread(contradicted_times, question_of(state), told, default_gazetteer())
+        contradicted = (
+            # The gazetteer loads in the worker thread (about a second, once per process), not on the event loop.
+            await asyncio.to_thread(lambda: contradicted_times(question, told, default_gazetteer()))
+            if told and CLOCK_TIME.search(question)
+            else []
+        )
         if contradicted:
             reason = "\n".join(texts.contradicted_time.format(**asdict(found)) for found in contradicted)
             outcome, instructions = Verification("self_correct", reason), texts.contradicted_instructions
