@@ -22,14 +22,7 @@ from planwerk.checks.domain import NO_DOMAIN
 from planwerk.checks.sources import Sources, _walk
 from planwerk.text.dates import CLOCK_TIME, clock_grounded, clock_times, find_date_claims
 from planwerk.text.numbers import NumberClaim, SourceNumber, number_grounded
-from planwerk.text.places import (
-    MAX_PLACE_ARGUMENT_WORDS,
-    PLACE_PART_SEPARATORS,
-    Gazetteer,
-    PlaceClaim,
-    find_places,
-    fold,
-)
+from planwerk.text.places import Gazetteer, PlaceClaim, find_places, fold, named_parts
 from planwerk.text.words import words
 
 _CLAUSE_END = re.compile(r"[.!?,;:](?=\s|$)|\n|\b(?:" + "|".join(map(re.escape, words().clause_ends)) + r")\b", re.I)
@@ -44,16 +37,8 @@ PlaceTimes = Mapping[int, set[tuple[int, int]]]
 
 
 def _string_places(value: str, gazetteer: Gazetteer) -> dict[str, frozenset[int]]:
-    """The places a short string names, by folded name: a part between separators ("<city>, <country>",
-    "<region>/<city>"; an identifier's underscores read as spaces)."""
-    if len(value.split()) > MAX_PLACE_ARGUMENT_WORDS:
-        return {}
-    zone = gazetteer.zone_cities(value.strip())  # a time zone's part of a result is every city's of the zone
-    found: dict[str, frozenset[int]] = {}
-    for part in re.split(PLACE_PART_SEPARATORS, value.replace("_", " ")):
-        if (words := part.split()) and (ids := gazetteer.lookup(words)):
-            found[fold(part.strip())] = frozenset(ids) | zone
-    return found
+    """The places a short string names, by folded name (:func:`planwerk.text.places.named_parts`)."""
+    return {fold(part.replace("_", " ")): ids for part, ids in named_parts(value, gazetteer)}
 
 
 def _values(value: Any) -> Iterator[Any]:
@@ -247,11 +232,11 @@ class ContradictedTime:
     place: str
     """The place the question gives it for, as the question writes it."""
     taken_for: str
-    """The call's argument value that names the place the result gives it for ("America/New_York")."""
+    """The call's argument value that names the place the result gives it for."""
     taken_argument: str
-    """The name of that argument ("source_timezone")."""
+    """The name of that argument."""
     place_argument: str
-    """The name of the call's argument that names :attr:`place` ("target_timezone"); empty when none does."""
+    """The name of the call's argument that names :attr:`place`; empty when none does."""
 
 
 def contradicted_times(
@@ -259,13 +244,12 @@ def contradicted_times(
 ) -> list[ContradictedTime]:
     """The clock times of ``question`` that a successful call's result gives another place than the question does:
     the rule of :func:`misplaced_times` applied to the question against each call's own result, for a call one of
-    whose string arguments names that other place. Measured on the domain answers set (0.5B, BENCHMARKS.md §12):
-    "Wie spät ist es in New York, wenn es in Berlin 15:00 Uhr ist?" was converted from New York's 15:00, and an
-    answer restating that result passed with a delivered value."""
+    whose string arguments names that other place. Measured on the domain answers set (0.5B, BENCHMARKS.md §12,
+    session 15): a question giving a time for place B was converted from place A's time, and an answer restating
+    that result passed with a delivered value."""
     places = find_places(question, gazetteer)
-    # A question's premise is a clause of its own where a condition opens it without a comma ("What time is it in
-    # Singapore when it is 12:00 in Dubai?"); an answer's "when" is not split so ("The time in A when it is 18:00 in
-    # B is 15:00" states 15:00 for A).
+    # A question's premise is a clause of its own where a condition opens it without a comma ("… in A when it is
+    # 12:00 in B?"); an answer's is not split so ("The time in A when it is 18:00 in B is 15:00" states 15:00 for A).
     openers = re.compile(r"\b(?:" + "|".join(map(re.escape, words().condition_openers)) + r")\b", re.I)
     ends = sorted({*clause_ends(question), *(match.start() - 1 for match in openers.finditer(question))})
     found = []

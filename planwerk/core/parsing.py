@@ -8,6 +8,7 @@ Pure: no I/O, never raises anything but :class:`PlanParseError`.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -216,15 +217,7 @@ def _without_cut_member(truncated: str) -> dict[str, Any] | None:
     Measured on the domain answers set (0.5B model): after a replan request the model wrote the corrected plan and
     then repeated the request's sentence in ``"reason"`` until the token limit. The calls were complete before the
     cut; a member after them is free text that a plan with calls does not need."""
-    boundary = -1
-    depth = 0
-    for index, char in _structure(truncated):
-        if char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-        elif char == "," and depth == 1:
-            boundary = index
+    boundary = max((index for index, char, depth in _depths(truncated) if char == "," and depth == 1), default=-1)
     if boundary < 0:
         return None
     try:
@@ -324,14 +317,20 @@ def _nesting(text: str) -> int:
     return deepest
 
 
-def _is_truncated(text: str) -> bool:
+def _depths(text: str) -> Iterator[tuple[int, str, int]]:
+    """``(index, char, depth)`` of every character outside JSON strings, with the bracket depth after it."""
     depth = 0
-    for _, char in _structure(text):
+    for index, char in _structure(text):
         if char in "{[":
             depth += 1
         elif char in "}]":
             depth -= 1
-    return depth > 0
+        yield index, char, depth
+
+
+def _is_truncated(text: str) -> bool:
+    """Whether brackets are still open at the end of ``text``."""
+    return functools.reduce(lambda _, step: step[2], _depths(text), 0) > 0
 
 
 def _normalise(data: dict[str, Any]) -> dict[str, Any]:

@@ -33,10 +33,8 @@ shape the follow-up examples of the library have.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-import zoneinfo
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -54,6 +52,7 @@ from planwerk.text.places import (
     PlaceClaim,
     find_places,
     fold,
+    named_parts,
     places_in_sources,
 )
 
@@ -119,22 +118,17 @@ id, a hash, a postcode."""
 
 
 def argument_places(value: str, gazetteer: Gazetteer) -> list[_Mention]:
-    """The places a short string argument names: the whole value or a comma-separated part of it as a name
-    ("Halle", "halle (saale)", "Barcelona, Spanien", "America/New_York"), else the place claims of the text. A time
-    zone's city part stands for every city of the zone (:meth:`Gazetteer.zone_cities`)."""
+    """The places a short string argument names: the whole value or a part of it between place separators as a
+    name (:func:`planwerk.text.places.named_parts`: "<city>", "<city>, <country>", "<area>/<city>", a time zone
+    standing for every city in it), else the place claims of the text."""
     if len(value.split()) > MAX_PLACE_ARGUMENT_WORDS:
         return []
-    # A time zone is about every city in it: "Asia/Kolkata" plans Mumbai's time (the zone substituted for it).
-    zone = gazetteer.zone_cities(value.strip())
-    # A word with a digit in it is a code, not a name: a UUID's "aba4" once read as the city Aba.
-    value = _CODE_WORD.sub(" ", value)
-    mentions: list[_Mention] = []
-    for part in re.split(PLACE_PART_SEPARATORS, value):
-        # An identifier writes spaces as underscores: "America/New_York" names New York, not York (measured: the
-        # time question "Wie spät ist es gerade in New York?" was rejected three times for leaving New York out).
-        words = part.replace("_", " ").split()
-        if words and (ids := gazetteer.lookup(words)):
-            mentions.append(_Mention(part.strip(), ids | zone))
+    # A word with a digit in it is a code, not a name: a UUID's "aba4" once read as the city Aba (a time zone has
+    # none). An identifier's underscores are spaces: "<area>/<two_words>" names the two-word city, not its last word
+    # (measured: a time question was rejected three times for leaving the city out).
+    if not gazetteer.zone_cities(value.strip()):
+        value = _CODE_WORD.sub(" ", value)
+    mentions = [_Mention(part, ids) for part, ids in named_parts(value, gazetteer)]
     if mentions:
         return mentions
     text = value if not value.islower() else value.title()
@@ -284,19 +278,13 @@ def _replace_words(text: str, place: str, target: str) -> str:
     return re.sub(rf"(?<!\w){re.escape(place)}(?!\w)", lambda _: target, text, flags=re.IGNORECASE)
 
 
-def _replace_zone(text: str, place: str, zone: str) -> str:
-    """``zone`` for ``text`` when ``text`` is the IANA time zone of ``place`` (folded): the zone is an identifier,
-    not a phrase, and the asked place's own zone is another area's ("America/New_York" for Berlin is
-    "Europe/Berlin"; the place written into the old one, "America/Berlin", is no zone at all: measured on the
-    domain answers set, 0.5B model, mcp-server-time refused it twice)."""
-    if text not in _known_zones() or fold(text.rsplit("/", 1)[-1]).replace("_", " ") != place.replace("_", " "):
+def _replace_zone(text: str, place: str, zone: str, gazetteer: Gazetteer) -> str:
+    """``zone`` for ``text`` when ``text`` is a time zone named after ``place`` (folded): a zone is an identifier,
+    not a phrase, and the asked place's own zone may be another area's (the place written into the old one is no
+    zone at all: measured on the domain answers set, 0.5B model, the time server refused it twice)."""
+    if not gazetteer.zone_cities(text) or fold(text.rsplit("/", 1)[-1]).replace("_", " ") != place.replace("_", " "):
         return text
     return zone
-
-
-@functools.cache
-def _known_zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
 
 
 def substitute_invented_place(
@@ -366,7 +354,7 @@ def substitute_invented_place(
         for call in step.tools:
             arguments = rename_refs(call.arguments, renamed)
             if call.id in written and (zone := gazetteer.timezone(target)) is not None:
-                arguments = _map_strings(arguments, partial(_replace_zone, place=old, zone=zone))
+                arguments = _map_strings(arguments, partial(_replace_zone, place=old, zone=zone, gazetteer=gazetteer))
             for text in sorted(written.get(call.id, ())):
                 arguments = _replace_place(arguments, text, target)
             tools.append({**call.model_dump(), "id": renamed.get(call.id, call.id), "arguments": arguments})

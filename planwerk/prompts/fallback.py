@@ -273,11 +273,12 @@ def call_values(
             return True
         return len(value) >= 3 and value in asked
 
-    # The field of a value the call or the question gave (source.datetime holding "16:00"): the same field
-    # elsewhere in the result (target.datetime, not another item of the same list) is its counterpart, what the
-    # call computed from it, so it is asked for in any language (measured on the answers set: "Wie spät ist es
-    # in New York, …" listed the source's weekday first, as no key shares a word with a German question).
-    given = {_shape(slot.name) for slot in slots.values() if echoed(slot)}
+    # The field of a value the call or the question gave (a.time holding the question's time): the same field
+    # elsewhere in the result (b.time, not another item of the same list) is its counterpart, what the call
+    # computed from it, so it is asked for in any language (measured on the answers set, session 15: a German
+    # question's fallback listed the given side's other values first, as no key shares a word with German).
+    echoes = {name for name, slot in slots.items() if echoed(slot)}
+    given = {_shape(name) for name in echoes}
     given_fields = {shape.rsplit(".", 1)[-1] for shape in given}
 
     def counterpart(slot: Slot) -> bool:
@@ -286,7 +287,7 @@ def call_values(
 
     ranked: list[tuple[int, int, str]] = []
     qualifiers: list[str] = []  # a flag that says what every other value is (an estimate) is never cut
-    for order, slot in enumerate(slots.values()):
+    for order, (name, slot) in enumerate(slots.items()):
         if slot.kind == "flag" and not slot.value:
             continue
         path = slot.name.removeprefix("c").removeprefix(".")
@@ -295,7 +296,7 @@ def call_values(
             continue
         if str(slot.value).casefold() in arguments:
             continue  # the call was given it: it says nothing new
-        if echoed(slot):
+        if name in echoes:
             rank = 2
         elif _asked(path, question_words) or counterpart(slot):
             rank = 0

@@ -69,7 +69,7 @@ class Gazetteer:
     city_countries: Mapping[int, str] = field(default_factory=dict)
     """City id → its country's code (a source naming Barcelona grounds "Spanien")."""
     city_timezones: Mapping[int, str] = field(default_factory=dict)
-    """City id → its IANA time zone ("Europe/Berlin"), where the records give one."""
+    """City id → its IANA time zone ("<area>/<city>"), where the records give one."""
     city_populations: Mapping[int, int] = field(default_factory=dict)
     """City id → its population (of two cities of one name, the larger is the one meant)."""
 
@@ -121,8 +121,8 @@ class Gazetteer:
         )
 
     def zone_cities(self, zone: str) -> frozenset[int]:
-        """The cities whose IANA time zone is ``zone`` ("Asia/Kolkata": Mumbai, Delhi, …); empty for any other
-        text. A time zone argument is about every place in it, not only the city it is named after."""
+        """The cities whose IANA time zone is ``zone`` (every city of "<area>/<city>", not only the one it is
+        named after); empty for any other text."""
         return self._zone_index.get(zone, frozenset())
 
     @functools.cached_property
@@ -133,8 +133,8 @@ class Gazetteer:
         return {zone: frozenset(ids) for zone, ids in index.items()}
 
     def timezone(self, name: str) -> str | None:
-        """The IANA time zone of the city ``name`` names (the most populous of that name: London, England, not
-        London, Ontario); ``None`` for no city or one without a zone."""
+        """The IANA time zone of the city ``name`` names (the most populous of that name, where two share it);
+        ``None`` for no city or one without a zone."""
         ids = self.lookup(name.split())
         if not ids:
             return None
@@ -146,6 +146,20 @@ class Gazetteer:
         if found := self.names.get(key):
             return found
         return self.names.get(base, frozenset()) if (base := without_genitive_s(key)) else frozenset()
+
+
+def named_parts(value: str, gazetteer: Gazetteer) -> list[tuple[str, frozenset[int]]]:
+    """The parts of a short value between place separators that name a city, as written, with the cities' ids
+    ("<city>, <country>", "<area>/<city>"; an identifier's underscores read as spaces). A value that is a time zone
+    the gazetteer's records give is about every city of the zone, so its city part's ids include them all."""
+    if len(value.split()) > MAX_PLACE_ARGUMENT_WORDS:
+        return []
+    zone = gazetteer.zone_cities(value.strip())
+    found = []
+    for part in re.split(PLACE_PART_SEPARATORS, value):
+        if (words := part.replace("_", " ").split()) and (ids := gazetteer.lookup(words)):
+            found.append((part.strip(), ids | zone))
+    return found
 
 
 def _is_plain_name(name: str) -> bool:

@@ -74,7 +74,7 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
             outcome, instructions = Verification("self_correct", reason), texts.contradicted_instructions
             if profile.plan_format == "json" and (swapped := _swapped(state["plan"], contradicted)) is not None:
                 # The small model reads a corrected plan better than a description of it (it repeated the wrong
-                # plan after the description alone: the domain answers set, time2).
+                # plan after the description alone: the domain answers set, BENCHMARKS.md §12, session 15).
                 suggestion = texts.contradicted_plan.format(plan=shown_plan(swapped))
     update: dict[str, Any] = {"verdict": outcome.decision}
     if outcome.decision in ("self_correct", "replan"):
