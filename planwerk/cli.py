@@ -225,12 +225,14 @@ class EventPrinter:
 
 def plan_repairs(event: dict[str, Any]) -> str:
     """What the plan check changed in code before the plan ran (re-ordered steps, places completed, substituted or
-    written as names), in one line; empty when nothing."""
+    written as names, a contradicted call's places swapped), in one line; empty when nothing."""
     parts = ["Schritte umgeordnet"] if event.get("reordered") else []
     if event.get("completed"):
         parts.append("ergänzt für " + ", ".join(event["completed"]))
     parts += [f"{s['old']} → {s['new']}" for s in event.get("substituted") or ()]
     parts += [f"{n['old']} → {n['new']} ({n['call_id']})" for n in event.get("named") or ()]
+    if event.get("swapped"):
+        parts.append("Orte getauscht in " + ", ".join(event["swapped"]))
     return "; ".join(parts)
 
 

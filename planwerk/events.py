@@ -89,6 +89,9 @@ class PlanEvent(_Tagged):
     as ``{"old": "Palma", "new": "Barcelona", "calls": ["geo_barcelona"], "renamed": {"geo_palma":
     "geo_barcelona", "parks_palma": "parks_barcelona"}}``: ``calls`` are the calls whose arguments named it (by
     their new ids), ``renamed`` the ids that contained it (:func:`planwerk.core.scope.substitute_invented_place`)."""
+    swapped: NotRequired[list[str]]
+    """Calls the planner wrote again as they had run although their result contradicted a clock time the question
+    gives for a place, run with their two place arguments swapped in code (``check``)."""
 
 
 class ReplanEvent(_Tagged):

@@ -53,11 +53,11 @@ def test_a_plan_changed_in_code_says_what_changed() -> None:
     text = printed(
         {"event": "plan", "plan": plan, "attempt": 1, "reordered": False, "completed": ["Rom"],
          "substituted": [{"old": "Palma", "new": "Barcelona", "calls": ["geo_barcelona"]}],
-         "named": [{"call_id": "geo_b", "old": "Barcelonas", "new": "Barcelona"}]},
+         "named": [{"call_id": "geo_b", "old": "Barcelonas", "new": "Barcelona"}], "swapped": ["conv"]},
         {"event": "plan", "plan": plan, "attempt": 1, "reordered": False, "completed": [], "named": []},
     )  # fmt: skip
     assert text.count("im Code korrigiert") == 1
-    assert "ergänzt für Rom; Palma → Barcelona; Barcelonas → Barcelona (geo_b)" in text
+    assert "ergänzt für Rom; Palma → Barcelona; Barcelonas → Barcelona (geo_b); Orte getauscht in conv" in text
 
 
 def test_a_rejected_answer_shows_a_short_line_in_the_questions_language_never_the_repair_text() -> None:

@@ -13,6 +13,7 @@ Barcelona" answered with one city's values for both, every number grounded.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -276,3 +277,20 @@ def contradicted_times(
                 )
             )
     return found
+
+
+def swapped_places(plan: Mapping[str, Any], contradicted: Sequence[ContradictedTime]) -> dict[str, Any] | None:
+    """``plan`` (stored plan data) with the two place arguments of each contradicted call swapped: the argument that
+    took the question's time for the other place now names the question's place, and the other way round. ``None``
+    when no contradicted call names the question's place in an argument of its own (nothing to swap)."""
+    fixes = {found.call: found for found in contradicted if found.place_argument}
+    if not fixes:
+        return None
+    swapped = copy.deepcopy(dict(plan))
+    for step in swapped.get("steps") or []:
+        for call in step.get("tools") or []:
+            if (found := fixes.get(call.get("id"))) is not None:
+                arguments = call.get("arguments") or {}
+                taken, given = found.taken_argument, found.place_argument
+                arguments[taken], arguments[given] = arguments.get(given), arguments.get(taken)
+    return swapped

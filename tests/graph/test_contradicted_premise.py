@@ -67,8 +67,18 @@ async def test_a_conversion_the_right_way_round_is_not_questioned(time_tools: An
     assert reply.metadata["llm_calls"] == 2
 
 
-async def test_the_same_contradiction_is_not_told_twice(time_tools: Any) -> None:
-    # The planner writes the wrong plan again: asking once more would loop; the answer check has the last word.
-    model = ReplayChatModel.of([WRONG, WRONG, "In New York ist es 21:00 Uhr.", "In New York ist es 21:00 Uhr."])
+async def test_the_same_contradiction_is_not_told_twice_and_the_call_written_again_runs_swapped(
+    time_tools: Any,
+) -> None:
+    # The planner writes the told plan again: telling it once more would loop, and the same call would deliver the
+    # same contradiction; code swaps its two places, says so in the plan event, and the answer comes from that.
+    model = ReplayChatModel.of([WRONG, WRONG, "Wenn es in Berlin 15:00 Uhr ist, ist es in New York 09:00 Uhr."])
     reply = await ask(model, time_tools)
     assert len([event for event in reply.events if event["event"] == "replan"]) == 1
+    plans = [event for event in reply.events if event["event"] == "plan"]
+    assert [event["swapped"] for event in plans] == [[], ["conv"]]
+    assert (
+        plans[1]["plan"]["steps"][0]["tools"][0]["arguments"] == json.loads(RIGHT)["steps"][0]["tools"][0]["arguments"]
+    )
+    assert reply.answer == "Wenn es in Berlin 15:00 Uhr ist, ist es in New York 09:00 Uhr."
+    assert reply.metadata["llm_calls"] == 3

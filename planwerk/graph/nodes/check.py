@@ -16,6 +16,7 @@ from langgraph.types import Command
 
 from planwerk.checks import ProblemKind
 from planwerk.checks.context import context_answers, context_nearly_answers, passages_on
+from planwerk.checks.pairs import contradicted_times, swapped_places
 from planwerk.checks.sources import DOWN_KINDS
 from planwerk.core.calls import results_of
 from planwerk.core.checking import check_plan, echoes_question, retarget_named_references
@@ -97,7 +98,7 @@ from planwerk.prompts.zero_shot import (
     uses_built_examples,
 )
 from planwerk.rag.lexical import analyze
-from planwerk.text.dates import find_dates
+from planwerk.text.dates import CLOCK_TIME, find_dates
 from planwerk.text.gazetteer import default_gazetteer
 from planwerk.text.numbers import format_value
 from planwerk.text.vocabularies import known_vocabularies
@@ -191,6 +192,7 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
             completed=list(checked.completed),
             named=[asdict(named) for named in checked.named],
             substituted=[substitution.as_event() for substitution in checked.substituted],
+            swapped=list(checked.swapped),
         )
     )
     # A plan the model wrote again after being asked whether it meant values nobody gave runs only if a person says so.
@@ -266,9 +268,25 @@ class Checked:
     """The one place the plan invented (an example's city), replaced by the one it left out."""
     ask: str | None = None
     """What to ask the user instead of planning again: the plan needs a value (a place) nobody gave."""
+    swapped: tuple[str, ...] = ()
+    """Calls written again as they ran although their result contradicted the question, whose two place arguments
+    were swapped."""
 
 
 async def _checked(text: str, state: AgentState, context: Context, deps: Deps) -> Checked:
+    """One reply checked (:func:`_checked_as_written`); a plan that passes has each call it wrote again after that
+    call's result contradicted the question run with its two places swapped (:func:`_uncontradicted`)."""
+    checked = await _checked_as_written(text, state, context, deps)
+    if checked.plan is None or checked.problems:
+        return checked
+    uncontradicted = await asyncio.to_thread(_uncontradicted, checked.plan, state, context)
+    if uncontradicted is None:
+        return checked
+    plan, swapped = uncontradicted
+    return replace(checked, plan=plan, swapped=swapped)
+
+
+async def _checked_as_written(text: str, state: AgentState, context: Context, deps: Deps) -> Checked:
     """One reply parsed tolerantly, its contradicting steps re-ordered, checked, completed for the places the
     question names that it left out, or its one invented place replaced by the one it left out, and its place
     arguments in the genitive written as names. A plan changed in code is checked again like any plan; when it
@@ -891,6 +909,29 @@ def _stated_choices(plan: Plan, state: AgentState, context: Context, deps: Deps)
         return None
     data = stated_choices(plan, question_of(state), deps.tools.specs, changing_tools(deps, profile))
     return None if data is None else Plan.model_validate(data)
+
+
+def _uncontradicted(plan: Plan, state: AgentState, context: Context) -> tuple[Plan, tuple[str, ...]] | None:
+    """``plan`` with the two place arguments swapped in each call that ran before with the same arguments and whose
+    result contradicted a clock time the question gives for a place (:func:`planwerk.checks.pairs.contradicted_times`),
+    and those calls' ids; ``None`` when no call was written again so. The same call would deliver the same
+    contradiction, and ``verify`` tells the planner of one only once: measured on the held-out places set (0.5B,
+    BENCHMARKS.md §12, session 16), the planner wrote the told plan again, and an answer from its result was kept.
+    JSON plans only, as ``verify``'s suggested plan. Blocking (the gazetteer): runs in a worker thread."""
+    question = question_of(state)
+    runs = [c for c in state.get("calls", []) if c.get("status") == "ok"]
+    if profile_of(context).plan_format != "json" or not runs or not CLOCK_TIME.search(question):
+        return None
+    found = []
+    for _, call in plan.calls():
+        ran = next((c for c in runs if c["tool"] == call.name and c.get("args") == call.arguments), None)
+        if ran is not None:
+            contradicted = contradicted_times(question, [ran], default_gazetteer())
+            found += [replace(c, call=call.id) for c in contradicted if c.place_argument]
+    swapped = swapped_places(plan.stored(), found) if found else None
+    if swapped is None:
+        return None
+    return Plan.model_validate(swapped), tuple(dict.fromkeys(c.call for c in found))
 
 
 def _complete(plan: Plan, missing: list[str]) -> Plan | None:

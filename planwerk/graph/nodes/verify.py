@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 from dataclasses import asdict
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from planwerk.checks.pairs import ContradictedTime, contradicted_times
+from planwerk.checks.pairs import contradicted_times, swapped_places
 from planwerk.core.calls import CallRecord, results_of
 from planwerk.core.expressions import plan_expression
 from planwerk.core.extract import EXTRACT_TOOL, FIELD_NAME
-from planwerk.core.plan import Plan, PlanData
+from planwerk.core.plan import Plan
 from planwerk.core.question_fit import shown_plan
 from planwerk.core.refs import Ref, as_data, call_subjects, dependencies, iter_refs
 from planwerk.core.rounds import summarize_value
@@ -72,7 +71,7 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
         if contradicted:
             reason = "\n".join(texts.contradicted_time.format(**asdict(found)) for found in contradicted)
             outcome, instructions = Verification("self_correct", reason), texts.contradicted_instructions
-            if profile.plan_format == "json" and (swapped := _swapped(state["plan"], contradicted)) is not None:
+            if profile.plan_format == "json" and (swapped := swapped_places(state["plan"], contradicted)) is not None:
                 # The small model reads a corrected plan better than a description of it (it repeated the wrong
                 # plan after the description alone: the domain answers set, BENCHMARKS.md §12, session 15).
                 suggestion = texts.contradicted_plan.format(plan=shown_plan(swapped))
@@ -104,21 +103,6 @@ async def verify(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]
     elif outcome.decision == "give_up":
         update["plan_errors"] = outcome.reason.splitlines()
     return update
-
-
-def _swapped(plan: PlanData, contradicted: list[ContradictedTime]) -> PlanData | None:
-    """``plan`` with the two place arguments of each contradicted call swapped; ``None`` when no call has both."""
-    fixes = {found.call: found for found in contradicted if found.place_argument}
-    if not fixes:
-        return None
-    swapped = copy.deepcopy(plan)
-    for step in swapped.get("steps") or []:
-        for call in step.get("tools") or []:
-            if (found := fixes.get(call.get("id"))) is not None:
-                arguments = call.get("arguments") or {}
-                taken, given = found.taken_argument, found.place_argument
-                arguments[taken], arguments[given] = arguments.get(given), arguments.get(taken)
-    return swapped
 
 
 def _runs(call: CallRecord, state: AgentState) -> int:
