@@ -41,6 +41,14 @@ class AnswerCheck:
         the answer grammar (its numbers, dates and times are grounded by construction and not read again)."""
         return check_answer(answer, self.sources, self.settings, constrained=constrained)
 
+    @property
+    def nothing_delivered(self) -> bool:
+        """Whether nothing was delivered for the question: calls failed, every successful one fed a failed call,
+        and the question is no context question (:func:`unanswered_failures`). The failure is then all there is
+        to say. A call the person rejected is their decision, not a failure: the answer acknowledges it in words."""
+        unanswered = self.settings.unanswered
+        return bool(unanswered) and self.facts is None and all(kind != "rejected" for _, kind in unanswered)
+
     def states_a_result(self, answer: str) -> bool:
         """Whether ``answer`` states a value the reported results hold that the question does not
         (:func:`planwerk.checks.rules.states_a_result`)."""

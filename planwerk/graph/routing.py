@@ -26,7 +26,8 @@ def after_verify(state: AgentState) -> VerifyRoute:
 
 
 def after_answer(state: AgentState) -> AnswerRoute:
-    """A draft is checked; without one (no plan passed) the deterministic answer follows."""
+    """A draft is checked; without one (no plan passed, or nothing was delivered for the question) the
+    deterministic answer follows."""
     return "check_answer" if state.get("draft") is not None else "fallback"
 
 

@@ -350,6 +350,14 @@ def failure_lines(
     ]
 
 
+def failures_answer(calls: Sequence[Mapping[str, Any]], language: Language, plan: PlanData | None = None) -> str:
+    """The answer where nothing was delivered for the question: its failed calls, each with its subject
+    (:func:`failure_lines`), and nothing of a result that only fed one of them (coordinates for a forecast that
+    failed answer nothing asked)."""
+    lines = failure_lines(calls, language, plan)
+    return lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
+
+
 def _subjects(calls: Sequence[Mapping[str, Any]], plan: PlanData | None) -> dict[str, str]:
     """What each call was asked about, by call id: its own short arguments, after the subjects of the calls it took
     results from (a weather call that took a geocode's coordinates is about the geocode's city,

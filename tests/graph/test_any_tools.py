@@ -870,9 +870,9 @@ async def test_two_different_calls_under_one_id_run_under_ids_of_their_own() -> 
     ]
 
 
-async def test_an_answer_stating_a_value_after_every_call_failed_is_not_amended_but_falls_back() -> None:
+async def test_after_every_call_failed_the_answer_names_the_failure_and_no_model_writes_one() -> None:
     # The answer set (0.5B): after every conversion failed, "Es ist 12:00 Uhr in Berlin." was kept with the failure
-    # sentence added in code, the wrong value beside it.
+    # sentence added in code, the wrong value beside it. Nothing was delivered: the model is not asked to answer.
     from planwerk.tools.base import FunctionToolSource
 
     async def convert(time: str, zone: str) -> str:
@@ -880,13 +880,12 @@ async def test_an_answer_stating_a_value_after_every_call_failed_is_not_amended_
         raise ValueError(f"unknown zone {zone}")
 
     call = plan({"id": "c", "name": "convert", "arguments": {"time": "12:00", "zone": "Berlin"}})
-    wrong = "Es ist 12:00 Uhr in Berlin."
-    model = ReplayChatModel.of([call, call, call, wrong, wrong])
+    model = ReplayChatModel.of([call, call, call])
     async with agent(model, FunctionToolSource([convert]), profile="generic") as planwerk:
         reply = await planwerk.ask("Es ist 12:00 Uhr. Wie spät ist es dann in Berlin?")
-    assert reply.metadata["answer_source"] == "fallback" and wrong not in (reply.answer or "")
-    rejected = [e for e in reply.events if e["event"] == "answer_rejected"]
-    assert rejected and "Alle Aufrufe sind fehlgeschlagen" in rejected[0]["problems"][0]
+    assert reply.metadata["answer_source"] == "fallback" and reply.metadata["llm_calls"] == 3
+    assert "convert (12:00, Berlin): fehlgeschlagen" in (reply.answer or "")
+    assert not [e for e in reply.events if e["event"] == "answer_rejected"]
 
 
 async def test_a_corrected_plan_that_extracts_the_fields_gets_the_call_that_read_them_back(bank: Any) -> None:

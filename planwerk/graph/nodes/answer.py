@@ -24,7 +24,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from planwerk.checks import reported_calls
+from planwerk.checks import AnswerCheck, reported_calls
 from planwerk.core.answers.grammar import prose_grammar
 from planwerk.core.answers.slots import Slot
 from planwerk.core.language import Language, detect_language
@@ -65,7 +65,9 @@ def answer_language(state: AgentState, profile: Profile) -> Language:
 
 async def answer(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> dict[str, Any]:
     """The first draft: the planner's ``final`` when no tool ran, else the model's answer (rendered where it wrote
-    placeholders). No draft when no plan passed: the ``fallback`` node answers from the context or says so."""
+    placeholders). No draft when no plan passed (the ``fallback`` node answers from the context or says so), or
+    when nothing was delivered for the question (:attr:`~planwerk.checks.AnswerCheck.nothing_delivered`: the
+    ``fallback`` node names the failed calls)."""
     if state.get("plan") is None:
         return {"draft": None}
     context = context_of(runtime)
@@ -95,7 +97,13 @@ async def answer(state: AgentState, runtime: Runtime[Context], *, deps: Deps) ->
     plan = state.get("plan")
     if not state.get("calls") and plan is not None and plan["final"]:
         return {"draft": {**draft, "text": str(plan["final"]), "source": "planner"}}
-    reply, refs, usage = await _write(state, context, profile, deps, repair=None)
+    check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
+    if check.nothing_delivered:
+        # The failure is all there is to say, and the fallback says it in code: no model call. Measured on the
+        # travel set (0.5B, BENCHMARKS.md §12, session 16): in each of the four questions whose service failed,
+        # both drafts stated what it would have delivered ("… will be sunny.") and were rejected.
+        return {"draft": None}
+    reply, refs, usage = await _write(state, context, profile, deps, check, repair=None)
     drafted = _drafted(draft, refs, reply)
     return {"draft": drafted, "usage": usage, **streamed_draft(drafted)}
 
@@ -108,7 +116,9 @@ async def regenerate(state: AgentState, runtime: Runtime[Context], *, deps: Deps
     draft = state["draft"]
     assert draft is not None and draft["repair"] is not None, "regenerate runs only after a rejected draft"
     first = draft["written"][-1] if draft["written"] else draft["text"]
-    reply, refs, usage = await _write(reported_state(state), context, profile, deps, repair=(first, draft["repair"]))
+    state = reported_state(state)
+    check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
+    reply, refs, usage = await _write(state, context, profile, deps, check, repair=(first, draft["repair"]))
     second = _drafted(draft, refs, reply)
     drafted: Draft = {**second, "attempt": 2, "source": "regenerated", "verdict": "unchecked"}
     return {"draft": drafted, "usage": usage, **streamed_draft(drafted)}
@@ -123,12 +133,17 @@ def streamed_draft(draft: Draft) -> dict[str, Any]:
 
 
 async def _write(
-    state: AgentState, context: Context, profile: Profile, deps: Deps, *, repair: tuple[str, str] | None
+    state: AgentState,
+    context: Context,
+    profile: Profile,
+    deps: Deps,
+    check: AnswerCheck,
+    *,
+    repair: tuple[str, str] | None,
 ) -> tuple[tuple[str, str | None], ReferenceAnswer | None, dict[str, float]]:
-    """One answer model call (it streams, rendered where it answers by reference): the reply as the model wrote it
-    and the id it streamed under, the answer-by-reference setup (or ``None``), and the usage."""
+    """One answer model call (it streams, rendered where it answers by reference) under ``check``: the reply as the
+    model wrote it and the id it streamed under, the answer-by-reference setup (or ``None``), and the usage."""
     language = answer_language(state, profile)
-    check = await asyncio.to_thread(answer_check_for, state, context, profile, deps)
     model = await deps.answer_model_for(answer_model_spec_of(context))
     if repair is not None and context.retry_temperature > 0:
         # Greedy decoding wrote the rejected answer again, word for word (the 1.5B model on the domain bench).

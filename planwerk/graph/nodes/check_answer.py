@@ -70,18 +70,12 @@ async def check_answer(state: AgentState, runtime: Runtime[Context], *, deps: De
         return GroundingReport(tuple(p for p in report.problems if p.kind not in STATED_BY_QUOTATION))
 
     report = check(draft["text"])
-    # The failed calls an answer did not name, in the fallback's words (each with what it was asked about).
+    # The failed calls an answer did not name, in the fallback's words (each with what it was asked about). Where
+    # nothing was delivered for the question there is no draft to add them to (the answer node wrote none).
     unnamed = {p.tool for p in report.problems if p.kind == "failure_unnamed"}
     plan = state.get("plan")
     calls = reported_calls(plan, reported_state(state).get("calls", []))
-    # Where nothing was delivered for the question (no context question either), a draft that neither names the
-    # failure nor states a result says something unfounded or nothing: a failure note added beside it would make
-    # it look answered (measured on the travel set with the repeat penalty: "Ja, in ganzen Sätzen." for parks
-    # around Palma after the park search failed, kept with the note added).
     failed = failure_lines(calls, language, plan, unnamed) if unnamed else []
-    nothing_delivered = bool(full.settings.unanswered) and full.facts is None
-    if failed and nothing_delivered and not full.states_a_result(draft["text"]):  # read only where a note would go
-        failed = []
     estimate = estimate_label(profile.domain, language)
     text, report, amended = _amend(draft["text"], report, check, "\n".join(failed), estimate)
     streamed = is_draft(state.get("messages", []), draft["message_id"])

@@ -1,9 +1,12 @@
-"""The answer loop's deterministic end: ``fallback`` answers when no plan passed or both model answers failed.
+"""The answer loop's deterministic end: ``fallback`` answers when no plan passed, when nothing was delivered for
+the question, or when both model answers failed.
 
 No plan: the best chunk's key sentences with their source when the retrieved context answers the question by
-itself, else the fixed no-plan sentence. Two rejected drafts: :func:`planwerk.prompts.fallback.fallback_answer`,
-one sentence per reported call with its own arguments and rendered values (never a result's free text), the
-last result for profiles whose answer is it, or the context's facts.
+itself, else the fixed no-plan sentence. Nothing delivered: the failed calls
+(:func:`planwerk.prompts.fallback.failures_answer`). Two rejected drafts:
+:func:`planwerk.prompts.fallback.fallback_answer`, one sentence per reported call with its own arguments and
+rendered values (never a result's free text), the last result for profiles whose answer is it, or the context's
+facts.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from planwerk.graph.nodes.common import answer_check_for, context_of, question_o
 from planwerk.graph.nodes.deliver import deliver, reported_state
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
-from planwerk.prompts.fallback import fallback_answer
+from planwerk.prompts.fallback import failures_answer, fallback_answer
 from planwerk.prompts.texts import texts_for
 
 
@@ -52,6 +55,11 @@ async def fallback(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         # Planning failed and gave way to a chunk that says the answer only in other words (check._context_at_last):
         # with both drafts rejected, its key sentence is no answer to print.
         return await _no_plan(state, runtime, context, language)
+    if check.nothing_delivered:  # the answer node wrote no draft: the failures are all there is to say
+        text = failures_answer(calls, language, plan)
+        return await deliver(
+            state, runtime, context, answer=text, source="fallback", grounded=check(text).ok, message_id=None
+        )
     text = fallback_answer(
         reported_calls(plan, calls),
         language,
