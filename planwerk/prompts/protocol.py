@@ -137,6 +137,12 @@ SOURCE_LABEL_VALUE = (
     'beantwortet der Kontext die Frage, rufe nichts auf und antworte mit "final".'
 )
 """Plan check: a retrieved chunk's label given as a value (takes ``{call}``, ``{argument}``, ``{value}``)."""
+FAILED_AGAIN = (
+    "Aufruf {call} ({tool}) ist mit genau diesen Argumenten schon fehlgeschlagen ({error}) und schlüge wieder fehl; "
+    "ändere die Argumente, nimm ein anderes Werkzeug, oder rufe nichts auf, wenn keines passt."
+)
+"""Plan check: a call that failed on what it was given, planned again with the same arguments (takes ``{call}``,
+``{tool}``, ``{error}``)."""
 UNUSED_NUMBERS = (
     "Die Frage nennt auch {numbers}, was kein Aufruf verwendet. Sind das weitere Werte für ein Werkzeug, schreibe "
     "einen Aufruf je Wert (Aufrufe, die nichts voneinander brauchen, stehen nebeneinander in einem Schritt); nimmt "

@@ -124,6 +124,12 @@ SOURCE_LABEL_VALUE = (
     'the context answers the question, call nothing and answer with "final".'
 )
 """Plan check: a retrieved chunk's label given as a value (takes ``{call}``, ``{argument}``, ``{value}``)."""
+FAILED_AGAIN = (
+    "call {call} ({tool}) already failed with exactly these arguments ({error}) and would fail again; change the "
+    "arguments, take another tool, or call nothing when none fits."
+)
+"""Plan check: a call that failed on what it was given, planned again with the same arguments (takes ``{call}``,
+``{tool}``, ``{error}``)."""
 UNUSED_NUMBERS = (
     "the question also states {numbers}, which no call takes. If they are further values for a tool, write one call "
     "per value (calls that need nothing from each other stand side by side in one step); if no tool takes them, "

@@ -79,6 +79,9 @@ class PromptTexts:
     """Takes ``{call}``, ``{argument}`` and ``{value}``: an example's sample value copied into a plan."""
     source_label_value: str
     """Takes ``{call}``, ``{argument}`` and ``{value}``: a retrieved chunk's label ("notes.txt#0") as a value."""
+    failed_again: str
+    """Takes ``{call}``, ``{tool}`` and ``{error}``: a call that failed on what it was given, planned again with the
+    same arguments."""
     unused_numbers: str
     """Takes ``{numbers}``: numbers the question states that no call takes, while calls take others of them."""
     unused_numbers_plan: str

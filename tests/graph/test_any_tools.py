@@ -888,6 +888,38 @@ async def test_after_every_call_failed_the_answer_names_the_failure_and_no_model
     assert not [e for e in reply.events if e["event"] == "answer_rejected"]
 
 
+async def test_a_call_that_failed_on_its_arguments_is_not_run_again_with_the_same_ones() -> None:
+    # The domain answers set (0.5B): after the error the planner wrote the same call again in most runs (a folder
+    # listing of a file's path), and it failed again. The check sends it back before anything runs.
+    from planwerk.tools.base import FunctionToolSource
+
+    ran: list[str] = []
+
+    async def list_directory(path: str) -> list[str]:
+        """Lists the entries of a folder."""
+        ran.append(path)
+        raise ValueError(f"not a directory: {path}")
+
+    async def read_file(path: str) -> str:
+        """Reads a text file."""
+        ran.append(path)
+        return "Total due: 412.50 EUR"
+
+    listing = plan({"id": "l", "name": "list_directory", "arguments": {"path": "/data/invoice.txt"}})
+    reading = plan({"id": "r", "name": "read_file", "arguments": {"path": "/data/invoice.txt"}})
+    model = ReplayChatModel.of([listing, listing, reading, "The file says that 412.50 EUR are due."])
+    async with agent(model, FunctionToolSource([list_directory, read_file])) as planwerk:
+        reply = await planwerk.ask("What does /data/invoice.txt say?")
+    assert ran == ["/data/invoice.txt", "/data/invoice.txt"]  # the listing once, then the reading
+    rejected = [e for e in reply.events if e["event"] == "replan" and e["decision"] == "rejected"]
+    assert len(rejected) == 1 and rejected[0]["reason"] == (
+        "call l (list_directory) already failed with exactly these arguments (list_directory failed: ValueError: not "
+        "a directory: /data/invoice.txt) and would fail again; change the arguments, take another tool, or call "
+        "nothing when none fits."
+    )
+    assert "412.50" in (reply.answer or "")
+
+
 async def test_a_corrected_plan_that_extracts_the_fields_gets_the_call_that_read_them_back(bank: Any) -> None:
     # The domain set (1.5B model): after the feedback above it planned the read and the extract, and left
     # update_user_info out ("the values are … passed to the update_user_info tool again"); nothing was done.

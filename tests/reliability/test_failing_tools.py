@@ -153,7 +153,7 @@ async def test_garbage_results_and_errors_go_back_to_the_planner_and_retries_are
     always_failing = plan([call("f", "fail", message="invalid argument: the server rejects everything")])
     model = ReplayChatModel.of([
         garbage_then_ref, plan([call("o2", "ok", text="ohne Müll")]), "Ohne den Müll: ok.",
-        always_failing, always_failing, always_failing, "Der Dienst lehnt alles ab.",
+        always_failing, always_failing, always_failing,
     ])  # fmt: skip
     async with make_agent(model, mcp_config=write_config(tmp_path), max_plan_attempts=3) as planwerk:
         corrected, _ = await ask(planwerk, "Müll?", "garbage")
@@ -163,10 +163,14 @@ async def test_garbage_results_and_errors_go_back_to_the_planner_and_retries_are
     assert "$ref 'g.result.field'" in ref_error and "str value" in ref_error
     assert "$ref 'g.result.field'" in model.prompts[1][-1].content  # the planner saw why
     assert corrected.answer == "Ohne den Müll: ok."
+    # The same call with the same arguments is not run again (it would fail again): the planner is told so until
+    # its attempts are used up, then the failure is the answer, in code (nothing was delivered).
     attempts = [e for e in bounded.events if e["event"] == "tool_call"]
-    assert len(attempts) == 3  # max_plan_attempts, then an honest answer
-    assert bounded.answer == "Der Dienst lehnt alles ab." and bounded.metadata["failed_tool_calls"] == 3
-    assert model.calls == 7
+    assert len(attempts) == 1
+    assert [e["decision"] for e in bounded.events if e["event"] == "replan"] == ["replan", "rejected", "rejected"]
+    assert bounded.answer.startswith("fail (") and "fehlgeschlagen" in bounded.answer
+    assert bounded.metadata["failed_tool_calls"] == 1
+    assert model.calls == 6
     figures.record(
         "failing_tools", injected=4, runs=2, self_corrections=3, bounded_attempts=len(attempts), lost_results=0
     )

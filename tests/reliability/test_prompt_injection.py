@@ -65,7 +65,6 @@ async def test_an_injected_tool_error_cannot_make_the_planner_run_a_disallowed_t
         plan({"id": "geo", "name": "geocode", "arguments": {"destination": "Atlantis"}}),
         plan(DELETE),  # the planner obeys the injection it read in the error
         plan(),  # then gives up on tools
-        "Atlantis kenne ich nicht.",
     ])  # fmt: skip
     async with Agent(model=model, tools=tools(log), retriever=False, context=guarded) as agent:
         reply = await agent.ask("Wie ist das Wetter in Atlantis?", thread_id="inj-tool")
@@ -75,7 +74,8 @@ async def test_an_injected_tool_error_cannot_make_the_planner_run_a_disallowed_t
     rejected = [e["reason"] for e in reply.events if e["event"] == "replan" and e["decision"] == "rejected"]
     assert len(rejected) == 1
     assert "tool 'delete_all' is not allowed in this profile; allowed: geocode" in rejected[0]
-    assert reply.answer == "Atlantis kenne ich nicht."
+    # Nothing was delivered: the failure is the answer, in code, without the error's injected text.
+    assert reply.answer == "geocode (Atlantis): fehlgeschlagen (Fehler)." and model.calls == 3
     figures.record("prompt_injection", injections=1, disallowed_plans_rejected=1, disallowed_tool_runs=0)
 
 

@@ -173,7 +173,8 @@ async def check(state: AgentState, runtime: Runtime[Context], *, deps: Deps) -> 
         if questioned:
             rejected["kind"] = questioned
         update: dict[str, Any] = {
-            "plan": None,
+            # A plan that ran stays until another passes: the last attempt's answer comes from its calls.
+            "plan": state.get("plan") if state.get("calls") else None,
             "reply": None,
             "replies": None,
             "candidates": None,
@@ -454,12 +455,44 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
             texts.copied_placeholder.format(call=call_id, argument=names, value=values)
             for call_id, names, values in copied_sample_calls(plan, asked)
         ]
+    # A call that failed on what it was given fails again with the same arguments: the 0.5B model wrote such calls
+    # again after the error in most runs of the domain answers set (a folder listing of a file, an invented URI).
+    problems += [
+        texts.failed_again.format(call=call_id, tool=tool, error=error)
+        for call_id, tool, error in _failed_again(plan, state)
+    ]
     # A tool of a server that is down is missing from the catalog: say why, not only "unknown tool".
     down: Mapping[str, str] = getattr(deps.tools, "unavailable", {})
     if down and any(call.name not in deps.tools.specs for _, call in plan.calls()):
         listed = "; ".join(f"{server} ({reason})" for server, reason in sorted(down.items()))
         problems.append(texts.servers_down.format(servers=listed))
     return problems
+
+
+FAILED_AGAIN_ERROR_CHARS = 160
+"""The earlier error is quoted to the planner in at most this many characters."""
+
+
+def _failed_again(plan: Plan, state: AgentState) -> list[tuple[str, str, str]]:
+    """Each planned call (id, tool, earlier error) whose tool ran in this turn with the same arguments and failed on
+    them or on where it pointed (a path outside the permitted folders): not a service that was down (trying again
+    may work), nor a call that did not run (skipped, rejected by the person, unclear)."""
+    failed = [
+        record
+        for record in state.get("calls", [])
+        if record.get("status") != "ok" and record.get("kind") in REPEATED_FAILURE_KINDS
+    ]
+    found = []
+    for _, call in plan.calls():
+        record = next((r for r in failed if r["tool"] == call.name and r.get("args") == call.arguments), None)
+        if record is not None:
+            error = " ".join(str(record.get("error") or record.get("kind")).split())[:FAILED_AGAIN_ERROR_CHARS]
+            found.append((call.id, call.name, error))
+    return found
+
+
+REPEATED_FAILURE_KINDS = frozenset({"invalid_arguments", "not_found", "error", "forbidden"})
+"""Failure kinds a call repeats when it runs again with the same arguments."""
 
 
 UNBACKED_KINDS: frozenset[ProblemKind] = frozenset({"number", "date", "place", "unbacked_action"})
