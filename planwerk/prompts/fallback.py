@@ -397,10 +397,12 @@ def call_sentences(
     plan: PlanData | None = None,
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
     domain: Domain | None = None,
+    quotes: Mapping[str, str] | None = None,
 ) -> list[str]:
     """One sentence per call: ``convert_time (Europe/Berlin, 16:00, Asia/Tokyo): target datetime 27 November 2026,
     00:00, …`` with the call's own arguments (or, with the ``plan``, the subjects of the calls whose results it
-    took) and at most :data:`MAX_VALUES` values, or its failure."""
+    took) and at most :data:`MAX_VALUES` values, or its failure. A free text ``quotes`` offers shows as its
+    placeholder (:func:`values_only`), for the caller to render as a quotation."""
     texts = fallback_texts(language)
     schemas = output_schemas or {}
     subjects = _subjects(calls, plan)
@@ -415,7 +417,8 @@ def call_sentences(
         if call.get("status") != "ok":
             lines.append(failure_line(call, language, subjects[str(call.get("id"))]))
             continue
-        values = call_values(call, language, question, output_schema=schemas.get(str(call.get("tool"))), domain=domain)
+        schema = schemas.get(str(call.get("tool")))
+        values = call_values(call, language, question, output_schema=schema, domain=domain, quotes=quotes)
         said = ", ".join(values) or texts.nothing_delivered
         arguments = subjects[str(call.get("id"))]
         template = texts.call_line if arguments else texts.call_line_no_args
@@ -434,11 +437,13 @@ def fallback_answer(
     plan: PlanData | None = None,
     output_schemas: Mapping[str, Mapping[str, Any] | None] | None = None,
     domain: Domain | None = None,
+    quotes: Mapping[str, str] | None = None,
 ) -> str:
     """The deterministic answer: the last result (profiles whose answer is the last result), the best chunk's key
     sentences with their source (a context question; a failed call beside it is named too), or one sentence per
-    call (:func:`call_sentences`); when nothing ran and no context answers, the profile's ``refusal`` (an
-    out-of-domain question), else an honest sentence that there is nothing to answer from."""
+    call (:func:`call_sentences`, a free text ``quotes`` offers as its placeholder); when nothing ran and no context
+    answers, the profile's ``refusal`` (an out-of-domain question), else an honest sentence that there is nothing to
+    answer from."""
     texts = fallback_texts(language)
     if last_result is not None:
         return texts.last_result.format(value=format_value(last_result))
@@ -454,7 +459,9 @@ def fallback_answer(
         # stray get_parks failed, and the context answer did not say so).
         failed = failure_lines(calls, language, plan)
         return "\n\n".join([answer, *failed]) if failed else answer
-    lines = call_sentences(calls, language, question, plan=plan, output_schemas=output_schemas, domain=domain)
+    lines = call_sentences(
+        calls, language, question, plan=plan, output_schemas=output_schemas, domain=domain, quotes=quotes
+    )
     if not lines:
         return refusal or texts.nothing
     return texts.intro + "\n" + "\n".join(f"- {line}" for line in lines)

@@ -17,14 +17,17 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from planwerk.checks import reported_calls
+from planwerk.core.answers.render import render_answer
 from planwerk.core.language import Language
 from planwerk.graph.context import Context
 from planwerk.graph.deps import Deps
 from planwerk.graph.nodes.answer import answer_language
+from planwerk.graph.nodes.answer_refs import answer_slots
 from planwerk.graph.nodes.common import answer_check_for, context_of, question_of
 from planwerk.graph.nodes.deliver import deliver, reported_state
 from planwerk.graph.run_context import profile_of
 from planwerk.graph.state import AgentState
+from planwerk.prompts.answer_refs import quoted_placeholders, reference_texts
 from planwerk.prompts.fallback import failures_answer, fallback_answer
 from planwerk.prompts.texts import texts_for
 
@@ -60,6 +63,10 @@ async def fallback(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         return await deliver(
             state, runtime, context, answer=text, source="fallback", grounded=check(text).ok, message_id=None
         )
+    # A free text no later call read is quoted, as the model may quote it (planwerk.graph.nodes.answer_refs): fenced
+    # and marked as a third party's words, never the answer's own. Shown only as its length it answered nothing
+    # (the domain answers set: "read_multiple_files: content (207 characters of text)." for the amount due).
+    slots = {name: slot for name, slot in answer_slots(state, context, deps).items() if slot.kind == "quote"}
     text = fallback_answer(
         reported_calls(plan, calls),
         language,
@@ -70,7 +77,10 @@ async def fallback(state: AgentState, runtime: Runtime[Context], *, deps: Deps) 
         plan=plan,
         output_schemas={name: spec.output_schema for name, spec in deps.tools.specs.items()},
         domain=profile.domain,
+        quotes=quoted_placeholders(slots),
     )
+    if slots:
+        text = render_answer(text, slots, reference_texts(language).style).text
     # A new message id: the model's replies were the rejected answers, not this one.
     return await deliver(
         state, runtime, context, answer=text, source="fallback", grounded=check(text).ok, message_id=None
