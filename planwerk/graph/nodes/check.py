@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
@@ -18,7 +18,7 @@ from planwerk.checks import ProblemKind
 from planwerk.checks.context import context_answers, context_nearly_answers, passages_on
 from planwerk.checks.pairs import contradicted_times, swapped_places
 from planwerk.checks.sources import DOWN_KINDS
-from planwerk.core.calls import results_of
+from planwerk.core.calls import CallRecord, FailureKind, results_of
 from planwerk.core.checking import check_plan, echoes_question, retarget_named_references
 from planwerk.core.date_values import DateValue, date_values, follow_up_day, stated_day, without_stray_day_places
 from planwerk.core.duplicates import distinct_ids, merge_identical_calls
@@ -37,7 +37,7 @@ from planwerk.core.literals import (
     unused_question_numbers,
 )
 from planwerk.core.parsing import PlanParseError, parse_plan
-from planwerk.core.plan import Plan, PlanFormat
+from planwerk.core.plan import Plan, PlanFormat, PlannedCall
 from planwerk.core.question_fit import (
     arguments_skeleton,
     better_fitting_tool,
@@ -471,6 +471,14 @@ def _plan_problems(plan: Plan, state: AgentState, context: Context, deps: Deps) 
 
 FAILED_AGAIN_ERROR_CHARS = 160
 """The earlier error is quoted to the planner in at most this many characters."""
+REPEATED_FAILURE_KINDS: frozenset[FailureKind] = frozenset({"invalid_arguments", "not_found", "error", "forbidden"})
+"""Failure kinds a call repeats when it runs again with the same arguments."""
+
+
+def _ran_as(call: PlannedCall, records: Sequence[CallRecord]) -> CallRecord | None:
+    """The first of ``records`` that ran ``call``'s tool with its arguments as written (references resolved to the
+    same values do not count: a call that takes an earlier result is judged by the plan check, not here)."""
+    return next((r for r in records if r["tool"] == call.name and r.get("args") == call.arguments), None)
 
 
 def _failed_again(plan: Plan, state: AgentState) -> list[tuple[str, str, str]]:
@@ -484,15 +492,10 @@ def _failed_again(plan: Plan, state: AgentState) -> list[tuple[str, str, str]]:
     ]
     found = []
     for _, call in plan.calls():
-        record = next((r for r in failed if r["tool"] == call.name and r.get("args") == call.arguments), None)
-        if record is not None:
+        if (record := _ran_as(call, failed)) is not None:
             error = " ".join(str(record.get("error") or record.get("kind")).split())[:FAILED_AGAIN_ERROR_CHARS]
             found.append((call.id, call.name, error))
     return found
-
-
-REPEATED_FAILURE_KINDS = frozenset({"invalid_arguments", "not_found", "error", "forbidden"})
-"""Failure kinds a call repeats when it runs again with the same arguments."""
 
 
 UNBACKED_KINDS: frozenset[ProblemKind] = frozenset({"number", "date", "place", "unbacked_action"})
@@ -957,8 +960,7 @@ def _uncontradicted(plan: Plan, state: AgentState, context: Context) -> tuple[Pl
         return None
     found = []
     for _, call in plan.calls():
-        ran = next((c for c in runs if c["tool"] == call.name and c.get("args") == call.arguments), None)
-        if ran is not None:
+        if (ran := _ran_as(call, runs)) is not None:
             contradicted = contradicted_times(question, [ran], default_gazetteer())
             found += [replace(c, call=call.id) for c in contradicted if c.place_argument]
     swapped = swapped_places(plan.stored(), found) if found else None
