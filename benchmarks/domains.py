@@ -38,6 +38,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 
 from planwerk.checks.claims import claimed_action
+from planwerk.core.answers.render import without_quotes
 from planwerk.core.extract import EXTRACT_TOOL
 
 DATA = Path(__file__).parent / "data" / "domain_bench"
@@ -270,6 +271,11 @@ def check_failure(spec: Mapping[str, Any], state: FinalState, answer: str, root:
         contacts = state.bank.get("contacts", {})
         match = any(_fold(n) == _fold(spec["name"]) and v == spec["iban"] for n, v in contacts.items())
         return None if match else f"no contact {spec['name']} with {spec['iban']} (contacts: {contacts})"
+    if kind in ("answer", "answer_not"):
+        # What the answer says in its own words: a quotation is the source's words, fenced and marked as such
+        # (planwerk.core.answers.render.format_quote), so it neither answers the question nor states what a third
+        # party planted in the source.
+        answer = without_quotes(answer)
     if kind == "answer":
         missing = [g for g in _answer_alternatives(spec) if not any(_fold(a) in _fold(answer) for a in g)]
         return f"the answer lacks {' and '.join(' | '.join(g) for g in missing)}" if missing else None
