@@ -5,8 +5,9 @@ No plan: the best chunk's key sentences with their source when the retrieved con
 itself, else the fixed no-plan sentence. Nothing delivered: the failed calls
 (:func:`planwerk.prompts.fallback.failures_answer`). Two rejected drafts:
 :func:`planwerk.prompts.fallback.fallback_answer`, one sentence per reported call with its own arguments and
-rendered values (never a result's free text), the last result for profiles whose answer is it, or the context's
-facts.
+rendered values (a result's free text only as a fenced quotation, where no later call read it and
+``Context.answer_quotes`` is on, else as its length), the last result for profiles whose answer is it, or the
+context's facts.
 """
 
 from __future__ import annotations
