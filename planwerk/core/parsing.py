@@ -8,7 +8,6 @@ Pure: no I/O, never raises anything but :class:`PlanParseError`.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterator
@@ -330,7 +329,8 @@ def _depths(text: str) -> Iterator[tuple[int, str, int]]:
 
 def _is_truncated(text: str) -> bool:
     """Whether brackets are still open at the end of ``text``."""
-    return functools.reduce(lambda _, step: step[2], _depths(text), 0) > 0
+    depths = [depth for _, _, depth in _depths(text)]
+    return bool(depths) and depths[-1] > 0
 
 
 def _normalise(data: dict[str, Any]) -> dict[str, Any]:
