@@ -216,16 +216,36 @@ def _shape(path: str) -> str:
     return ".".join(part for part in path.split(".") if not part.isdigit())
 
 
-def _label(path: str) -> str:
+def _label(path: str, owner: str | None = None) -> str:
     """A value's name in the sentence: its keys without list indexes and without a unit suffix the rendered value
-    repeats (``days.0.temp_max_c`` is "days temp max"); the result itself has none."""
+    repeats (``days.0.temp_max_c`` is "days temp max"); the result itself has none. With the ``owner`` of the
+    object holding it (:func:`_owners`), that names the object instead of its keys ("Asia/Tokyo datetime")."""
     keys = [part for part in path.split(".") if not part.isdigit()]
+    named = f"{owner} " if owner is not None and keys else ""  # its own spelling: "America/New_York"
+    keys = keys[-1:] if named else keys
     if keys and (unit := unit_of_key(keys[-1])) is not None:
         for suffix in ("_" + unit.casefold(), "_kmh", "_km_h", "_c", "_f", "_percent", "_pct"):
             if keys[-1].casefold().endswith(suffix) and len(keys[-1]) > len(suffix):
                 keys[-1] = keys[-1][: -len(suffix)]
                 break
-    return " ".join(key.replace("_", " ") for key in keys)
+    return named + " ".join(key.replace("_", " ") for key in keys)
+
+
+def _owners(slots: Mapping[str, Slot], arguments: Collection[str]) -> dict[str, str]:
+    """The objects inside a result that one of the call's own text arguments identifies, each by that value: in
+    ``{"source": {"timezone": "Europe/Berlin", …}, "target": {"timezone": "Asia/Tokyo", "datetime": …}}`` the
+    ``target`` object is Asia/Tokyo's. The echoed value itself says nothing new and is left out, so without this its
+    object's other values lost what they are about ("target datetime"; the 0.5B model then answered with the time
+    the question gave). A value two objects hold identifies neither; neither the result itself nor a list's item is
+    such an object."""
+    found: dict[str, set[str]] = {}
+    for name, slot in slots.items():
+        parent = name.rpartition(".")[0]
+        if parent.rpartition(".")[2].isdigit():
+            continue  # a list's items are its own: one identified among others would read as the only one
+        if "." in parent and isinstance(slot.value, str) and slot.value.strip().casefold() in arguments:
+            found.setdefault(slot.value.strip(), set()).add(parent)
+    return {next(iter(parents)): value for value, parents in found.items() if len(parents) == 1}
 
 
 def _arguments(call: Mapping[str, Any]) -> list[str]:
@@ -278,6 +298,7 @@ def call_values(
     # computed from it, so it is asked for in any language (measured on the answers set, session 15: a German
     # question's fallback listed the given side's other values first, as no key shares a word with German).
     echoes = {name for name, slot in slots.items() if echoed(slot)}
+    owners = _owners(slots, arguments)
     given = {_shape(name) for name in echoes}
     given_fields = {shape.rsplit(".", 1)[-1] for shape in given}
 
@@ -302,14 +323,18 @@ def call_values(
             rank = 0
         else:
             rank = 1
-        ranked.append((rank, order, _in_words(slot, path, style, language, domain)))
+        owner = owners.get(name.rpartition(".")[0])
+        ranked.append((rank, order, _in_words(slot, path, style, language, domain, owner)))
     ranked.sort()
     said = list(dict.fromkeys(text for _, _, text in ranked))
     return [*(said if limit is None else said[:limit]), *dict.fromkeys(qualifiers)]
 
 
-def _in_words(slot: Slot, path: str, style: ValueStyle, language: Language, domain: Domain | None) -> str:
-    """One value in words: the domain's words for its field where the profile has them, else its key and value."""
+def _in_words(
+    slot: Slot, path: str, style: ValueStyle, language: Language, domain: Domain | None, owner: str | None = None
+) -> str:
+    """One value in words: the domain's words for its field where the profile has them, else its key (or its
+    object's ``owner``, :func:`_label`) and value."""
     keys = [part for part in path.split(".") if not part.isdigit()]
     field = keys[-1] if keys else ""
     if domain is not None and field:
@@ -320,7 +345,7 @@ def _in_words(slot: Slot, path: str, style: ValueStyle, language: Language, doma
             return flag
         if (template := domain.field_labels.get(language, {}).get(field)) and not isinstance(slot.value, bool):
             return template.format(value=format_value(slot.value))
-    return f"{_label(path)} {render_value(slot, None, style)}".strip()
+    return f"{_label(path, owner)} {render_value(slot, None, style)}".strip()
 
 
 def failure_line(call: Mapping[str, Any], language: Language, subject: str = "") -> str:

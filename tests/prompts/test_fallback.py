@@ -56,13 +56,35 @@ def test_each_sentence_names_its_own_call_with_its_own_arguments_and_the_asked_v
     assert intro == "What the tools returned:"
     # The call the question is about comes first, its asked value (the target's time) before the rest.
     assert first.startswith("- convert_time (Europe/Berlin, 16:00, Asia/Tokyo): ")
-    assert first.split(": ", 1)[1].startswith("target datetime 27 November 2026, 00:00")
+    assert first.split(": ", 1)[1].startswith("Asia/Tokyo datetime 27 November 2026, 00:00")
     assert second.startswith("- get_current_time (Europe/Berlin): datetime 26 November 2026, 02:35")
     # Never the other call's arguments, never a value the call was given, never a false flag or every field.
     assert "16:00" not in second and "Tokyo" not in second
     assert "timezone" not in answer and "is dst" not in answer
-    assert "source datetime" not in first  # it only repeats the 16:00 the call was given: after the cap
+    assert "Europe/Berlin datetime" not in first  # it only repeats the 16:00 the call was given: after the cap
     assert len(call_values(CONVERT, "en", QUESTION)) == MAX_VALUES
+
+
+def test_an_object_a_call_argument_identifies_is_named_by_it() -> None:
+    # The timezone each side holds is the call's own argument, so it is left out as a value; it names its side's
+    # values instead of the keys "source" and "target" (the 0.5B model answered with the question's 16:00 when it
+    # read "target datetime").
+    values = call_values(CONVERT, "en", QUESTION, limit=None)
+    assert values[0] == "Asia/Tokyo datetime 27 November 2026, 00:00"
+    assert "Europe/Berlin day of week Thursday" in values and "Asia/Tokyo day of week Friday" in values
+    assert not any(value.startswith(("source ", "target ")) for value in values)
+    # A value two objects hold (both sides in one timezone) identifies neither: their keys name them.
+    same_zone = {
+        **CONVERT,
+        "args": {**CONVERT["args"], "target_timezone": "Europe/Berlin"},
+        "result": {**CONVERT["result"], "target": {**CONVERT["result"]["target"], "timezone": "Europe/Berlin"}},
+    }
+    values = call_values(same_zone, "en", QUESTION, limit=None)
+    assert "target datetime 27 November 2026, 00:00" in values
+    assert not any(value.startswith("Europe/Berlin") for value in values)
+    # Values at the top of a result keep their keys, even where the result repeats an argument beside them, and so
+    # do a list's items (the days of a forecast, one of them the argument's date: below).
+    assert call_values(NOW, "en", QUESTION)[0] == "datetime 26 November 2026, 02:35"
 
 
 def test_the_sentences_are_in_the_questions_language_with_its_dates_and_decimals() -> None:
@@ -172,7 +194,7 @@ def test_the_counterpart_of_a_given_value_comes_first_whatever_the_questions_lan
     # holds the time the call was given (the same field elsewhere in the result), not because of a word.
     question = "Wie spät ist es in Tokio, wenn es in Berlin 16:00 Uhr ist?"
     values = call_values(CONVERT, "de", question)
-    assert values[0] == "target datetime 27. November 2026, 00:00 Uhr"
+    assert values[0] == "Asia/Tokyo datetime 27. November 2026, 00:00 Uhr"
     # Another item of the same list is no counterpart: the days of a forecast keep the result's order.
     days = {"id": "w", "tool": "forecast", "status": "ok", "args": {"start": "2026-06-10"}}
     days["result"] = {"days": [{"date": f"2026-06-1{i}", "rain_mm": float(i)} for i in range(3)]}
