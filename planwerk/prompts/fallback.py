@@ -270,6 +270,7 @@ def call_values(
     limit: int | None = MAX_VALUES,
     domain: Domain | None = None,
     quotes: Mapping[str, str] | None = None,
+    named_items: bool = True,
 ) -> list[str]:
     """A successful call's values in words (``"target datetime 27 November 2026, 00:00"``): the values whose keys
     the question names first, values that only repeat the call's arguments or the question last, false flags left
@@ -277,7 +278,9 @@ def call_values(
     ``estimate_fields``: without it an estimate would read as a forecast). Free text shows as its length. A
     profile's ``domain`` names fields in words (its ``field_labels``, ``true_labels`` and ``coded_fields`` in
     ``language``: "höchste Temperatur 17.2 °C", "Gewitter"). A free text ``quotes`` offers shows as its
-    placeholder (:func:`values_only`)."""
+    placeholder (:func:`values_only`). With ``named_items``, a list whose items each have a name of their own
+    (:func:`_named_items`) is one value, its items' names ("Parc de la Ciutadella, Parc Güell, …"), each with the
+    fields the question asks about in brackets, not the first item's fields."""
     texts = fallback_texts(language)
     style: ValueStyle = value_style(language)
     record = {"id": "c", "tool": "t", "status": "ok", "result": values_only(call.get("result"), texts, quotes)}
@@ -308,7 +311,19 @@ def call_values(
 
     ranked: list[tuple[int, int, str]] = []
     qualifiers: list[str] = []  # a flag that says what every other value is (an estimate) is never cut
+    named = _named_items(slots) if named_items else {}
+    lists: dict[str, list[int]] = {}  # a list of named items: its rank and order
+    asked_of: dict[str, dict[str, list[str]]] = {}  # its items, each with its asked fields in words
     for order, (name, slot) in enumerate(slots.items()):
+        if (item := _item_of(name)) is not None and item[1] in named:
+            listed, prefix = item
+            entry = lists.setdefault(listed, [1, order])
+            fields = asked_of.setdefault(listed, {}).setdefault(prefix, [])
+            path = name.removeprefix(prefix + ".")
+            if path != named[prefix] and slot.kind != "flag" and _asked(path, question_words):
+                fields.append(_in_words(slot, path, style, language, domain))
+                entry[0] = 0
+            continue
         if slot.kind == "flag" and not slot.value:
             continue
         path = slot.name.removeprefix("c").removeprefix(".")
@@ -325,9 +340,46 @@ def call_values(
             rank = 1
         owner = owners.get(name.rpartition(".")[0])
         ranked.append((rank, order, _in_words(slot, path, style, language, domain, owner)))
+    for listed, (rank, order) in lists.items():
+        items = asked_of[listed].items()
+        words = (f"{slots[f'{prefix}.{named[prefix]}'].value}" + (f" ({', '.join(fields)})" if fields else "")
+                 for prefix, fields in items)  # fmt: skip
+        ranked.append((rank, order, ", ".join(words)))
     ranked.sort()
     said = list(dict.fromkeys(text for _, _, text in ranked))
     return [*(said if limit is None else said[:limit]), *dict.fromkeys(qualifiers)]
+
+
+def _item_of(name: str) -> tuple[str, str] | None:
+    """The list a slot's value is in and the item holding it (``c.items.3.name``: ``c.items``, ``c.items.3``; the
+    outermost list), ``None`` outside lists."""
+    parts = name.split(".")
+    index = next((i for i, part in enumerate(parts) if part.isdigit()), None)
+    return None if index is None else (".".join(parts[:index]), ".".join(parts[: index + 1]))
+
+
+def _named_items(slots: Mapping[str, Slot]) -> dict[str, str]:
+    """The items of a result's lists that have names of their own: for a list of at least two objects, the first
+    text field of its first item that every item has, with a different value in each (a park's ``name``, not its
+    ``activity``, which all share; a forecast's days have none, a date is no text).
+    Without it a list of places said its first item's fields, its coordinates and tags, and no other item (measured
+    on the travel set: "Welche Parks gibt es …?" got one park's latitude and longitude). Item (``c.items.3``) → the
+    path of its name in it (``name``)."""
+    lists: dict[str, dict[str, dict[str, Slot]]] = {}
+    for name, slot in slots.items():
+        if (item := _item_of(name)) is not None and name != item[1]:
+            lists.setdefault(item[0], {}).setdefault(item[1], {})[name.removeprefix(item[1] + ".")] = slot
+    names: dict[str, str] = {}
+    for items in lists.values():
+        if len(items) < 2:
+            continue
+        for field in (path for path, slot in next(iter(items.values())).items() if slot.kind == "text"):
+            found = [item.get(field) for item in items.values()]
+            values = [str(slot.value) for slot in found if slot is not None and slot.kind == "text"]
+            if len(values) == len(items) and len({value.casefold() for value in values}) == len(values):
+                names.update(dict.fromkeys(items, field))
+                break
+    return names
 
 
 def _in_words(
@@ -513,7 +565,13 @@ def result_lines(
             lines.append(f"{head}: {failure_line(call, language)}")
             continue
         values = call_values(
-            call, language, output_schema=schemas.get(str(call.get("tool"))), limit=None, domain=domain, quotes=quotes
+            call,
+            language,
+            output_schema=schemas.get(str(call.get("tool"))),
+            limit=None,
+            domain=domain,
+            quotes=quotes,
+            named_items=False,  # the answer model reads every item's values
         )
         lines.append(f"{head}: {'; '.join(values) or texts.nothing_delivered}")
     return lines

@@ -5,7 +5,7 @@ returns them)."""
 from __future__ import annotations
 
 from planwerk.checks import KeyFacts
-from planwerk.prompts.fallback import MAX_VALUES, call_values, fallback_answer
+from planwerk.prompts.fallback import MAX_VALUES, call_values, fallback_answer, result_lines
 
 NOW = {
     "id": "now",
@@ -208,3 +208,33 @@ def test_a_source_in_another_language_is_quoted_and_said_to_be_in_it() -> None:
     english = fallback_answer([], "en", question="How long is the gestation?", context=facts)
     assert english == f'The source says, in German: "{facts.sentences[0]}" (notes.txt)'
     assert fallback_answer([], "de", context=facts) == f"{facts.sentences[0]} (notes.txt)"
+
+
+PARKS = {
+    "id": "parks",
+    "tool": "get_parks",
+    "status": "ok",
+    "args": {"lat": 41.38, "lon": 2.17, "radius_km": 15},
+    "result": [
+        {"name": name, "lat": 41.3 + index / 100, "lon": 2.1, "activity": "parks", "distance_km": 1.5 + index}
+        for index, name in enumerate(["Parc de la Ciutadella", "Parc Güell", "Jardins de Laribal"])
+    ],
+}
+
+
+def test_a_list_of_named_items_is_said_by_their_names() -> None:
+    # Each item has a name of its own: the sentence names every item, not the first item's coordinates.
+    question = "Welche Parks gibt es im Umkreis von 15 km um Barcelona?"
+    assert call_values(PARKS, "de", question) == ["Parc de la Ciutadella, Parc Güell, Jardins de Laribal"]
+    # A field the question asks about goes with each item's name.
+    asked = call_values(PARKS, "en", "How far away is each park (distance)?")
+    assert asked == ["Parc de la Ciutadella (distance 1.5 km), Parc Güell (distance 2.5 km), Jardins de Laribal "
+                     "(distance 3.5 km)"]  # fmt: skip
+    # A text every item shares ("parks") names none; one item alone is said by its fields, as before.
+    shared = {**PARKS, "result": [{**item, "name": "Park"} for item in PARKS["result"]]}
+    assert not any(value.startswith("Park,") for value in call_values(shared, "en", question))
+    alone = {**PARKS, "result": PARKS["result"][:1]}
+    assert "lat 41.3" in " ".join(call_values(alone, "en", question, limit=None))
+    # The answer model still reads every item's values.
+    (line,) = result_lines([PARKS], "en")
+    assert "name Parc Güell" in line and "distance 3.5 km" in line
