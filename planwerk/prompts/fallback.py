@@ -311,7 +311,9 @@ def call_values(
 
     ranked: list[tuple[int, int, str]] = []
     qualifiers: list[str] = []  # a flag that says what every other value is (an estimate) is never cut
-    named = _named_items(slots) if named_items else {}
+    # A free text shown as its length or its placeholder is no name.
+    withheld = {*(quotes or {}).values(), *(str(s.value) for s in slots.values() if _is_length(str(s.value), texts))}
+    named = _named_items(slots, withheld) if named_items else {}
     lists: dict[str, list[int]] = {}  # a list of named items: its rank and order
     asked_of: dict[str, dict[str, list[str]]] = {}  # its items, each with its asked fields in words
     for order, (name, slot) in enumerate(slots.items()):
@@ -358,10 +360,16 @@ def _item_of(name: str) -> tuple[str, str] | None:
     return None if index is None else (".".join(parts[:index]), ".".join(parts[: index + 1]))
 
 
-def _named_items(slots: Mapping[str, Slot]) -> dict[str, str]:
+def _is_length(value: str, texts: FallbackTexts) -> bool:
+    """Whether ``value`` is a free text's length as :func:`values_only` shows it."""
+    head, _, tail = texts.free_text.partition("{chars}")
+    return value.startswith(head) and value.endswith(tail) and value[len(head) : len(value) - len(tail)].isdigit()
+
+
+def _named_items(slots: Mapping[str, Slot], withheld: Collection[str] = ()) -> dict[str, str]:
     """The items of a result's lists that have names of their own: for a list of at least two objects, the first
     text field of its first item that every item has, with a different value in each (a park's ``name``, not its
-    ``activity``, which all share; a forecast's days have none, a date is no text).
+    ``activity``, which all share; a forecast's days have none, a date is no text; nor is a ``withheld`` text).
     Without it a list of places said its first item's fields, its coordinates and tags, and no other item (measured
     on the travel set: "Welche Parks gibt es …?" got one park's latitude and longitude). Item (``c.items.3``) → the
     path of its name in it (``name``)."""
@@ -375,7 +383,9 @@ def _named_items(slots: Mapping[str, Slot]) -> dict[str, str]:
             continue
         for field in (path for path, slot in next(iter(items.values())).items() if slot.kind == "text"):
             found = [item.get(field) for item in items.values()]
-            values = [str(slot.value) for slot in found if slot is not None and slot.kind == "text"]
+            values = [
+                str(s.value) for s in found if s is not None and s.kind == "text" and str(s.value) not in withheld
+            ]
             if len(values) == len(items) and len({value.casefold() for value in values}) == len(values):
                 names.update(dict.fromkeys(items, field))
                 break

@@ -235,6 +235,12 @@ def test_a_list_of_named_items_is_said_by_their_names() -> None:
     assert not any(value.startswith("Park,") for value in call_values(shared, "en", question))
     alone = {**PARKS, "result": PARKS["result"][:1]}
     assert "lat 41.3" in " ".join(call_values(alone, "en", question, limit=None))
+    # A free text, shown as its length, names nothing.
+    texts = {**PARKS, "result": [{"content": "word " * (30 + index)} for index in range(2)]}
+    assert call_values(texts, "en", question) == [
+        "content (150 characters of text)",
+        "content (155 characters of text)",
+    ]
     # The answer model still reads every item's values.
     (line,) = result_lines([PARKS], "en")
     assert "name Parc Güell" in line and "distance 3.5 km" in line
