@@ -54,8 +54,9 @@ log = logging.getLogger(__name__)
 SpecKind = Literal["default", "packaged", "hf", "gguf", "endpoint", "replay"]
 
 ACCEPTED_FORMS = (
-    "default, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, qwen2.5-coder-0.5b-q4_0, hf:<hub id or local folder>, "
-    "gguf:<file.gguf>[#<tokenizer source>], endpoint:<http(s) url>[#<model name>], replay:<file>"
+    "default, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, qwen2.5-coder-0.5b-q4_0, qwen2.5-coder-0.5b-q8_0, "
+    "hf:<hub id or local folder>, gguf:<file.gguf>[#<tokenizer source>], endpoint:<http(s) url>[#<model name>], "
+    "replay:<file>"
 )
 PROFILE_MODEL = "profile"
 """``Context.model``'s default: the model the run's profile names (:attr:`planwerk.profiles.Profile.model`)."""
@@ -140,7 +141,9 @@ PACKAGED_MATH_MODEL = "qwen2.5-coder-1.5b"
 """The packaged model the ``math`` profile runs with (:attr:`planwerk.profiles.Profile.model`)."""
 PACKAGED_Q4_0 = "qwen2.5-coder-0.5b-q4_0"
 """The default model requantized to Q4_0 at first use (:data:`planwerk.models.packaged.QWEN25_CODER_05B_Q4_0`)."""
-PACKAGED_NAMES = (DEFAULT_PACKAGED, PACKAGED_MATH_MODEL, PACKAGED_Q4_0)
+PACKAGED_Q8_0 = "qwen2.5-coder-0.5b-q8_0"
+"""The default model requantized to Q8_0 at first use (:data:`planwerk.models.packaged.QWEN25_CODER_05B_Q8_0`)."""
+PACKAGED_NAMES = (DEFAULT_PACKAGED, PACKAGED_MATH_MODEL, PACKAGED_Q4_0, PACKAGED_Q8_0)
 """Spec names of the packaged models (:data:`planwerk.models.packaged.PACKAGED_MODELS`; kept here so parsing
 imports nothing)."""
 

@@ -85,33 +85,36 @@ def test_a_requantized_model_needs_llama_cpp_and_says_so(tmp_path, monkeypatch):
         requantize_gguf(
             source, tmp_path / "q.gguf", "q4_0", QWEN25_CODER_05B_Q4_0.sha256, install=QWEN25_CODER_05B_Q4_0.install
         )
-    with pytest.raises(PackagedModelError, match=r"unknown quantization 'q3': expected one of \['iq4_nl', 'q4_0'\]"):
+    expected = r"unknown quantization 'q3': expected one of \['iq4_nl', 'q4_0', 'q8_0'\]"
+    with pytest.raises(PackagedModelError, match=expected):
         requantize_gguf(source, tmp_path / "q.gguf", "q3", "0")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["source.gguf"]
 
 
 @pytest.mark.slow
 @pytest.mark.model
-def test_the_q4_0_model_is_made_once_from_the_packaged_one_by_llama_cpp_and_verified(tmp_path):
+@pytest.mark.parametrize("spec", ["qwen2.5-coder-0.5b-q4_0", "qwen2.5-coder-0.5b-q8_0"])
+def test_a_requantized_model_is_made_once_from_the_packaged_one_by_llama_cpp_and_verified(spec, tmp_path):
     # Real llama.cpp, the real packaged GGUF: the requantized file has the pinned sha256 (the quantizer is
-    # deterministic), every matrix of the transformer blocks is Q4_0, and a second call reuses the file.
+    # deterministic), every matrix of the transformer blocks is of its type, and a second call reuses the file.
     from planwerk.models.llama_cpp_lib import llama_cpp_available
-    from planwerk.models.packaged import QWEN25_CODER_05B_Q4_0, file_sha256, requantize_gguf
+    from planwerk.models.packaged import PACKAGED_MODELS, file_sha256, requantize_gguf
 
     if not llama_cpp_available():
         pytest.skip("llama-cpp-python is not installed (scripts/setup.d)")
     import gguf
 
+    model = PACKAGED_MODELS[spec]
     source = ensure_packaged_model(QWEN25_CODER_05B)  # the shared home: assembled once for the whole suite
-    target = ensure_packaged_model(QWEN25_CODER_05B_Q4_0, home=tmp_path)
-    assert target == tmp_path / "models" / QWEN25_CODER_05B_Q4_0.file_name
-    assert file_sha256(target) == QWEN25_CODER_05B_Q4_0.sha256
+    target = ensure_packaged_model(model, home=tmp_path)
+    assert target == tmp_path / "models" / model.file_name
+    assert file_sha256(target) == model.sha256
     kinds = {
         t.tensor_type.name for t in gguf.GGUFReader(target).tensors if t.name.startswith("blk.") and len(t.shape) == 2
     }
-    assert kinds == {"Q4_0"}
+    assert kinds == {model.quantization.upper()}
     stamp = target.stat().st_mtime_ns
-    assert ensure_packaged_model(QWEN25_CODER_05B_Q4_0, home=tmp_path) == target
+    assert ensure_packaged_model(model, home=tmp_path) == target
     assert target.stat().st_mtime_ns == stamp
     # Another hash (another llama.cpp's quantizer) is refused, and nothing is left behind.
     other = tmp_path / "other" / "q.gguf"

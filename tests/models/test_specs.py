@@ -40,6 +40,7 @@ from planwerk.models.specs import ModelSpec, endpoint_base_url, load_chat_model,
         ("qwen2.5-coder-0.5b", ModelSpec("default")),
         ("qwen2.5-coder-1.5b", ModelSpec("packaged", "qwen2.5-coder-1.5b")),
         ("qwen2.5-coder-0.5b-q4_0", ModelSpec("packaged", "qwen2.5-coder-0.5b-q4_0")),
+        ("qwen2.5-coder-0.5b-q8_0", ModelSpec("packaged", "qwen2.5-coder-0.5b-q8_0")),
     ],
 )
 def test_parse(text, expected):
@@ -53,7 +54,7 @@ def test_parse(text, expected):
         (
             "llama3",
             r"unknown model spec 'llama3'; expected one of: default, qwen2\.5-coder-0\.5b, qwen2\.5-coder-1\.5b, "
-            r"qwen2\.5-coder-0\.5b-q4_0, hf:.*gguf:.*endpoint:.*replay:",
+            r"qwen2\.5-coder-0\.5b-q4_0, qwen2\.5-coder-0\.5b-q8_0, hf:.*gguf:.*endpoint:.*replay:",
         ),
         ("ollama:qwen", r"unknown model spec"),
         ("hf:", r"names no hf target"),

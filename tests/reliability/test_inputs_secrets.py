@@ -38,7 +38,7 @@ def one_line(error: BaseException) -> str:
         (
             "gpt:4",
             "unknown model spec 'gpt:4'; expected one of: default, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, "
-            "qwen2.5-coder-0.5b-q4_0, hf:",
+            "qwen2.5-coder-0.5b-q4_0, qwen2.5-coder-0.5b-q8_0, hf:",
         ),
         ("hf:", "model spec 'hf:' names no hf target"),
         ("gguf:model.bin", "expected a .gguf file after 'gguf:'"),
