@@ -864,6 +864,9 @@ PackagedModelOption = Annotated[
 """A packaged model's name, for the benchmarks that read its GGUF directly."""
 DecodeTokensOption = Annotated[int, typer.Option("--tokens", min=8, help="New tokens a generation decodes.")]
 """How many tokens a decode benchmark's generation decodes."""
+PromptTokensOption = Annotated[
+    int, typer.Option("--prompt-tokens", min=0, help="A prompt of about this many tokens (0: one short line).")
+]
 
 
 @bench_app.command("llama-settings")
@@ -871,9 +874,7 @@ def llama_settings(
     model: PackagedModelOption = "default",
     tokens: DecodeTokensOption = 128,
     rounds: Annotated[int, typer.Option("--rounds", min=1, help="Paired rounds (every setting each).")] = 3,
-    prompt_tokens: Annotated[
-        int, typer.Option("--prompt-tokens", min=0, help="A prompt of about this many tokens (0: one short line).")
-    ] = 0,
+    prompt_tokens: PromptTokensOption = 0,
     settings: Annotated[
         str, typer.Option("--settings", help="Settings separated by commas, the first the baseline.")
     ] = "base,flash_attn,no_mmap,flash_attn_q8_kv",
@@ -902,9 +903,10 @@ def llama_settings(
 def quantizations(
     models: Annotated[
         str, typer.Option("--models", help="Packaged models separated by commas, the first the baseline.")
-    ] = "default,qwen2.5-coder-0.5b-q4_0",
+    ] = "default,qwen2.5-coder-0.5b-q4_0,qwen2.5-coder-0.5b-q8_0",
     tokens: DecodeTokensOption = 128,
     rounds: Annotated[int, typer.Option("--rounds", min=1, help="Paired rounds (every model each).")] = 3,
+    prompt_tokens: PromptTokensOption = 0,
     as_json: JsonOption = False,
 ) -> None:
     """Packaged GGUFs in different quantizations, paired in one process with llama.cpp: prefill and decode
@@ -912,7 +914,10 @@ def quantizations(
     from benchmarks.quantizations import run
 
     chosen = tuple(name.strip() for name in models.split(",") if name.strip())
-    figures = {**run(chosen, tokens, rounds, progress=lambda message: err.print(escape(message))), "machine": machine()}
+    figures = {
+        **run(chosen, tokens, rounds, progress=lambda message: err.print(escape(message)), prompt_tokens=prompt_tokens),
+        "machine": machine(),
+    }
     title = (
         f"quantizations, {figures['prompt_tokens']}-token prompt, {tokens} tokens, bandwidth "
         f"{figures['memory_bandwidth_gbs']} GB/s"

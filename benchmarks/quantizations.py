@@ -57,14 +57,16 @@ def perplexity(model_path: str, text: str, window: int = PERPLEXITY_WINDOW) -> t
 
 
 def run(
-    specs: Sequence[str] = ("default", "qwen2.5-coder-0.5b-q4_0"),
+    specs: Sequence[str] = ("default", "qwen2.5-coder-0.5b-q4_0", "qwen2.5-coder-0.5b-q8_0"),
     tokens: int = 128,
     rounds: int = 3,
     progress: Callable[[str], None] | None = None,
+    prompt_tokens: int = 0,
 ) -> dict[str, Any]:
-    """Per packaged model: median prefill and decode tokens/s, the decode's bandwidth fraction, perplexity."""
+    """Per packaged model: median prefill and decode tokens/s, the decode's bandwidth fraction, perplexity; the
+    prompt one short line, or about ``prompt_tokens`` tokens of the corpus (a planner's prompt is 1,500-6,000)."""
     from benchmarks.backends import gguf_bytes_read_per_token, memory_bandwidth_gbs
-    from benchmarks.llama_settings import REQUEST, timed_generation
+    from benchmarks.llama_settings import REQUEST, long_prompt, timed_generation
     from planwerk.models.llamacpp import load_llama
     from planwerk.models.packaged import ensure_packaged_model
     from planwerk.models.specs import DEFAULT_PACKAGED, PACKAGED_MODELS, parse_model_spec
@@ -78,7 +80,8 @@ def run(
         paths[spec] = ensure_packaged_model(PACKAGED_MODELS[parsed.target or DEFAULT_PACKAGED])
     load_before = [round(x, 1) for x in os.getloadavg()]
     llamas = {spec: load_llama(path) for spec, path in paths.items()}
-    ids = next(iter(llamas.values())).tokenize(REQUEST.encode("utf-8"))
+    first = next(iter(llamas.values()))
+    ids = first.tokenize((long_prompt(first, prompt_tokens) if prompt_tokens else REQUEST).encode("utf-8"))
     prefill: dict[str, list[float]] = {spec: [] for spec in specs}
     decode: dict[str, list[float]] = {spec: [] for spec in specs}
     bandwidth = memory_bandwidth_gbs()
