@@ -383,6 +383,22 @@ def _labelled_values(answer: str, keys: set[str]) -> bool:
     return any(count >= LABELLED_VALUES_MIN for count in counts.values())
 
 
+LISTED_SEGMENTS_MIN, LISTED_SEGMENT_WORDS = 4, 5
+"""An answer of at least this many parts between semicolons, none of more than this many words, half of them or
+more with a digit, lists values as the answer prompt does."""
+
+
+def _listed_values(answer: str) -> bool:
+    """Whether ``answer`` is the answer prompt's listing of a result, "value; label value; …" (see
+    :data:`LISTED_SEGMENTS_MIN`), not sentences: kept for the 0.5B model on the travel set (session 17, the Q8_0
+    file), "10.8 °C; höchste Temperatur 13.6 °C; Niederschlag 26.8 mm; Wind bis 15.1 km/h; Gewitter; …", which names
+    neither the place nor the day. A list of names alone ("Parc Güell; Bosc Humit; …") is not."""
+    segments = [segment.strip() for segment in answer.strip().rstrip(".").split(";")]
+    if len(segments) < LISTED_SEGMENTS_MIN or any(len(segment.split()) > LISTED_SEGMENT_WORDS for segment in segments):
+        return False
+    return 2 * sum(any(char.isdigit() for char in segment) for segment in segments) >= len(segments)
+
+
 def _form(a: Answer) -> Iterator[Problem]:
     if repeats_itself(a.text):
         yield Problem("repetitive")
@@ -394,6 +410,8 @@ def _form(a: Answer) -> Iterator[Problem]:
         yield Problem("raw")
     elif a.settings.last_result is None and lists_values_only(a.text, [*a.sources.result_texts, *a.sources.asked]):
         yield Problem("values_only")
+    elif _listed_values(a.text):
+        yield Problem("raw")
     # A small model answered a call that had run by telling the user how to make it ("you can use `tool(…)`"). Only
     # the name touching its parenthesis counts: "tool (its arguments): …" is how the deterministic answer names a call.
     if called := next((t for t in a.sources.tools if re.search(rf"\b{re.escape(t)}\(", a.text)), None):

@@ -654,6 +654,11 @@ def test_an_answer_that_lists_the_same_items_again_and_again_is_repetitive(answe
         # the prompt's "key value; key value" (the 1.5B model after a file edit, with its diff's lines)
         ("It says: the result; name Barcelona, ES; name 41.38; name 2.18", True),
         ("Barcelona: lat 41.38, lon 2.18; the name is Barcelona, ES.", False),
+        # the prompt's listing of one result copied (the 0.5B model on the travel set, the Q8_0 file): no place, no day
+        ("10.4 °C; höchste Temperatur 17.2 °C; Niederschlag 0.3 mm; Wind bis 14.8 km/h; source forecast", True),
+        ("Am 1. Dezember 2026 werden es in Barcelona 17.2 °C; es fallen 0.3 mm; der Wind weht bis 14.8 km/h.", False),
+        ("Parc Güell; Parc de la Ciutadella; Bosc Humit; Terraza", False),  # names, no values
+        ("17.2 °C; 0.3 mm; 14.8 km/h", False),  # three parts: the bare-values rule judges it
     ],
 )
 def test_an_answer_that_shows_json_is_raw(answer: str, raw: bool) -> None:
