@@ -50,8 +50,8 @@ ModelOption = Annotated[
         "--model",
         "-m",
         help="profile (the profile's model: qwen2.5-coder-1.5b for math, default for the others) | default "
-        "(qwen2.5-coder-0.5b) | qwen2.5-coder-1.5b | qwen2.5-coder-0.5b-q4_0 | hf:<id or folder> "
-        "| gguf:<file>[#<tokenizer>] | endpoint:<url> | replay:<file>",
+        "(qwen2.5-coder-0.5b) | qwen2.5-coder-1.5b | qwen2.5-coder-0.5b-q4_0 | qwen2.5-coder-0.5b-q8_0 "
+        "| hf:<id or folder> | gguf:<file>[#<tokenizer>] | endpoint:<url> | replay:<file>",
     ),
 ]
 AnswerModelOption = Annotated[
