@@ -206,8 +206,8 @@ class Answer:
     settings: CheckSettings
     dates: list[DateClaim] = field(default_factory=list)
     numbers: list[NumberClaim] = field(default_factory=list)
-    """Its numbers outside dates; small counts left out where a call delivered or a chunk was retrieved (they may
-    count what those hold)."""
+    """Its numbers outside dates; small counts left out where a call ran or a chunk was retrieved (they may count
+    what those hold, or the calls that failed)."""
     places: list[PlaceClaim] = field(default_factory=list)
     countries: list[CountryClaim] = field(default_factory=list)
 
@@ -217,7 +217,7 @@ class Answer:
         dates = find_date_claims(text) if settings.dates else []
         # With nothing to count, a small whole number is a claim like any other (measured on the travel set with the
         # Q8_0 file, session 17: "Hotel Casa Fuster has 4 stars on Booking.com." after no call, no chunk, kept).
-        counts = bool(sources.delivered_calls or sources.chunks)
+        counts = bool(sources.delivered_calls or sources.failed_tools or sources.chunks)
         found = find_numbers(text, skip=[(c.start, c.end) for c in dates])
         numbers = [n for n in found if not (n.is_small_integer and counts)]
         gazetteer = settings.gazetteer
