@@ -309,23 +309,14 @@ def call_values(
         shape = _shape(slot.name)
         return shape.rsplit(".", 1)[-1] in given_fields and shape not in given
 
-    ranked: list[tuple[int, int, str]] = []
-    qualifiers: list[str] = []  # a flag that says what every other value is (an estimate) is never cut
     # A free text shown as its length or its placeholder is no name.
     withheld = {*(quotes or {}).values(), *(str(s.value) for s in slots.values() if _is_length(str(s.value), texts))}
     named = _named_items(slots, withheld) if named_items else {}
-    lists: dict[str, list[int]] = {}  # a list of named items: its rank and order
-    asked_of: dict[str, dict[str, list[str]]] = {}  # its items, each with its asked fields in words
+    ranked = _named_lists(slots, named, question_words, style, language, domain)
+    qualifiers: list[str] = []  # a flag that says what every other value is (an estimate) is never cut
     for order, (name, slot) in enumerate(slots.items()):
         if (item := _item_of(name)) is not None and item[1] in named:
-            listed, prefix = item
-            entry = lists.setdefault(listed, [1, order])
-            fields = asked_of.setdefault(listed, {}).setdefault(prefix, [])
-            path = name.removeprefix(prefix + ".")
-            if path != named[prefix] and slot.kind != "flag" and _asked(path, question_words):
-                fields.append(_in_words(slot, path, style, language, domain))
-                entry[0] = 0
-            continue
+            continue  # said with its list (_named_lists)
         if slot.kind == "flag" and not slot.value:
             continue
         path = slot.name.removeprefix("c").removeprefix(".")
@@ -342,11 +333,6 @@ def call_values(
             rank = 1
         owner = owners.get(name.rpartition(".")[0])
         ranked.append((rank, order, _in_words(slot, path, style, language, domain, owner)))
-    for listed, (rank, order) in lists.items():
-        items = asked_of[listed].items()
-        words = (f"{slots[f'{prefix}.{named[prefix]}'].value}" + (f" ({', '.join(fields)})" if fields else "")
-                 for prefix, fields in items)  # fmt: skip
-        ranked.append((rank, order, ", ".join(words)))
     ranked.sort()
     said = list(dict.fromkeys(text for _, _, text in ranked))
     return [*(said if limit is None else said[:limit]), *dict.fromkeys(qualifiers)]
@@ -390,6 +376,37 @@ def _named_items(slots: Mapping[str, Slot], withheld: Collection[str] = ()) -> d
                 names.update(dict.fromkeys(items, field))
                 break
     return names
+
+
+def _named_lists(
+    slots: Mapping[str, Slot],
+    named: Mapping[str, str],
+    question_words: set[str],
+    style: ValueStyle,
+    language: Language,
+    domain: Domain | None,
+) -> list[tuple[int, int, str]]:
+    """Each list of ``named`` items (:func:`_named_items`) as one value, its items' names, each with the fields the
+    question asks about in brackets: ranked first where there are such fields, else with the other values, at the
+    place of the list's first value (the ``(rank, order, text)`` of :func:`call_values`)."""
+    first: dict[str, int] = {}
+    fields_of: dict[str, dict[str, list[str]]] = {}  # list → item → its asked fields in words
+    for order, (name, slot) in enumerate(slots.items()):
+        if (item := _item_of(name)) is None or item[1] not in named:
+            continue
+        listed, prefix = item
+        first.setdefault(listed, order)
+        fields = fields_of.setdefault(listed, {}).setdefault(prefix, [])
+        path = name.removeprefix(prefix + ".")
+        if path != named[prefix] and slot.kind != "flag" and _asked(path, question_words):
+            fields.append(_in_words(slot, path, style, language, domain))
+    said = []
+    for listed, order in first.items():
+        items = fields_of[listed]
+        words = [f"{slots[f'{prefix}.{named[prefix]}'].value}" + (f" ({', '.join(fields)})" if fields else "")
+                 for prefix, fields in items.items()]  # fmt: skip
+        said.append((0 if any(items.values()) else 1, order, ", ".join(words)))
+    return said
 
 
 def _in_words(
