@@ -144,7 +144,7 @@ def test_a_small_whole_number_is_a_claim_where_nothing_was_delivered_to_count() 
     assert problems(stars, asked=asked) == [Problem("number", "4")]
     assert problems(stars, asked=asked, calls=[GEO]) == [] and problems(stars, asked=asked, hits=[SIZE_HIT]) == []
     # After a call that failed, a small number may count the failures.
-    assert Problem("number", "2") not in problems("2 Dienste waren nicht erreichbar.", calls=[WEATHER_DOWN])
+    assert Problem("number", "3") not in problems("3 Dienste waren nicht erreichbar.", calls=[WEATHER_DOWN])
     assert problems("Es sind 5.", asked=("Sind es 5?",)) == []  # the question's own number
 
 
